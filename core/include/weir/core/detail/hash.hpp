@@ -1,0 +1,40 @@
+#pragma once
+// Key hash: 64 bits, fast on short keys (a wyhash-style multiply-fold). Low half picks the home
+// slot, high half is the tag kept in the probe table, so the two are independent.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace weir::core::detail {
+
+__extension__ typedef unsigned __int128 u128;
+
+inline std::uint64_t fold_mul(std::uint64_t a, std::uint64_t b) noexcept {
+  const u128 r = static_cast<u128>(a) * b;
+  return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
+}
+
+inline std::uint64_t hash_key(std::string_view key) noexcept {
+  constexpr std::uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
+  const char* p = key.data();
+  std::size_t n = key.size();
+  std::uint64_t seed = k2 ^ n;
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    seed = fold_mul(w ^ k0, seed ^ k1);
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, p, n);
+  seed = fold_mul(tail ^ k0, seed ^ k1 ^ n);
+  return fold_mul(seed, k2);
+}
+
+inline std::uint32_t home_slot(std::uint64_t hash, std::uint32_t slot_count) noexcept {
+  return static_cast<std::uint32_t>((hash & 0xffff'ffffULL) * slot_count >> 32);  // range-reduce the low half
+}
+
+}  // namespace weir::core::detail

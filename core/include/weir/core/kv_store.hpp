@@ -1,0 +1,167 @@
+#pragma once
+// The key-value face of an arena: named keys hashed onto seqlocked slots with bounded probing.
+// Protocol and proofs: docs/design/kv.md.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "weir/core/arena.hpp"
+#include "weir/core/arena_layout.hpp"
+
+namespace weir::core {
+
+enum class [[nodiscard]] KvStatus : std::int8_t {
+  ok = 0,
+  not_found = 1,        // no such key (or a handle whose key was deleted)
+  busy = 2,             // EAGAIN: another writer holds the slot; try again
+  full = 3,             // no free slot within the probe window
+  torn = 4,             // a writer died mid-write; the value is not trustworthy until rewritten
+  key_too_long = 5,     // longer than the arena's key_bytes
+  key_empty = 6,        // keys have at least one byte
+  value_too_large = 7,  // larger than the arena's value_bytes, or than the caller's buffer on get
+  type_mismatch = 8,    // an integer op on a non-integer key, or a typed get of another type
+  stale_handle = 9,     // the handle's key was deleted and its slot reused
+  read_only = 10,       // the arena is mapped read-only
+};
+
+/// "ok", "not_found", ... for messages and JSON.
+const char* kv_status_name(KvStatus status) noexcept;
+/// Human text: "another writer holds the slot (EAGAIN)".
+const char* kv_status_text(KvStatus status) noexcept;
+const char* value_type_name(ValueType type) noexcept;
+
+/// A resolved key: slot index plus the slot's insert generation. No hashing on use.
+struct KeyHandle {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+};
+
+struct ValueInfo {
+  ValueType type = ValueType::none;
+  std::uint32_t length = 0;
+  std::uint64_t epoch = 0;  // the slot's even epoch when read: it changes on every write
+};
+
+/// Zero-copy view of a value in place. Read what you need, then call valid(): false means a writer
+/// changed the value meanwhile and what you read must be discarded.
+class ValueView {
+ public:
+  [[nodiscard]] const std::byte* data() const noexcept { return data_; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return info_.length; }
+  [[nodiscard]] const ValueInfo& info() const noexcept { return info_; }
+  /// Thread: the viewing thread. Acquire fence keeps the caller's reads before the re-check.
+  [[nodiscard]] bool valid() const noexcept {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return epoch_word_ != nullptr && epoch_word_->load(std::memory_order_relaxed) == info_.epoch;
+  }
+
+ private:
+  friend class KvStore;
+  const std::byte* data_ = nullptr;
+  const std::atomic<std::uint64_t>* epoch_word_ = nullptr;
+  ValueInfo info_{};
+};
+
+enum class AtomicOp : std::uint8_t { add, bit_and, bit_or, bit_xor, bit_not };
+
+/// Reads and writes keys of one attached arena. Cheap to construct; holds no state of its own
+/// beyond pointers into the mapping. Thread: any number of KvStores in any threads and processes.
+class KvStore {
+ public:
+  explicit KvStore(const Arena& arena) noexcept;
+
+  /// Writes a value, inserting the key if missing. Returns busy at once if another writer holds the
+  /// slot (EAGAIN). Thread: any. Requires: value.size() <= value_bytes.
+  KvStatus set(std::string_view key, std::span<const std::byte> value, ValueType type = ValueType::bytes) noexcept;
+  /// As set, but retries a busy slot until timeout_ns (and recovers a dead writer's slot).
+  KvStatus set_wait(std::string_view key, std::span<const std::byte> value, ValueType type = ValueType::bytes,
+                    std::int64_t timeout_ns = kDefaultWaitNs) noexcept;
+
+  /// Copies the value into out. value_too_large when out is smaller (info.length tells the size).
+  KvStatus get(std::string_view key, std::span<std::byte> out, ValueInfo& info) const noexcept;
+  /// Zero-copy: points into the arena. Check view.valid() after using the bytes.
+  KvStatus view(std::string_view key, ValueView& out) const noexcept;
+  KvStatus del(std::string_view key) noexcept;
+
+  /// Resolves a key once, inserting it empty (type none) when create is set.
+  KvStatus resolve(std::string_view key, KeyHandle& out, bool create = false) noexcept;
+  KvStatus set(KeyHandle handle, std::span<const std::byte> value, ValueType type = ValueType::bytes) noexcept;
+  KvStatus get(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
+  KvStatus view(KeyHandle handle, ValueView& out) const noexcept;
+
+  /// Atomic read-modify-write on an integer key (i64 or u64): never fails with busy; waits, bounded,
+  /// for a writer inside the slot. A missing key starts at 0 as i64. result is the new value.
+  KvStatus atomic(std::string_view key, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept;
+  KvStatus atomic(KeyHandle handle, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept;
+
+  /// Typed helpers over set/get.
+  KvStatus set_i64(std::string_view key, std::int64_t v) noexcept;
+  KvStatus set_u64(std::string_view key, std::uint64_t v) noexcept;
+  KvStatus set_f64(std::string_view key, double v) noexcept;
+  KvStatus set_text(std::string_view key, std::string_view text) noexcept;
+  /// Reads an integer or float key into its 8-byte representation; type tells which.
+  KvStatus get_scalar(std::string_view key, std::uint64_t& bits, ValueType& type) const noexcept;
+
+  /// Calls fn(std::string_view key, const ValueInfo&) for every live key. Not a snapshot: keys
+  /// written meanwhile may or may not appear. Thread: any.
+  template <class Fn>
+  void for_each_key(Fn&& fn) const;
+  [[nodiscard]] std::uint64_t count() const noexcept;
+
+  [[nodiscard]] std::uint32_t key_bytes() const noexcept { return key_bytes_; }
+  [[nodiscard]] std::uint32_t value_bytes() const noexcept { return value_bytes_; }
+
+  /// Reads slot i's key into out (at least key_bytes long) if live. Thread: any.
+  KvStatus key_at(std::uint32_t slot, std::span<char> out, std::uint32_t& length, ValueInfo& info) const noexcept;
+
+ private:
+  [[nodiscard]] SlotHeader& slot(std::uint32_t i) const noexcept {
+    return *reinterpret_cast<SlotHeader*>(slots_ + std::uint64_t{i} * stride_);
+  }
+  [[nodiscard]] std::byte* key_ptr(std::uint32_t i) const noexcept {
+    return slots_ + std::uint64_t{i} * stride_ + sizeof(SlotHeader);
+  }
+  [[nodiscard]] std::byte* value_ptr(std::uint32_t i) const noexcept {
+    return slots_ + std::uint64_t{i} * stride_ + value_offset_;
+  }
+  KvStatus check_key(std::string_view key) const noexcept;
+  bool find(std::string_view key, std::uint64_t hash, KeyHandle& out) const noexcept;
+  bool key_matches(std::uint32_t i, std::string_view key, std::uint32_t& generation) const noexcept;
+  KvStatus insert(std::string_view key, std::uint64_t hash, std::span<const std::byte> value, ValueType type,
+                  bool overwrite, std::int64_t deadline_ns, KeyHandle& out) noexcept;
+  KvStatus write_slot(KeyHandle handle, std::span<const std::byte> value, ValueType type,
+                      std::int64_t deadline_ns) noexcept;
+  KvStatus read_slot(KeyHandle handle, std::span<std::byte> out, ValueInfo& info, ValueView* view) const noexcept;
+  KvStatus atomic_slot(KeyHandle handle, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept;
+  KvStatus set_impl(std::string_view key, std::span<const std::byte> value, ValueType type,
+                    std::int64_t deadline_ns) noexcept;
+  KvStatus lookup_read(std::string_view key, std::span<std::byte> out, ValueInfo& info,
+                       ValueView* view) const noexcept;
+  bool wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadline_ns) noexcept;
+
+  ArenaHeader* header_ = nullptr;
+  std::atomic<std::uint64_t>* index_ = nullptr;
+  std::byte* slots_ = nullptr;
+  std::uint64_t stride_ = 0;
+  std::uint64_t value_offset_ = 0;
+  std::uint32_t slot_count_ = 0;
+  std::uint32_t key_bytes_ = 0;
+  std::uint32_t value_bytes_ = 0;
+  std::uint32_t max_probe_ = 0;
+  bool read_only_ = false;
+};
+
+template <class Fn>
+void KvStore::for_each_key(Fn&& fn) const {
+  char buf[kMaxKeyBytes];
+  for (std::uint32_t i = 0; i < slot_count_; ++i) {
+    std::uint32_t length = 0;
+    ValueInfo info;
+    if (key_at(i, std::span<char>(buf, key_bytes_), length, info) == KvStatus::ok)
+      fn(std::string_view(buf, length), info);
+  }
+}
+
+}  // namespace weir::core

@@ -1,0 +1,40 @@
+#pragma once
+// Every tunable of weir, one line of comment each. No magic numbers elsewhere.
+#include <cstdint>
+
+namespace weir::core {
+
+inline constexpr std::uint32_t kCacheLine = 64;                  // alignment of every shared region and slot
+inline constexpr std::uint32_t kHeaderBytes = 4096;              // the arena header takes the first page
+inline constexpr std::uint32_t kMaxNameBytes = 63;               // arena name, without the terminating zero
+
+inline constexpr std::uint32_t kDefaultSlotCount = 1024;         // KV slots when the creator names none
+inline constexpr std::uint32_t kDefaultKeyBytes = 64;            // longest key when the creator names none
+inline constexpr std::uint32_t kDefaultValueBytes = 4096;        // largest value when the creator names none
+inline constexpr std::uint32_t kMaxSlotCount = 1U << 24;         // refuse geometry past 16 Mi slots
+inline constexpr std::uint32_t kMaxKeyBytes = 1024;              // refuse keys longer than this at create
+inline constexpr std::uint32_t kMaxValueBytes = 1U << 24;        // refuse values larger than 16 MiB at create
+inline constexpr std::uint32_t kDefaultMaxProbe = 64;            // linear-probe window: a miss never looks further
+inline constexpr std::uint64_t kMaxArenaBytes = 1ULL << 40;      // refuse arenas larger than 1 TiB
+
+inline constexpr std::uint32_t kGroupCount = 64;                 // signal groups, fixed by the 64-bit Bloom masks
+inline constexpr std::uint32_t kGroupBytes = 256;                // room per signal group (reserved)
+inline constexpr std::uint32_t kDefaultChannelCapacity = 16;     // channel descriptors reserved at create
+inline constexpr std::uint32_t kChannelDescBytes = 1024;         // room per channel descriptor (reserved)
+inline constexpr std::uint32_t kMaxChannelCapacity = 4096;       // refuse more channel descriptors than this
+inline constexpr std::uint64_t kDefaultChannelDataBytes = 0;     // channel ring bytes reserved at create
+inline constexpr std::uint32_t kDefaultConsumerCapacity = 64;    // consumer-table rows reserved at create
+inline constexpr std::uint32_t kConsumerBytes = 256;             // room per consumer row (reserved)
+inline constexpr std::uint32_t kMaxConsumerCapacity = 4096;      // refuse more consumer rows than this
+inline constexpr std::uint32_t kDefaultVectorCount = 0;          // vectors reserved at create (0: none)
+inline constexpr std::uint32_t kDefaultVectorDim = 768;          // float32 per vector when vectors are on
+inline constexpr std::uint32_t kMaxVectorDim = 65536;            // refuse wider vectors than this
+inline constexpr std::uint32_t kAttachCapacity = 128;            // processes tracked as attached to one arena
+
+inline constexpr int kReadSpins = 256;                           // reader retries on an odd epoch before slowing down
+inline constexpr std::int64_t kStuckAfterNs = 2'000'000;         // an epoch odd this long gets its owner checked
+inline constexpr std::int64_t kDefaultWaitNs = 100'000'000;      // bounded-retry writes and reads give up after this
+inline constexpr std::int64_t kOpenReadyTimeoutNs = 2'000'000'000;  // attach waits this long for a creator to finish
+inline constexpr std::uint32_t kDefaultMode = 0600;              // arena permission bits unless asked otherwise
+
+}  // namespace weir::core

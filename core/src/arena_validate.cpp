@@ -1,0 +1,131 @@
+// Layout planning and header validation: pure functions over bytes, no system calls.
+#include <cstring>
+#include <string>
+
+#include "weir/core/arena.hpp"
+
+namespace weir::core {
+
+namespace {
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+Result<void> check_range(const char* field, std::uint64_t v, std::uint64_t lo, std::uint64_t hi) {
+  if (v < lo || v > hi)
+    return fail(Errc::invalid_argument, std::string(field) + " = " + num(v) + " is outside " + num(lo) + ".." + num(hi));
+  return {};
+}
+
+constexpr std::uint64_t vector_stride(std::uint32_t dim) noexcept {
+  return kCacheLine + round_up(std::uint64_t{dim} * sizeof(float), kCacheLine);
+}
+
+}  // namespace
+
+std::uint64_t header_checksum(const ArenaHeader& header) noexcept {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&header);
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
+  for (std::size_t i = kChecksumBegin; i < kChecksumEnd; ++i) {
+    h ^= bytes[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
+  if (auto r = check_range("slots", o.slot_count, 1, kMaxSlotCount); !r) return r;
+  if (auto r = check_range("key_bytes", o.key_bytes, 1, kMaxKeyBytes); !r) return r;
+  if (auto r = check_range("value_bytes", o.value_bytes, sizeof(std::uint64_t), kMaxValueBytes); !r) return r;
+  if (auto r = check_range("max_probe", o.max_probe, 1, kMaxSlotCount); !r) return r;
+  if (auto r = check_range("channels", o.channel_capacity, 0, kMaxChannelCapacity); !r) return r;
+  if (auto r = check_range("channel_data_bytes", o.channel_data_bytes, 0, kMaxArenaBytes); !r) return r;
+  if (auto r = check_range("consumers", o.consumer_capacity, 0, kMaxConsumerCapacity); !r) return r;
+  if (auto r = check_range("vectors", o.vector_count, 0, kMaxSlotCount); !r) return r;
+  if (auto r = check_range("vector_dim", o.vector_dim, 0, kMaxVectorDim); !r) return r;
+  if ((o.mode & ~0777U) != 0 || (o.mode & 0600U) != 0600U)
+    return fail(Errc::invalid_argument, "mode " + num(o.mode) + " must be octal permission bits including owner rw (0600)");
+
+  Geometry& g = out.geometry;
+  g = Geometry{};
+  g.slot_count = o.slot_count;
+  g.key_bytes = o.key_bytes;
+  g.value_bytes = o.value_bytes;
+  g.slot_stride = slot_stride_for(o.key_bytes, o.value_bytes);
+  g.max_probe = o.max_probe < o.slot_count ? o.max_probe : o.slot_count;
+  g.group_count = kGroupCount;
+  g.channel_capacity = o.channel_capacity;
+  g.consumer_capacity = o.consumer_capacity;
+  g.vector_count = o.vector_count;
+  g.vector_dim = o.vector_dim;
+  g.attach_capacity = kAttachCapacity;
+  g.channel_data_bytes = o.channel_data_bytes;
+
+  // Every term is bounded above, so the u64 sums cannot overflow before the size check.
+  const std::uint64_t sizes[] = {
+      round_up(std::uint64_t{g.slot_count} * sizeof(std::uint64_t), kCacheLine),
+      std::uint64_t{g.slot_count} * g.slot_stride,
+      std::uint64_t{kGroupCount} * kGroupBytes,
+      std::uint64_t{g.channel_capacity} * kChannelDescBytes + round_up(g.channel_data_bytes, kCacheLine),
+      g.vector_dim == 0 ? 0 : std::uint64_t{g.vector_count} * vector_stride(g.vector_dim),
+      std::uint64_t{g.consumer_capacity} * kConsumerBytes,
+      round_up(std::uint64_t{g.attach_capacity} * sizeof(AttachEntry), kCacheLine),
+  };
+  static_assert(std::size(sizes) == static_cast<std::size_t>(Region::count));
+  std::memset(out.regions, 0, sizeof(out.regions));
+  std::uint64_t cursor = kHeaderBytes;
+  for (std::size_t r = 0; r < std::size(sizes); ++r) {
+    out.regions[r].offset = cursor;
+    out.regions[r].bytes = sizes[r];
+    cursor += sizes[r];
+  }
+  out.arena_bytes = round_up(cursor, kHeaderBytes);
+  if (out.arena_bytes > kMaxArenaBytes)
+    return fail(Errc::invalid_argument, "geometry needs " + num(out.arena_bytes) + " bytes, more than the " +
+                                            num(kMaxArenaBytes) + "-byte limit");
+  out.layout_version = kArenaLayoutVersion;
+  out.header_bytes = kHeaderBytes;
+  out.mode = o.mode;
+  return {};
+}
+
+Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, const std::string& what) {
+  const auto refuse = [&](const std::string& why) { return fail(Errc::layout_mismatch, what + ": " + why); };
+  if (mapped_bytes < kHeaderBytes)
+    return refuse("truncated: " + num(mapped_bytes) + " bytes, smaller than the " + num(kHeaderBytes) + "-byte header");
+  const auto& h = *reinterpret_cast<const ArenaHeader*>(base);
+  const std::uint32_t magic = h.ready_magic.load(std::memory_order_acquire);  // pairs with the creator's release
+  if (magic == 0) return fail(Errc::not_ready, what + ": header not published (creator unfinished or died)");
+  if (magic != kArenaMagic) return refuse("not a weir arena (magic " + num(magic) + ")");
+  if (h.layout_version > kArenaLayoutVersion)
+    return refuse("layout version " + num(h.layout_version) + " is newer than this build's " + num(kArenaLayoutVersion));
+  if (h.layout_version != kArenaLayoutVersion)
+    return refuse("layout version " + num(h.layout_version) + " is not this build's " + num(kArenaLayoutVersion));
+  if (h.header_checksum != header_checksum(h)) return refuse("header checksum mismatch: the header is corrupted");
+  if (h.header_bytes != kHeaderBytes) return refuse("header size " + num(h.header_bytes) + " is not " + num(kHeaderBytes));
+  if (std::memchr(h.name, 0, sizeof(h.name)) == nullptr) return refuse("name is not terminated");
+
+  const Geometry& g = h.geometry;
+  ArenaOptions o;
+  o.slot_count = g.slot_count;
+  o.key_bytes = g.key_bytes;
+  o.value_bytes = g.value_bytes;
+  o.max_probe = g.max_probe;
+  o.channel_capacity = g.channel_capacity;
+  o.channel_data_bytes = g.channel_data_bytes;
+  o.consumer_capacity = g.consumer_capacity;
+  o.vector_count = g.vector_count;
+  o.vector_dim = g.vector_dim;
+  o.mode = h.mode;
+  ArenaHeader planned{};
+  if (auto r = plan_layout(o, planned); !r) return refuse("geometry invalid: " + r.error().what);
+  if (std::memcmp(&planned.geometry, &g, sizeof(Geometry)) != 0) return refuse("geometry fields are inconsistent");
+  if (std::memcmp(planned.regions, h.regions, sizeof(h.regions)) != 0)
+    return refuse("region table does not match the geometry");
+  if (planned.arena_bytes != h.arena_bytes)
+    return refuse("size field " + num(h.arena_bytes) + " does not match the geometry's " + num(planned.arena_bytes));
+  if (h.arena_bytes > mapped_bytes)
+    return refuse("truncated: header says " + num(h.arena_bytes) + " bytes, the mapping has " + num(mapped_bytes));
+  return {};
+}
+
+}  // namespace weir::core

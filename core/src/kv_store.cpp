@@ -1,0 +1,545 @@
+// The KV protocol over seqlocked slots: lookup, insert without duplicates, write, delete, atomics.
+// Why it is correct: docs/design/kv.md.
+#include "weir/core/kv_store.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "backing.hpp"
+#include "slot_ops.hpp"
+#include "weir/core/detail/hash.hpp"
+#include "weir/core/detail/seqlock.hpp"
+
+namespace weir::core {
+
+using detail::make_index;
+using detail::make_meta;
+
+namespace {
+
+constexpr int kLookupAttempts = 64;  // key compares retried this often while a slot changes under us
+
+bool is_word_type(ValueType t) noexcept { return t == ValueType::i64 || t == ValueType::u64 || t == ValueType::f64; }
+bool is_integer(ValueType t) noexcept { return t == ValueType::i64 || t == ValueType::u64; }
+
+std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
+  return timeout_ns <= 0 ? 0 : detail::monotonic_ns() + timeout_ns;
+}
+
+std::span<const std::byte> word_bytes(const std::uint64_t& w) noexcept {
+  return {reinterpret_cast<const std::byte*>(&w), sizeof(w)};
+}
+
+}  // namespace
+
+const char* kv_status_name(KvStatus s) noexcept {
+  switch (s) {
+    case KvStatus::ok: return "ok";
+    case KvStatus::not_found: return "not_found";
+    case KvStatus::busy: return "busy";
+    case KvStatus::full: return "full";
+    case KvStatus::torn: return "torn";
+    case KvStatus::key_too_long: return "key_too_long";
+    case KvStatus::key_empty: return "key_empty";
+    case KvStatus::value_too_large: return "value_too_large";
+    case KvStatus::type_mismatch: return "type_mismatch";
+    case KvStatus::stale_handle: return "stale_handle";
+    case KvStatus::read_only: return "read_only";
+  }
+  return "unknown";
+}
+
+const char* kv_status_text(KvStatus s) noexcept {
+  switch (s) {
+    case KvStatus::ok: return "ok";
+    case KvStatus::not_found: return "key not found";
+    case KvStatus::busy: return "another writer holds the slot (EAGAIN); try again";
+    case KvStatus::full: return "no free slot within the probe window: the arena is full";
+    case KvStatus::torn: return "a writer died mid-write: the value is torn until rewritten";
+    case KvStatus::key_too_long: return "key longer than the arena's key_bytes";
+    case KvStatus::key_empty: return "empty key";
+    case KvStatus::value_too_large: return "value larger than the arena's value_bytes (or the read buffer)";
+    case KvStatus::type_mismatch: return "value type does not fit the operation";
+    case KvStatus::stale_handle: return "handle's key was deleted and its slot reused";
+    case KvStatus::read_only: return "arena is mapped read-only";
+  }
+  return "unknown status";
+}
+
+const char* value_type_name(ValueType t) noexcept {
+  switch (t) {
+    case ValueType::none: return "none";
+    case ValueType::bytes: return "bytes";
+    case ValueType::text: return "text";
+    case ValueType::i64: return "i64";
+    case ValueType::u64: return "u64";
+    case ValueType::f64: return "f64";
+    case ValueType::vector: return "vector";
+  }
+  return "unknown";
+}
+
+KvStore::KvStore(const Arena& arena) noexcept
+    : header_(&arena.header()),
+      index_(reinterpret_cast<std::atomic<std::uint64_t>*>(arena.region(Region::index))),
+      slots_(arena.region(Region::slots)),
+      stride_(arena.geometry().slot_stride),
+      value_offset_(value_offset_in_slot(arena.geometry().key_bytes)),
+      slot_count_(arena.geometry().slot_count),
+      key_bytes_(arena.geometry().key_bytes),
+      value_bytes_(arena.geometry().value_bytes),
+      max_probe_(arena.geometry().max_probe),
+      read_only_(arena.read_only()) {}
+
+KvStatus KvStore::check_key(std::string_view key) const noexcept {
+  if (key.empty()) return KvStatus::key_empty;
+  if (key.size() > key_bytes_) return KvStatus::key_too_long;
+  return KvStatus::ok;
+}
+
+// Compares slot i's key with `key`, validated by the slot's insert generation (a live slot's key
+// never changes; an insert writes the key, then bumps the generation, then sets live).
+bool KvStore::key_matches(std::uint32_t i, std::string_view key, std::uint32_t& generation) const noexcept {
+  const SlotHeader& s = slot(i);
+  for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
+    const std::uint32_t g1 = s.generation.load(std::memory_order_acquire);  // pairs with the insert's release
+    const std::uint64_t m1 = s.meta.load(std::memory_order_acquire);
+    if (!detail::meta_live(m1) || detail::meta_key_len(m1) != key.size()) return false;
+    const bool equal = detail::seqlock_equal(key_ptr(i), key.data(), key.size());
+    std::atomic_thread_fence(std::memory_order_acquire);  // the compare above happens before the re-check
+    const std::uint32_t g2 = s.generation.load(std::memory_order_relaxed);
+    const std::uint64_t m2 = s.meta.load(std::memory_order_relaxed);
+    if (g1 == g2 && detail::meta_live(m2)) {
+      generation = g1;
+      return equal;
+    }
+  }
+  return false;
+}
+
+bool KvStore::find(std::string_view key, std::uint64_t hash, KeyHandle& out) const noexcept {
+  const auto tag = static_cast<std::uint32_t>(hash >> 32);
+  std::uint32_t i = detail::home_slot(hash, slot_count_);
+  for (std::uint32_t d = 0; d < max_probe_; ++d, i = (i + 1 == slot_count_) ? 0 : i + 1) {
+    const std::uint64_t e = index_[i].load(std::memory_order_acquire);
+    const IndexState st = detail::index_state(e);
+    if (st == IndexState::empty) return false;  // keys never sit past an empty entry of their window
+    std::uint32_t generation = 0;
+    if (st == IndexState::live && detail::index_tag(e) == tag && key_matches(i, key, generation)) {
+      out = KeyHandle{i, generation};
+      return true;
+    }
+  }
+  return false;
+}
+
+KvStatus KvStore::write_slot(KeyHandle h, std::span<const std::byte> value, ValueType type,
+                             std::int64_t deadline_ns) noexcept {
+  SlotHeader& s = slot(h.slot);
+  if (!detail::claim_slot(*header_, s, index_[h.slot], deadline_ns)) return KvStatus::busy;
+  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+  if (!detail::meta_live(m) || s.generation.load(std::memory_order_relaxed) != h.generation) {
+    const bool reused = s.generation.load(std::memory_order_relaxed) != h.generation;
+    detail::release_slot(s);
+    return reused ? KvStatus::stale_handle : KvStatus::not_found;
+  }
+  const auto len = static_cast<std::uint32_t>(value.size());
+  if (is_word_type(type) && len == sizeof(std::uint64_t)) {
+    std::uint64_t w;
+    std::memcpy(&w, value.data(), sizeof(w));
+    std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(value_ptr(h.slot)))
+        .store(w, std::memory_order_relaxed);  // atomic: integer ops and readers touch this word too
+  } else if (len != 0) {
+    detail::seqlock_copy_in(value_ptr(h.slot), value.data(), len);
+  }
+  s.meta.store(make_meta(len, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);  // clears torn
+  detail::release_slot(s);
+  return KvStatus::ok;
+}
+
+KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<const std::byte> value, ValueType type,
+                         bool overwrite, std::int64_t deadline_ns, KeyHandle& out) noexcept {
+  const auto tag = static_cast<std::uint32_t>(hash >> 32);
+  const std::uint32_t home = detail::home_slot(hash, slot_count_);
+  const auto at = [&](std::uint32_t d) { return home + d >= slot_count_ ? home + d - slot_count_ : home + d; };
+  const auto use_existing = [&](KeyHandle found) {
+    out = found;
+    return overwrite ? write_slot(found, value, type, deadline_ns) : KvStatus::ok;
+  };
+  for (;;) {
+    // 1. Look for the key; remember the first free entry of the window.
+    std::uint32_t free_d = max_probe_;
+    for (std::uint32_t d = 0; d < max_probe_; ++d) {
+      const std::uint32_t i = at(d);
+      const std::uint64_t e = index_[i].load(std::memory_order_acquire);
+      const IndexState st = detail::index_state(e);
+      std::uint32_t generation = 0;
+      if (st == IndexState::empty || st == IndexState::tombstone) {
+        if (free_d == max_probe_) free_d = d;
+        if (st == IndexState::empty) break;
+      } else if (st == IndexState::live && detail::index_tag(e) == tag && key_matches(i, key, generation)) {
+        const KvStatus st2 = use_existing(KeyHandle{i, generation});
+        if (st2 == KvStatus::stale_handle || st2 == KvStatus::not_found) goto retry;  // deleted meanwhile
+        return st2;
+      }
+    }
+    if (free_d == max_probe_) return KvStatus::full;
+    {
+      // 2. Claim the free slot, then mark its entry inserting with our tag.
+      const std::uint32_t mine = at(free_d);
+      SlotHeader& s = slot(mine);
+      if (!detail::claim_slot(*header_, s, index_[mine], deadline_ns)) return KvStatus::busy;
+      std::uint64_t e = index_[mine].load(std::memory_order_relaxed);
+      const IndexState st = detail::index_state(e);
+      if ((st != IndexState::empty && st != IndexState::tombstone) ||
+          !index_[mine].compare_exchange_strong(e, make_index(IndexState::inserting, tag), std::memory_order_seq_cst)) {
+        detail::release_slot(s);
+        goto retry;
+      }
+      const auto abandon = [&] {
+        index_[mine].store(make_index(IndexState::tombstone, tag), std::memory_order_seq_cst);
+        detail::release_slot(s);
+      };
+      // 3. Look for a rival: the same key live, or another insert with our tag. seq_cst loads pair
+      //    with the rival's seq_cst claim, so of two racing inserters at least one sees the other.
+      for (bool rescan = true; rescan;) {
+        rescan = false;
+        for (std::uint32_t d = 0; d < max_probe_; ++d) {
+          if (d == free_d) continue;
+          const std::uint32_t j = at(d);
+          const std::uint64_t r = index_[j].load(std::memory_order_seq_cst);
+          const IndexState rs = detail::index_state(r);
+          if (rs == IndexState::empty) break;
+          if (detail::index_tag(r) != tag) continue;
+          std::uint32_t generation = 0;
+          if (rs == IndexState::live && key_matches(j, key, generation)) {
+            abandon();
+            const KvStatus st2 = use_existing(KeyHandle{j, generation});
+            if (st2 == KvStatus::stale_handle || st2 == KvStatus::not_found) goto retry;
+            return st2;
+          }
+          if (rs != IndexState::inserting) continue;
+          // The rival nearer home wins; the farther one steps back and waits for the outcome.
+          if (d < free_d) abandon();
+          if (!wait_entry(j, r, deadline_ns)) {
+            if (d > free_d) abandon();
+            return KvStatus::busy;
+          }
+          if (d < free_d) goto retry;
+          rescan = true;
+          break;
+        }
+      }
+      // 4. Commit: key, value, generation, meta, then the entry goes live; the seqlock release ends it.
+      detail::seqlock_copy_in(key_ptr(mine), key.data(), key.size());
+      const auto len = static_cast<std::uint32_t>(value.size());
+      if (is_word_type(type) && len == sizeof(std::uint64_t)) {
+        std::uint64_t w;
+        std::memcpy(&w, value.data(), sizeof(w));
+        std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(value_ptr(mine)))
+            .store(w, std::memory_order_relaxed);
+      } else if (len != 0) {
+        detail::seqlock_copy_in(value_ptr(mine), value.data(), len);
+      }
+      const std::uint32_t generation = s.generation.load(std::memory_order_relaxed) + 1;
+      s.generation.store(generation, std::memory_order_release);  // key bytes before the new generation
+      s.meta.store(make_meta(len, static_cast<std::uint32_t>(key.size()), type, kSlotLive),
+                   std::memory_order_release);  // the generation before live
+      index_[mine].store(make_index(IndexState::live, tag), std::memory_order_seq_cst);
+      detail::release_slot(s);
+      out = KeyHandle{mine, generation};
+      return KvStatus::ok;
+    }
+  retry:
+    if (!detail::may_wait(deadline_ns)) return KvStatus::busy;
+    if (detail::monotonic_ns() >= deadline_ns) return KvStatus::busy;
+  }
+}
+
+bool KvStore::wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadline_ns) noexcept {
+  if (!detail::may_wait(deadline_ns)) return false;
+  const std::int64_t started = detail::monotonic_ns();
+  SlotHeader& s = slot(j);
+  while (index_[j].load(std::memory_order_seq_cst) == seen) {
+    const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
+    if ((epoch & 1U) != 0) {
+      // The rival holds slot j's seqlock while inserting: settle waits on it and recovers a dead rival.
+      if (!detail::settle_slot(*header_, s, index_[j], epoch, started, deadline_ns, !read_only_)) return false;
+    } else if (detail::monotonic_ns() >= deadline_ns) {
+      return false;
+    } else {
+      detail::cpu_relax();
+    }
+  }
+  return true;
+}
+
+KvStatus KvStore::read_slot(KeyHandle h, std::span<std::byte> out, ValueInfo& info, ValueView* view) const noexcept {
+  SlotHeader& s = slot(h.slot);
+  std::int64_t started = 0;
+  int spins = 0;
+  for (;;) {
+    const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+    if ((epoch & 1U) != 0) {
+      if (++spins < kReadSpins) {
+        detail::cpu_relax();
+        continue;
+      }
+      if (started == 0) started = detail::monotonic_ns();
+      if (!detail::settle_slot(*header_, s, index_[h.slot], epoch, started, started + kDefaultWaitNs, !read_only_))
+        return KvStatus::busy;
+      spins = 0;
+      continue;
+    }
+    const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+    const std::uint32_t generation = s.generation.load(std::memory_order_relaxed);
+    const auto validate = [&] {
+      std::atomic_thread_fence(std::memory_order_acquire);  // every read above happens before the re-check
+      return s.epoch.load(std::memory_order_relaxed) == epoch;
+    };
+    info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), epoch};
+    KvStatus status = KvStatus::ok;
+    if (generation != h.generation) {
+      status = KvStatus::stale_handle;
+    } else if (!detail::meta_live(m)) {
+      status = KvStatus::not_found;
+    } else if ((detail::meta_flags(m) & kSlotTorn) != 0) {
+      status = KvStatus::torn;
+    } else if (info.length > value_bytes_) {
+      status = KvStatus::torn;  // cannot happen for a value we wrote; refuse rather than overread
+    } else if (view != nullptr) {
+      view->data_ = value_ptr(h.slot);
+      view->epoch_word_ = &s.epoch;
+      view->info_ = info;
+    } else if (info.length > out.size()) {
+      status = KvStatus::value_too_large;
+    } else if (is_word_type(info.type) && info.length == sizeof(std::uint64_t)) {
+      const std::uint64_t w = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(value_ptr(h.slot)))
+                                  .load(std::memory_order_relaxed);
+      std::memcpy(out.data(), &w, sizeof(w));
+    } else if (info.length != 0) {
+      detail::seqlock_copy_out(out.data(), value_ptr(h.slot), info.length);
+    }
+    if (validate()) return status;
+    spins = 0;
+  }
+}
+
+KvStatus KvStore::atomic_slot(KeyHandle h, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  SlotHeader& s = slot(h.slot);
+  std::int64_t started = 0;
+  for (;;) {
+    s.pins.fetch_add(1, std::memory_order_seq_cst);  // Dekker pair with claim_slot's CAS + pins load
+    const std::uint64_t epoch = s.epoch.load(std::memory_order_seq_cst);
+    if ((epoch & 1U) != 0) {
+      detail::unpin(s);  // a writer is inside: let it finish, never fail with EAGAIN
+      if (started == 0) started = detail::monotonic_ns();
+      if (!detail::settle_slot(*header_, s, index_[h.slot], epoch, started, started + kDefaultWaitNs, true))
+        return KvStatus::busy;
+      continue;
+    }
+    // No writer can enter while we hold the pin, so meta and generation are stable here.
+    const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+    KvStatus status = KvStatus::ok;
+    if (s.generation.load(std::memory_order_relaxed) != h.generation) {
+      status = KvStatus::stale_handle;
+    } else if (!detail::meta_live(m)) {
+      status = KvStatus::not_found;
+    } else if (!is_integer(detail::meta_type(m)) || detail::meta_value_len(m) != sizeof(std::uint64_t)) {
+      status = KvStatus::type_mismatch;
+    } else if ((detail::meta_flags(m) & kSlotTorn) != 0) {
+      status = KvStatus::torn;
+    } else {
+      std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(value_ptr(h.slot)));
+      switch (op) {  // relaxed: the epoch bump below publishes the change to seqlock readers
+        case AtomicOp::add: result = word.fetch_add(operand, std::memory_order_relaxed) + operand; break;
+        case AtomicOp::bit_and: result = word.fetch_and(operand, std::memory_order_relaxed) & operand; break;
+        case AtomicOp::bit_or: result = word.fetch_or(operand, std::memory_order_relaxed) | operand; break;
+        case AtomicOp::bit_xor: result = word.fetch_xor(operand, std::memory_order_relaxed) ^ operand; break;
+        case AtomicOp::bit_not: result = ~word.fetch_xor(~std::uint64_t{0}, std::memory_order_relaxed); break;
+      }
+      s.epoch.fetch_add(2, std::memory_order_release);  // stays even: readers and watchers see a new version
+    }
+    detail::unpin(s);
+    return status;
+  }
+}
+
+// ---- public face -------------------------------------------------------------------------------
+
+KvStatus KvStore::set(std::string_view key, std::span<const std::byte> value, ValueType type) noexcept {
+  return set_impl(key, value, type, 0);
+}
+
+KvStatus KvStore::set_wait(std::string_view key, std::span<const std::byte> value, ValueType type,
+                           std::int64_t timeout_ns) noexcept {
+  return set_impl(key, value, type, deadline_after(timeout_ns < 1 ? 1 : timeout_ns));
+}
+
+KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> value, ValueType type,
+                           std::int64_t deadline_ns) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  if (value.size() > value_bytes_) return KvStatus::value_too_large;
+  const std::uint64_t hash = detail::hash_key(key);
+  for (;;) {
+    KeyHandle h;
+    if (find(key, hash, h)) {
+      const KvStatus st = write_slot(h, value, type, deadline_ns);
+      if (st == KvStatus::busy && detail::may_wait(deadline_ns) && detail::monotonic_ns() < deadline_ns) continue;
+      if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
+    }
+    KeyHandle inserted;
+    return insert(key, hash, value, type, true, deadline_ns, inserted);
+  }
+}
+
+KvStatus KvStore::get(std::string_view key, std::span<std::byte> out, ValueInfo& info) const noexcept {
+  return lookup_read(key, out, info, nullptr);
+}
+
+KvStatus KvStore::view(std::string_view key, ValueView& out) const noexcept {
+  ValueInfo info;
+  return lookup_read(key, {}, info, &out);
+}
+
+KvStatus KvStore::lookup_read(std::string_view key, std::span<std::byte> out, ValueInfo& info,
+                              ValueView* view) const noexcept {
+  if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  const std::uint64_t hash = detail::hash_key(key);
+  for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
+    KeyHandle h;
+    if (!find(key, hash, h)) return KvStatus::not_found;
+    const KvStatus st = read_slot(h, out, info, view);
+    if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
+  }
+  return KvStatus::not_found;  // deleted and re-inserted faster than we could look: call it absent
+}
+
+KvStatus KvStore::del(std::string_view key) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  const std::uint64_t hash = detail::hash_key(key);
+  KeyHandle h;
+  if (!find(key, hash, h)) return KvStatus::not_found;
+  SlotHeader& s = slot(h.slot);
+  if (!detail::claim_slot(*header_, s, index_[h.slot], 0)) return KvStatus::busy;
+  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+  if (!detail::meta_live(m) || s.generation.load(std::memory_order_relaxed) != h.generation) {
+    detail::release_slot(s);
+    return KvStatus::not_found;  // someone else deleted it first
+  }
+  s.meta.store(make_meta(0, detail::meta_key_len(m), ValueType::none, 0), std::memory_order_relaxed);
+  const std::uint64_t e = index_[h.slot].load(std::memory_order_relaxed);
+  index_[h.slot].store(make_index(IndexState::tombstone, detail::index_tag(e)), std::memory_order_seq_cst);
+  detail::release_slot(s);
+  return KvStatus::ok;
+}
+
+KvStatus KvStore::resolve(std::string_view key, KeyHandle& out, bool create) noexcept {
+  if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  const std::uint64_t hash = detail::hash_key(key);
+  if (find(key, hash, out)) return KvStatus::ok;
+  if (!create) return KvStatus::not_found;
+  if (read_only_) return KvStatus::read_only;
+  return insert(key, hash, {}, ValueType::none, false, deadline_after(kDefaultWaitNs), out);
+}
+
+KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  if (h.slot >= slot_count_) return KvStatus::stale_handle;
+  if (value.size() > value_bytes_) return KvStatus::value_too_large;
+  return write_slot(h, value, type, 0);
+}
+
+KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) const noexcept {
+  if (h.slot >= slot_count_) return KvStatus::stale_handle;
+  return read_slot(h, out, info, nullptr);
+}
+
+KvStatus KvStore::view(KeyHandle h, ValueView& out) const noexcept {
+  if (h.slot >= slot_count_) return KvStatus::stale_handle;
+  ValueInfo info;
+  return read_slot(h, {}, info, &out);
+}
+
+KvStatus KvStore::atomic(std::string_view key, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  const std::uint64_t hash = detail::hash_key(key);
+  const std::uint64_t zero = 0;
+  for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
+    KeyHandle h;
+    if (!find(key, hash, h)) {
+      const KvStatus st = insert(key, hash, word_bytes(zero), ValueType::i64, false, deadline_after(kDefaultWaitNs), h);
+      if (st != KvStatus::ok) return st;
+    }
+    const KvStatus st = atomic_slot(h, op, operand, result);
+    if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
+  }
+  return KvStatus::busy;
+}
+
+KvStatus KvStore::atomic(KeyHandle h, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept {
+  if (h.slot >= slot_count_) return KvStatus::stale_handle;
+  return atomic_slot(h, op, operand, result);
+}
+
+KvStatus KvStore::set_i64(std::string_view key, std::int64_t v) noexcept {
+  const auto w = std::bit_cast<std::uint64_t>(v);
+  return set_wait(key, word_bytes(w), ValueType::i64);
+}
+
+KvStatus KvStore::set_u64(std::string_view key, std::uint64_t v) noexcept {
+  return set_wait(key, word_bytes(v), ValueType::u64);
+}
+
+KvStatus KvStore::set_f64(std::string_view key, double v) noexcept {
+  const auto w = std::bit_cast<std::uint64_t>(v);
+  return set_wait(key, word_bytes(w), ValueType::f64);
+}
+
+KvStatus KvStore::set_text(std::string_view key, std::string_view text) noexcept {
+  return set_wait(key, {reinterpret_cast<const std::byte*>(text.data()), text.size()}, ValueType::text);
+}
+
+KvStatus KvStore::get_scalar(std::string_view key, std::uint64_t& bits, ValueType& type) const noexcept {
+  ValueInfo info;
+  std::uint64_t w = 0;
+  const KvStatus st = get(key, {reinterpret_cast<std::byte*>(&w), sizeof(w)}, info);
+  if (st == KvStatus::value_too_large) return KvStatus::type_mismatch;
+  if (st != KvStatus::ok) return st;
+  if (!is_word_type(info.type) || info.length != sizeof(w)) return KvStatus::type_mismatch;
+  bits = w;
+  type = info.type;
+  return KvStatus::ok;
+}
+
+KvStatus KvStore::key_at(std::uint32_t i, std::span<char> out, std::uint32_t& length, ValueInfo& info) const noexcept {
+  if (i >= slot_count_ || out.size() < key_bytes_) return KvStatus::not_found;
+  if (detail::index_state(index_[i].load(std::memory_order_acquire)) != IndexState::live) return KvStatus::not_found;
+  const SlotHeader& s = slot(i);
+  for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
+    const std::uint32_t g1 = s.generation.load(std::memory_order_acquire);
+    const std::uint64_t m = s.meta.load(std::memory_order_acquire);
+    if (!detail::meta_live(m)) return KvStatus::not_found;
+    length = std::min(detail::meta_key_len(m), key_bytes_);
+    detail::seqlock_copy_out(out.data(), key_ptr(i), length);
+    info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), s.epoch.load(std::memory_order_relaxed)};
+    std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
+    if (s.generation.load(std::memory_order_relaxed) == g1 && s.meta.load(std::memory_order_relaxed) == m)
+      return KvStatus::ok;
+  }
+  return KvStatus::busy;
+}
+
+std::uint64_t KvStore::count() const noexcept {
+  std::uint64_t n = 0;
+  for (std::uint32_t i = 0; i < slot_count_; ++i)
+    n += detail::index_state(index_[i].load(std::memory_order_relaxed)) == IndexState::live ? 1U : 0U;
+  return n;
+}
+
+}  // namespace weir::core

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages weir builds and tests with; skips what is already there.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev
+  libboost-dev libnuma-dev liblua5.4-dev libhdf5-dev libfftw3-dev
+  python3 procps util-linux
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite: the normal build under ctest, then the core and integration tests under
+# ASan+UBSan, then the concurrency tests under TSan. Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+(cd build && ctest --output-on-failure -j 2 --timeout 300)
+
+echo "== ASan+UBSan: core and integration tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEIR_SANITIZE=address -DWEIR_WERROR=ON >/dev/null
+asan_targets=(weir_core_tests)
+[[ -f tests/integration/CMakeLists.txt ]] && asan_targets+=(weir_integration_tests)
+cmake --build build-asan -j "$(nproc)" --target "${asan_targets[@]}"
+for t in "${asan_targets[@]}"; do
+  exe=$(find build-asan/tests -type f -name "$t" | head -n 1)
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe"
+done
+
+if [[ -f tests/stress/CMakeLists.txt ]]; then
+  echo "== TSan: concurrency tests"
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_SANITIZE=thread -DWEIR_WERROR=ON >/dev/null
+  cmake --build build-tsan -j "$(nproc)" --target weir_stress_tests
+  TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1" build-tsan/tests/stress/weir_stress_tests
+fi
+echo "all test stages passed"

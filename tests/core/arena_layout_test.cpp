@@ -1,0 +1,76 @@
+// Golden layout: every literal here is deliberate. A layout change must fail this test until the
+// version and these numbers are updated in the same commit.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+
+#include "weir/core/arena.hpp"
+#include "weir/core/arena_layout.hpp"
+
+using namespace weir::core;
+
+TEST_SUITE("core.arena_layout") {
+
+TEST_CASE("the layout version and magic are the ones this build was tested with") {
+  CHECK(kArenaLayoutVersion == 1);
+  CHECK(kArenaMagic == 0x52494557U);
+}
+
+TEST_CASE("header and slot structs keep their sizes and offsets") {
+  CHECK(sizeof(ArenaHeader) == 4096);
+  CHECK(offsetof(ArenaHeader, ready_magic) == 0);
+  CHECK(offsetof(ArenaHeader, layout_version) == 4);
+  CHECK(offsetof(ArenaHeader, header_bytes) == 6);
+  CHECK(offsetof(ArenaHeader, arena_bytes) == 8);
+  CHECK(offsetof(ArenaHeader, creator_pid) == 16);
+  CHECK(offsetof(ArenaHeader, mode) == 20);
+  CHECK(offsetof(ArenaHeader, created_ns) == 24);
+  CHECK(offsetof(ArenaHeader, geometry) == 64);
+  CHECK(offsetof(ArenaHeader, regions) == 128);
+  CHECK(offsetof(ArenaHeader, name) == 256);
+  CHECK(offsetof(ArenaHeader, header_checksum) == 320);
+  CHECK(offsetof(ArenaHeader, generation) == 384);
+  CHECK(offsetof(ArenaHeader, recovered_slots) == 448);
+  CHECK(offsetof(ArenaHeader, attach_overflow) == 512);
+  CHECK(sizeof(Geometry) == 64);
+  CHECK(sizeof(RegionDesc) == 16);
+  CHECK(sizeof(SlotHeader) == 64);
+  CHECK(offsetof(SlotHeader, epoch) == 0);
+  CHECK(offsetof(SlotHeader, owner) == 8);
+  CHECK(offsetof(SlotHeader, meta) == 16);
+  CHECK(offsetof(SlotHeader, generation) == 24);
+  CHECK(offsetof(SlotHeader, pins) == 28);
+  CHECK(offsetof(SlotHeader, labels) == 32);
+  CHECK(offsetof(SlotHeader, changed_ns) == 40);
+  CHECK(sizeof(AttachEntry) == 16);
+}
+
+TEST_CASE("the default geometry plans the same regions as always") {
+  ArenaHeader h{};
+  REQUIRE(plan_layout(ArenaOptions{}, h));
+  CHECK(h.arena_bytes == 4390912);
+  CHECK(h.geometry.slot_stride == 4224);
+  const RegionDesc expected[] = {{4096, 8192},    {12288, 4325376}, {4337664, 16384}, {4354048, 16384},
+                                 {4370432, 0},    {4370432, 16384}, {4386816, 2048}};
+  for (std::size_t r = 0; r < std::size(expected); ++r) {
+    CAPTURE(r);
+    CHECK(h.regions[r].offset == expected[r].offset);
+    CHECK(h.regions[r].bytes == expected[r].bytes);
+  }
+}
+
+TEST_CASE("absurd geometry is refused before anything is created") {
+  ArenaHeader h{};
+  ArenaOptions o;
+  SUBCASE("a billion slots") { o.slot_count = 1'000'000'000; }
+  SUBCASE("no slots") { o.slot_count = 0; }
+  SUBCASE("zero-byte keys") { o.key_bytes = 0; }
+  SUBCASE("values too small for an integer") { o.value_bytes = 4; }
+  SUBCASE("a mode without owner read-write") { o.mode = 0400; }
+  SUBCASE("a terabyte of channel data") { o.channel_data_bytes = 1ULL << 41; }
+  auto r = plan_layout(o, h);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::invalid_argument);
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,253 @@
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.hpp"
+#include "weir/core/kv_store.hpp"
+
+using namespace weir::core;
+using weir::test::ArenaGuard;
+using weir::test::unique_name;
+
+namespace {
+
+std::span<const std::byte> bytes_of(std::string_view s) { return {reinterpret_cast<const std::byte*>(s.data()), s.size()}; }
+
+std::string get_string(const KvStore& kv, std::string_view key, KvStatus expect = KvStatus::ok) {
+  std::vector<std::byte> buf(kv.value_bytes());
+  ValueInfo info;
+  const KvStatus st = kv.get(key, buf, info);
+  CHECK(st == expect);
+  if (st != KvStatus::ok) return {};
+  return {reinterpret_cast<const char*>(buf.data()), info.length};
+}
+
+struct Fixture {
+  explicit Fixture(ArenaOptions options = {.slot_count = 256, .value_bytes = 4096})
+      : guard(unique_name("kv")), arena(std::move(Arena::create(guard.where(), options).value())), kv(arena) {}
+  ArenaGuard guard;
+  Arena arena;
+  KvStore kv;
+};
+
+}  // namespace
+
+TEST_SUITE("core.kv_store") {
+
+TEST_CASE("get after set returns the value, its type and an even epoch") {
+  Fixture f;
+  REQUIRE(f.kv.set("alpha", bytes_of("hello"), ValueType::text) == KvStatus::ok);
+  CHECK(get_string(f.kv, "alpha") == "hello");
+  ValueInfo info;
+  std::byte buf[16];
+  REQUIRE(f.kv.get("alpha", buf, info) == KvStatus::ok);
+  CHECK(info.type == ValueType::text);
+  CHECK(info.length == 5);
+  CHECK(info.epoch % 2 == 0);
+  REQUIRE(f.kv.set("alpha", bytes_of("bye"), ValueType::text) == KvStatus::ok);
+  ValueInfo info2;
+  REQUIRE(f.kv.get("alpha", buf, info2) == KvStatus::ok);
+  CHECK(info2.epoch > info.epoch);
+  CHECK(f.kv.count() == 1);
+}
+
+TEST_CASE("a missing key, a deleted key and a re-added key behave as a map") {
+  Fixture f;
+  get_string(f.kv, "nope", KvStatus::not_found);
+  REQUIRE(f.kv.set("k", bytes_of("v1")) == KvStatus::ok);
+  REQUIRE(f.kv.del("k") == KvStatus::ok);
+  get_string(f.kv, "k", KvStatus::not_found);
+  CHECK(f.kv.del("k") == KvStatus::not_found);
+  REQUIRE(f.kv.set("k", bytes_of("v2")) == KvStatus::ok);
+  CHECK(get_string(f.kv, "k") == "v2");
+  CHECK(f.kv.count() == 1);
+}
+
+TEST_CASE("keys too long, empty keys, values too big and empty values") {
+  Fixture f(ArenaOptions{.slot_count = 16, .key_bytes = 8, .value_bytes = 64});
+  CHECK(f.kv.set("123456789", bytes_of("x")) == KvStatus::key_too_long);
+  CHECK(f.kv.set("12345678", bytes_of("x")) == KvStatus::ok);
+  CHECK(f.kv.set("", bytes_of("x")) == KvStatus::key_empty);
+  const std::string big(65, 'b');
+  CHECK(f.kv.set("big", bytes_of(big)) == KvStatus::value_too_large);
+  CHECK(f.kv.set("fits", bytes_of(big.substr(0, 64))) == KvStatus::ok);
+  CHECK(f.kv.set("empty", {}) == KvStatus::ok);
+  ValueInfo info;
+  std::byte small[4];
+  CHECK(f.kv.get("empty", small, info) == KvStatus::ok);
+  CHECK(info.length == 0);
+  CHECK(f.kv.get("fits", small, info) == KvStatus::value_too_large);
+  CHECK(info.length == 64);
+  ValueInfo missing;
+  CHECK(f.kv.get(std::string(9, 'k'), small, missing) == KvStatus::key_too_long);
+}
+
+TEST_CASE("typed values round-trip and integer ops are atomic read-modify-writes") {
+  Fixture f;
+  REQUIRE(f.kv.set_i64("count", -5) == KvStatus::ok);
+  std::uint64_t r = 0;
+  REQUIRE(f.kv.atomic("count", AtomicOp::add, 10, r) == KvStatus::ok);
+  CHECK(std::bit_cast<std::int64_t>(r) == 5);
+  REQUIRE(f.kv.atomic("count", AtomicOp::add, static_cast<std::uint64_t>(-7), r) == KvStatus::ok);
+  CHECK(std::bit_cast<std::int64_t>(r) == -2);
+  REQUIRE(f.kv.set_u64("mask", 0b1100) == KvStatus::ok);
+  REQUIRE(f.kv.atomic("mask", AtomicOp::bit_and, 0b0110, r) == KvStatus::ok);
+  CHECK(r == 0b0100);
+  REQUIRE(f.kv.atomic("mask", AtomicOp::bit_or, 0b0001, r) == KvStatus::ok);
+  CHECK(r == 0b0101);
+  REQUIRE(f.kv.atomic("mask", AtomicOp::bit_xor, 0b0011, r) == KvStatus::ok);
+  CHECK(r == 0b0110);
+  REQUIRE(f.kv.atomic("mask", AtomicOp::bit_not, 0, r) == KvStatus::ok);
+  CHECK(r == ~std::uint64_t{0b0110});
+  std::uint64_t bits = 0;
+  ValueType type{};
+  REQUIRE(f.kv.get_scalar("mask", bits, type) == KvStatus::ok);
+  CHECK(bits == ~std::uint64_t{0b0110});
+  CHECK(type == ValueType::u64);
+  REQUIRE(f.kv.set_f64("temp", 21.5) == KvStatus::ok);
+  REQUIRE(f.kv.get_scalar("temp", bits, type) == KvStatus::ok);
+  CHECK(std::bit_cast<double>(bits) == 21.5);
+  CHECK(f.kv.atomic("temp", AtomicOp::add, 1, r) == KvStatus::type_mismatch);
+  REQUIRE(f.kv.set_text("name", "adc") == KvStatus::ok);
+  CHECK(f.kv.atomic("name", AtomicOp::add, 1, r) == KvStatus::type_mismatch);
+  CHECK(f.kv.get_scalar("name", bits, type) == KvStatus::type_mismatch);
+}
+
+TEST_CASE("an integer op on a missing key starts it at zero") {
+  Fixture f;
+  std::uint64_t r = 0;
+  REQUIRE(f.kv.atomic("fresh", AtomicOp::add, 3, r) == KvStatus::ok);
+  CHECK(r == 3);
+  std::uint64_t bits = 0;
+  ValueType type{};
+  REQUIRE(f.kv.get_scalar("fresh", bits, type) == KvStatus::ok);
+  CHECK(type == ValueType::i64);
+}
+
+TEST_CASE("an integer op changes the key's epoch so readers see a new version") {
+  Fixture f;
+  REQUIRE(f.kv.set_i64("n", 0) == KvStatus::ok);
+  ValueView before;
+  REQUIRE(f.kv.view("n", before) == KvStatus::ok);
+  CHECK(before.valid());
+  std::uint64_t r = 0;
+  REQUIRE(f.kv.atomic("n", AtomicOp::add, 1, r) == KvStatus::ok);
+  CHECK_FALSE(before.valid());
+}
+
+TEST_CASE("a handle reads and writes without hashing and goes stale when its key is reused") {
+  Fixture f;
+  KeyHandle h;
+  CHECK(f.kv.resolve("h", h) == KvStatus::not_found);
+  REQUIRE(f.kv.resolve("h", h, true) == KvStatus::ok);
+  REQUIRE(f.kv.set(h, bytes_of("via handle"), ValueType::text) == KvStatus::ok);
+  CHECK(get_string(f.kv, "h") == "via handle");
+  std::byte buf[32];
+  ValueInfo info;
+  REQUIRE(f.kv.get(h, buf, info) == KvStatus::ok);
+  CHECK(std::string(reinterpret_cast<const char*>(buf), info.length) == "via handle");
+  REQUIRE(f.kv.del("h") == KvStatus::ok);
+  CHECK(f.kv.get(h, buf, info) == KvStatus::not_found);
+  REQUIRE(f.kv.set("h", bytes_of("again")) == KvStatus::ok);  // most likely the same slot
+  KeyHandle h2;
+  REQUIRE(f.kv.resolve("h", h2) == KvStatus::ok);
+  if (h2.slot == h.slot) CHECK(f.kv.set(h, bytes_of("x")) == KvStatus::stale_handle);
+  CHECK(f.kv.get(KeyHandle{1U << 30, 0}, buf, info) == KvStatus::stale_handle);
+}
+
+TEST_CASE("a zero-copy view points into the arena and turns invalid after a write") {
+  Fixture f;
+  REQUIRE(f.kv.set("v", bytes_of("in place")) == KvStatus::ok);
+  ValueView view;
+  REQUIRE(f.kv.view("v", view) == KvStatus::ok);
+  CHECK(std::string(reinterpret_cast<const char*>(view.data()), view.size()) == "in place");
+  CHECK(view.valid());
+  CHECK(view.data() >= f.arena.base());
+  CHECK(view.data() < f.arena.base() + f.arena.bytes());
+  REQUIRE(f.kv.set("v", bytes_of("changed")) == KvStatus::ok);
+  CHECK_FALSE(view.valid());
+}
+
+TEST_CASE("a second writer on a held slot gets busy at once; the waiting variant gets through") {
+  Fixture f;
+  REQUIRE(f.kv.set("held", bytes_of("a")) == KvStatus::ok);
+  KeyHandle h;
+  REQUIRE(f.kv.resolve("held", h) == KvStatus::ok);
+  auto* slot = reinterpret_cast<SlotHeader*>(f.arena.region(Region::slots) + std::uint64_t{h.slot} * f.arena.geometry().slot_stride);
+  const std::uint64_t even = slot->epoch.load();
+  slot->epoch.store(even + 1);  // as a live writer of this process would leave it mid-write
+  slot->owner.store(static_cast<std::uint64_t>(getpid()));
+  CHECK(f.kv.set("held", bytes_of("b")) == KvStatus::busy);
+  CHECK(f.kv.set(h, bytes_of("b")) == KvStatus::busy);
+  CHECK(f.kv.set_wait("held", bytes_of("b"), ValueType::bytes, 5'000'000) == KvStatus::busy);  // owner alive: no theft
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    slot->owner.store(0);
+    slot->epoch.store(even + 2, std::memory_order_release);
+  });
+  CHECK(f.kv.set_wait("held", bytes_of("c"), ValueType::bytes, 2'000'000'000) == KvStatus::ok);
+  releaser.join();
+  CHECK(get_string(f.kv, "held") == "c");
+}
+
+TEST_CASE("listing shows every live key once with its type") {
+  Fixture f;
+  std::map<std::string, ValueType> want;
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "key." + std::to_string(i);
+    REQUIRE(f.kv.set_i64(key, i) == KvStatus::ok);
+    want[key] = ValueType::i64;
+  }
+  for (int i = 0; i < 50; i += 5) {
+    REQUIRE(f.kv.del("key." + std::to_string(i)) == KvStatus::ok);
+    want.erase("key." + std::to_string(i));
+  }
+  std::map<std::string, ValueType> seen;
+  f.kv.for_each_key([&](std::string_view key, const ValueInfo& info) {
+    CHECK(seen.count(std::string(key)) == 0);
+    seen[std::string(key)] = info.type;
+  });
+  CHECK(seen == want);
+  CHECK(f.kv.count() == want.size());
+}
+
+TEST_CASE("a full probe window reports full, and misses stay bounded even when every slot is used") {
+  Fixture f(ArenaOptions{.slot_count = 32, .value_bytes = 64, .max_probe = 8});
+  int stored = 0, full = 0;
+  for (int i = 0; i < 64; ++i) {
+    const KvStatus st = f.kv.set_i64("k" + std::to_string(i), i);
+    if (st == KvStatus::ok) ++stored;
+    if (st == KvStatus::full) ++full;
+    CHECK((st == KvStatus::ok || st == KvStatus::full));
+  }
+  CHECK(stored <= 32);
+  CHECK(full > 0);
+  CHECK(static_cast<int>(f.kv.count()) == stored);
+  get_string(f.kv, "absent", KvStatus::not_found);  // terminates after max_probe entries
+  for (int i = 0; i < 64; ++i) {
+    std::uint64_t bits = 0;
+    ValueType type{};
+    const KvStatus st = f.kv.get_scalar("k" + std::to_string(i), bits, type);
+    if (st == KvStatus::ok) CHECK(bits == static_cast<std::uint64_t>(i));
+  }
+}
+
+TEST_CASE("tombstones are reused and deleted keys never come back") {
+  Fixture f(ArenaOptions{.slot_count = 16, .value_bytes = 64, .max_probe = 16});
+  for (int round = 0; round < 200; ++round) {
+    const std::string key = "r" + std::to_string(round % 7);
+    REQUIRE(f.kv.set_i64(key, round) == KvStatus::ok);
+    if (round % 3 == 0) REQUIRE(f.kv.del(key) == KvStatus::ok);
+  }
+  int live = 0;
+  f.kv.for_each_key([&](std::string_view, const ValueInfo&) { ++live; });
+  CHECK(live == static_cast<int>(f.kv.count()));
+  CHECK(live <= 7);
+}
+
+}  // TEST_SUITE
