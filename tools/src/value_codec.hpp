@@ -1,0 +1,56 @@
+#pragma once
+// Turning command-line text into stored values and stored values back into text or JSON.
+// Pure functions: no arena access, so they are easy to test on their own.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weir/core/arena_layout.hpp"
+#include "weir/core/error.hpp"
+
+namespace weir::tools {
+
+/// The value types `weir set --type` accepts, by name.
+inline constexpr std::string_view kSettableTypeNames[] = {"text", "bytes", "i64", "u64", "f64"};
+
+/// Parses "123" or "0x7b" (whole string, no sign). Empty optional on anything else or overflow.
+[[nodiscard]] std::optional<std::uint64_t> parse_u64(std::string_view text);
+/// Parses "-5", "+5", "5", "0x10" or "-0x10" into the signed 64-bit range.
+[[nodiscard]] std::optional<std::int64_t> parse_i64(std::string_view text);
+/// Parses an operand for the bitwise commands: any u64, or a negative i64 taken as two's complement.
+[[nodiscard]] std::optional<std::uint64_t> parse_operand(std::string_view text);
+/// Parses a decimal or scientific double ("1.5", "-2e10", "inf", "nan").
+[[nodiscard]] std::optional<double> parse_f64(std::string_view text);
+/// Parses octal permission bits such as "0660" or "660"; at most 0777.
+[[nodiscard]] std::optional<std::uint32_t> parse_mode(std::string_view text);
+
+/// Maps "text", "bytes", "i64", "u64" or "f64" to its ValueType.
+[[nodiscard]] std::optional<core::ValueType> parse_value_type(std::string_view name);
+
+/// Hex digits, two per byte, lowercase: "00ff10".
+[[nodiscard]] std::string encode_hex(std::span<const std::byte> bytes);
+/// Decodes hex digits; an optional "0x" prefix and ASCII whitespace anywhere are ignored.
+/// Fails with Errc::invalid_argument naming the offending character or an odd digit count.
+[[nodiscard]] core::Result<std::vector<std::byte>> decode_hex(std::string_view text);
+
+/// Encodes command-line text as the stored bytes of `type` (integers and doubles as 8 native-order
+/// bytes, text verbatim). With `hex`, the text is hex-decoded (only for ValueType::bytes).
+/// Fails with Errc::invalid_argument saying why the text is not a value of that type.
+[[nodiscard]] core::Result<std::vector<std::byte>> encode_value(std::string_view text, core::ValueType type,
+                                                                bool hex);
+
+/// A stored value as people read it: text verbatim, numbers in decimal, bytes in hex,
+/// vectors as space-separated floats, an empty (type none) value as "".
+[[nodiscard]] std::string value_to_text(core::ValueType type, std::span<const std::byte> bytes);
+/// A stored value as one JSON value: a string for text and bytes (hex), a number for
+/// i64/u64/f64, an array of numbers for vectors, null for type none.
+[[nodiscard]] std::string value_to_json(core::ValueType type, std::span<const std::byte> bytes);
+
+/// The integer an atomic op returned, printed per the key's type (i64 signed, u64 unsigned).
+[[nodiscard]] std::string integer_to_text(core::ValueType type, std::uint64_t bits);
+
+}  // namespace weir::tools
