@@ -22,8 +22,8 @@ ArenaOptions options_of(const ArenaHeader& h) {
   o.channel_capacity = g.channel_capacity;
   o.channel_data_bytes = g.channel_data_bytes;
   o.consumer_capacity = g.consumer_capacity;
-  o.vector_count = g.vector_count;
   o.vector_dim = g.vector_dim;
+  o.group_log_entries = g.group_log_entries;
   o.mode = h.mode;
   return o;
 }

@@ -16,9 +16,6 @@ Result<void> check_range(const char* field, std::uint64_t v, std::uint64_t lo, s
   return {};
 }
 
-constexpr std::uint64_t vector_stride(std::uint32_t dim) noexcept {
-  return kCacheLine + round_up(std::uint64_t{dim} * sizeof(float), kCacheLine);
-}
 
 }  // namespace
 
@@ -40,7 +37,9 @@ Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
   if (auto r = check_range("channels", o.channel_capacity, 0, kMaxChannelCapacity); !r) return r;
   if (auto r = check_range("channel_data_bytes", o.channel_data_bytes, 0, kMaxArenaBytes); !r) return r;
   if (auto r = check_range("consumers", o.consumer_capacity, 0, kMaxConsumerCapacity); !r) return r;
-  if (auto r = check_range("vectors", o.vector_count, 0, kMaxSlotCount); !r) return r;
+  if (auto r = check_range("group_log_entries", o.group_log_entries, 1, kMaxGroupLogEntries); !r) return r;
+  if ((o.group_log_entries & (o.group_log_entries - 1)) != 0)
+    return fail(Errc::invalid_argument, "group_log_entries = " + num(o.group_log_entries) + " is not a power of two");
   if (auto r = check_range("vector_dim", o.vector_dim, 0, kMaxVectorDim); !r) return r;
   if ((o.mode & ~0777U) != 0 || (o.mode & 0600U) != 0600U)
     return fail(Errc::invalid_argument, "mode " + num(o.mode) + " must be octal permission bits including owner rw (0600)");
@@ -55,20 +54,22 @@ Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
   g.group_count = kGroupCount;
   g.channel_capacity = o.channel_capacity;
   g.consumer_capacity = o.consumer_capacity;
-  g.vector_count = o.vector_count;
+  g.vector_count = o.vector_dim == 0 ? 0 : o.slot_count;  // row i belongs to slot i
   g.vector_dim = o.vector_dim;
   g.attach_capacity = kAttachCapacity;
   g.channel_data_bytes = o.channel_data_bytes;
+  g.group_log_entries = o.group_log_entries;
 
   // Every term is bounded above, so the u64 sums cannot overflow before the size check.
   const std::uint64_t sizes[] = {
       round_up(std::uint64_t{g.slot_count} * sizeof(std::uint64_t), kCacheLine),
       std::uint64_t{g.slot_count} * g.slot_stride,
-      std::uint64_t{kGroupCount} * kGroupBytes,
+      logs_offset_in_groups() + std::uint64_t{kGroupCount} * g.group_log_entries * sizeof(LogEntry),
       std::uint64_t{g.channel_capacity} * kChannelDescBytes + round_up(g.channel_data_bytes, kCacheLine),
-      g.vector_dim == 0 ? 0 : std::uint64_t{g.vector_count} * vector_stride(g.vector_dim),
+      std::uint64_t{g.vector_count} * vector_row_stride(g.vector_dim),
       std::uint64_t{g.consumer_capacity} * kConsumerBytes,
       round_up(std::uint64_t{g.attach_capacity} * sizeof(AttachEntry), kCacheLine),
+      std::uint64_t{kWatcherCapacity} * sizeof(WatcherRow),
   };
   static_assert(std::size(sizes) == static_cast<std::size_t>(Region::count));
   std::memset(out.regions, 0, sizeof(out.regions));
@@ -113,8 +114,8 @@ Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, 
   o.channel_capacity = g.channel_capacity;
   o.channel_data_bytes = g.channel_data_bytes;
   o.consumer_capacity = g.consumer_capacity;
-  o.vector_count = g.vector_count;
   o.vector_dim = g.vector_dim;
+  o.group_log_entries = g.group_log_entries;
   o.mode = h.mode;
   ArenaHeader planned{};
   if (auto r = plan_layout(o, planned); !r) return refuse("geometry invalid: " + r.error().what);

@@ -1,10 +1,12 @@
 #include "backing.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -108,6 +110,22 @@ Errc errc_for_errno(int err) noexcept {
     case EPERM: return Errc::permission_denied;
     default: return Errc::shm_unavailable;
   }
+}
+
+namespace {
+std::atomic<std::uint32_t> g_pid{0};
+void forget_pid() noexcept { g_pid.store(0, std::memory_order_relaxed); }
+}  // namespace
+
+std::uint32_t current_pid() noexcept {
+  std::uint32_t pid = g_pid.load(std::memory_order_relaxed);  // a cache: any thread may fill it
+  if (pid == 0) {
+    static const int registered = pthread_atfork(nullptr, nullptr, forget_pid);
+    (void)registered;
+    pid = static_cast<std::uint32_t>(getpid());
+    g_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
 }
 
 std::int64_t realtime_ns() noexcept {

@@ -275,8 +275,13 @@ bool KvStore::wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadl
   return true;
 }
 
-KvStatus KvStore::read_slot(KeyHandle h, std::span<std::byte> out, ValueInfo& info, ValueView* view) const noexcept {
-  SlotHeader& s = slot(h.slot);
+// One seqlock read of slot i. The slot is identified either by a handle's generation or, when
+// `key` is not empty, by comparing the key inside the same epoch window (insert and delete hold
+// the seqlock, so an unchanged epoch vouches for key and value together). In key mode a slot that
+// holds another key, or none, answers stale_handle: the caller keeps probing.
+KvStatus KvStore::read_slot(std::uint32_t i, std::uint32_t generation, std::string_view key, std::span<std::byte> out,
+                            ValueInfo& info, ValueView* view) const noexcept {
+  SlotHeader& s = slot(i);
   std::int64_t started = 0;
   int spins = 0;
   for (;;) {
@@ -287,41 +292,43 @@ KvStatus KvStore::read_slot(KeyHandle h, std::span<std::byte> out, ValueInfo& in
         continue;
       }
       if (started == 0) started = detail::monotonic_ns();
-      if (!detail::settle_slot(*header_, s, index_[h.slot], epoch, started, started + kDefaultWaitNs, !read_only_))
+      if (!detail::settle_slot(*header_, s, index_[i], epoch, started, started + kDefaultWaitNs, !read_only_))
         return KvStatus::busy;
       spins = 0;
       continue;
     }
     const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
-    const std::uint32_t generation = s.generation.load(std::memory_order_relaxed);
-    const auto validate = [&] {
-      std::atomic_thread_fence(std::memory_order_acquire);  // every read above happens before the re-check
-      return s.epoch.load(std::memory_order_relaxed) == epoch;
-    };
     info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), epoch};
     KvStatus status = KvStatus::ok;
-    if (generation != h.generation) {
+    if (!key.empty()) {
+      if (!detail::meta_live(m) || detail::meta_key_len(m) != key.size() ||
+          !detail::seqlock_equal(key_ptr(i), key.data(), key.size()))
+        status = KvStatus::stale_handle;
+    } else if (s.generation.load(std::memory_order_relaxed) != generation) {
       status = KvStatus::stale_handle;
     } else if (!detail::meta_live(m)) {
       status = KvStatus::not_found;
+    }
+    if (status != KvStatus::ok) {
     } else if ((detail::meta_flags(m) & kSlotTorn) != 0) {
       status = KvStatus::torn;
     } else if (info.length > value_bytes_) {
       status = KvStatus::torn;  // cannot happen for a value we wrote; refuse rather than overread
     } else if (view != nullptr) {
-      view->data_ = value_ptr(h.slot);
+      view->data_ = value_ptr(i);
       view->epoch_word_ = &s.epoch;
       view->info_ = info;
     } else if (info.length > out.size()) {
       status = KvStatus::value_too_large;
     } else if (is_word_type(info.type) && info.length == sizeof(std::uint64_t)) {
-      const std::uint64_t w = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(value_ptr(h.slot)))
+      const std::uint64_t w = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(value_ptr(i)))
                                   .load(std::memory_order_relaxed);
       std::memcpy(out.data(), &w, sizeof(w));
     } else if (info.length != 0) {
-      detail::seqlock_copy_out(out.data(), value_ptr(h.slot), info.length);
+      detail::seqlock_copy_out(out.data(), value_ptr(i), info.length);
     }
-    if (validate()) return status;
+    std::atomic_thread_fence(std::memory_order_acquire);  // every read above happens before the re-check
+    if (s.epoch.load(std::memory_order_relaxed) == epoch) return status;
     spins = 0;
   }
 }
@@ -409,13 +416,17 @@ KvStatus KvStore::lookup_read(std::string_view key, std::span<std::byte> out, Va
                               ValueView* view) const noexcept {
   if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
   const std::uint64_t hash = detail::hash_key(key);
-  for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
-    KeyHandle h;
-    if (!find(key, hash, h)) return KvStatus::not_found;
-    const KvStatus st = read_slot(h, out, info, view);
-    if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
+  const auto tag = static_cast<std::uint32_t>(hash >> 32);
+  std::uint32_t i = detail::home_slot(hash, slot_count_);
+  for (std::uint32_t d = 0; d < max_probe_; ++d, i = (i + 1 == slot_count_) ? 0 : i + 1) {
+    const std::uint64_t e = index_[i].load(std::memory_order_acquire);
+    const IndexState st = detail::index_state(e);
+    if (st == IndexState::empty) break;  // keys never sit past an empty entry of their window
+    if (st != IndexState::live || detail::index_tag(e) != tag) continue;
+    const KvStatus r = read_slot(i, 0, key, out, info, view);
+    if (r != KvStatus::stale_handle) return r;
   }
-  return KvStatus::not_found;  // deleted and re-inserted faster than we could look: call it absent
+  return KvStatus::not_found;
 }
 
 KvStatus KvStore::del(std::string_view key) noexcept {
@@ -456,13 +467,13 @@ KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType t
 
 KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) const noexcept {
   if (h.slot >= slot_count_) return KvStatus::stale_handle;
-  return read_slot(h, out, info, nullptr);
+  return read_slot(h.slot, h.generation, {}, out, info, nullptr);
 }
 
 KvStatus KvStore::view(KeyHandle h, ValueView& out) const noexcept {
   if (h.slot >= slot_count_) return KvStatus::stale_handle;
   ValueInfo info;
-  return read_slot(h, {}, info, &out);
+  return read_slot(h.slot, h.generation, {}, {}, info, &out);
 }
 
 KvStatus KvStore::atomic(std::string_view key, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept {

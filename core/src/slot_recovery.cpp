@@ -15,7 +15,7 @@ constexpr int kSpinsBeforeYield = 64;                       // pause-spins befor
 constexpr std::int64_t kUnknownOwnerAfterNs = 100 * kStuckAfterNs;  // odd with no owner recorded this long: dead
 constexpr std::int64_t kStuckPinAfterNs = 500 * kStuckAfterNs;     // a pin held this long: its process died
 
-std::uint64_t my_pid() noexcept { return static_cast<std::uint64_t>(getpid()); }
+std::uint64_t my_pid() noexcept { return current_pid(); }
 
 void backoff(int& spins) noexcept {
   if (++spins < kSpinsBeforeYield) {

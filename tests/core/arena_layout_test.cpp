@@ -12,7 +12,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 1);
+  CHECK(kArenaLayoutVersion == 2);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -32,26 +32,53 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ArenaHeader, generation) == 384);
   CHECK(offsetof(ArenaHeader, recovered_slots) == 448);
   CHECK(offsetof(ArenaHeader, attach_overflow) == 512);
+  CHECK(offsetof(ArenaHeader, groups_version) == 576);
+  CHECK(offsetof(ArenaHeader, groups_lock) == 640);
+  CHECK(offsetof(ArenaHeader, wake_syscalls) == 704);
   CHECK(sizeof(Geometry) == 64);
   CHECK(sizeof(RegionDesc) == 16);
-  CHECK(sizeof(SlotHeader) == 64);
+  CHECK(sizeof(SlotHeader) == 128);
   CHECK(offsetof(SlotHeader, epoch) == 0);
   CHECK(offsetof(SlotHeader, owner) == 8);
   CHECK(offsetof(SlotHeader, meta) == 16);
   CHECK(offsetof(SlotHeader, generation) == 24);
   CHECK(offsetof(SlotHeader, pins) == 28);
   CHECK(offsetof(SlotHeader, labels) == 32);
-  CHECK(offsetof(SlotHeader, changed_ns) == 40);
+  CHECK(offsetof(SlotHeader, group_bits) == 40);
+  CHECK(offsetof(SlotHeader, groups_seen) == 48);
+  CHECK(offsetof(SlotHeader, changed_ns) == 56);
+  CHECK(offsetof(SlotHeader, label_ids) == 64);
   CHECK(sizeof(AttachEntry) == 16);
+  CHECK(sizeof(SignalGroup) == 256);
+  CHECK(offsetof(SignalGroup, waiters) == 8);
+  CHECK(offsetof(SignalGroup, log_head) == 16);
+  CHECK(offsetof(SignalGroup, mask) == 64);
+  CHECK(offsetof(SignalGroup, kind) == 72);
+  CHECK(offsetof(SignalGroup, subscribers) == 76);
+  CHECK(offsetof(SignalGroup, label_id) == 80);
+  CHECK(offsetof(SignalGroup, name) == 128);
+  CHECK(sizeof(LabelEntry) == 64);
+  CHECK(offsetof(LabelEntry, name) == 16);
+  CHECK(sizeof(LogEntry) == 16);
+  CHECK(sizeof(WatcherRow) == 64);
+  CHECK(offsetof(WatcherRow, groups) == 8);
+  CHECK(offsetof(WatcherRow, wakeups) == 16);
+  CHECK(sizeof(VectorRowHeader) == 64);
+  CHECK(offsetof(VectorRowHeader, generation) == 16);
+  CHECK(offsetof(VectorRowHeader, flags) == 20);
+  CHECK(offsetof(VectorRowHeader, norm_bits) == 24);
 }
 
 TEST_CASE("the default geometry plans the same regions as always") {
   ArenaHeader h{};
   REQUIRE(plan_layout(ArenaOptions{}, h));
-  CHECK(h.arena_bytes == 4390912);
-  CHECK(h.geometry.slot_stride == 4224);
-  const RegionDesc expected[] = {{4096, 8192},    {12288, 4325376}, {4337664, 16384}, {4354048, 16384},
-                                 {4370432, 0},    {4370432, 16384}, {4386816, 2048}};
+  CHECK(h.arena_bytes == 7938048);
+  CHECK(h.geometry.slot_stride == 4288);
+  CHECK(h.geometry.vector_count == 1024);
+  CHECK(h.geometry.vector_dim == 768);
+  CHECK(h.geometry.group_log_entries == 256);
+  const RegionDesc expected[] = {{4096, 8192},       {12288, 4390912},   {4403200, 282624}, {4685824, 16384},
+                                 {4702208, 3211264}, {7913472, 16384},   {7929856, 2048},   {7931904, 4096}};
   for (std::size_t r = 0; r < std::size(expected); ++r) {
     CAPTURE(r);
     CHECK(h.regions[r].offset == expected[r].offset);
@@ -68,6 +95,7 @@ TEST_CASE("absurd geometry is refused before anything is created") {
   SUBCASE("values too small for an integer") { o.value_bytes = 4; }
   SUBCASE("a mode without owner read-write") { o.mode = 0400; }
   SUBCASE("a terabyte of channel data") { o.channel_data_bytes = 1ULL << 41; }
+  SUBCASE("a change log that is not a power of two") { o.group_log_entries = 100; }
   auto r = plan_layout(o, h);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::invalid_argument);

@@ -75,7 +75,6 @@ void add_create(CLI::App& app, Action& action) {
   sub->add_option("--consumers", o.consumer_capacity, "consumer-table rows")
       ->capture_default_str()
       ->check(CLI::Range(0U, core::kMaxConsumerCapacity));
-  sub->add_option("--vectors", o.vector_count, "vectors")->capture_default_str();
   sub->add_option("--dim", o.vector_dim, "float32 per vector")
       ->capture_default_str()
       ->check(CLI::Range(1U, core::kMaxVectorDim));

@@ -36,8 +36,8 @@ struct ArenaOptions {
   std::uint32_t channel_capacity = kDefaultChannelCapacity;
   std::uint64_t channel_data_bytes = kDefaultChannelDataBytes;
   std::uint32_t consumer_capacity = kDefaultConsumerCapacity;
-  std::uint32_t vector_count = kDefaultVectorCount;
-  std::uint32_t vector_dim = kDefaultVectorDim;
+  std::uint32_t vector_dim = kDefaultVectorDim;  // float32 per key's vector; 0 builds no vector partition
+  std::uint32_t group_log_entries = kDefaultGroupLogEntries;
   std::uint32_t mode = kDefaultMode;  // 0600 unless a group mode is asked for
   bool replace_stale = false;         // create over a stale arena of the same name
 };

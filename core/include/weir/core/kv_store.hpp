@@ -133,7 +133,8 @@ class KvStore {
                   bool overwrite, std::int64_t deadline_ns, KeyHandle& out) noexcept;
   KvStatus write_slot(KeyHandle handle, std::span<const std::byte> value, ValueType type,
                       std::int64_t deadline_ns) noexcept;
-  KvStatus read_slot(KeyHandle handle, std::span<std::byte> out, ValueInfo& info, ValueView* view) const noexcept;
+  KvStatus read_slot(std::uint32_t i, std::uint32_t generation, std::string_view key, std::span<std::byte> out,
+                     ValueInfo& info, ValueView* view) const noexcept;
   KvStatus atomic_slot(KeyHandle handle, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept;
   KvStatus set_impl(std::string_view key, std::span<const std::byte> value, ValueType type,
                     std::int64_t deadline_ns) noexcept;
