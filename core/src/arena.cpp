@@ -29,6 +29,7 @@ Result<bool> existing_is_replaceable(const Location& where, bool replace_stale) 
   auto status = inspect(where.backing == Backing::file ? where.path : where.name);
   if (!status) {
     if (status.error().code == Errc::not_found) return true;  // vanished meanwhile: retry
+    if (status.error().code == Errc::not_ready && replace_stale) return true;  // its creator died mid-create
     return fail(Errc::already_exists, what + " already exists and cannot be read (" + status.error().what +
                                           "); remove it first");
   }

@@ -367,7 +367,7 @@ KvStatus KvStore::atomic_slot(KeyHandle h, AtomicOp op, std::uint64_t operand, s
         case AtomicOp::bit_xor: result = word.fetch_xor(operand, std::memory_order_relaxed) ^ operand; break;
         case AtomicOp::bit_not: result = ~word.fetch_xor(~std::uint64_t{0}, std::memory_order_relaxed); break;
       }
-      s.epoch.fetch_add(2, std::memory_order_release);  // stays even: readers and watchers see a new version
+      s.epoch.fetch_add(detail::kEpochUnit, std::memory_order_release);  // stays even: readers see a new version
     }
     detail::unpin(s);
     return status;

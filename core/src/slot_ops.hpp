@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/detail/epoch.hpp"
 
 namespace weir::core::detail {
 
@@ -28,17 +29,16 @@ inline std::uint64_t make_index(IndexState s, std::uint32_t tag) noexcept {
 /// Whether deadline_ns (monotonic) asks for waiting at all; 0 means "try once".
 inline bool may_wait(std::int64_t deadline_ns) noexcept { return deadline_ns != 0; }
 
-/// Claims the slot's seqlock (even -> odd), then waits for in-flight atomic ops to drain.
-/// With deadline 0 a held slot fails at once (EAGAIN); otherwise it waits, recovering a dead
-/// owner's slot, until the deadline. Thread: any writer.
+/// Claims the slot's seqlock (even -> odd with our pid, one CAS), then waits for in-flight atomic
+/// ops to drain. With deadline 0 a held slot fails at once (EAGAIN); otherwise it waits, recovering
+/// a dead owner's slot, until the deadline. Thread: any writer.
 [[nodiscard]] bool claim_slot(ArenaHeader& header, SlotHeader& slot, std::atomic<std::uint64_t>& index_entry,
                               std::int64_t deadline_ns) noexcept;
 
-/// Ends a claim: odd -> even with release, after clearing the owner.
+/// Ends a claim: odd -> even, owner cleared and version bumped in one release store.
 inline void release_slot(SlotHeader& slot) noexcept {
-  slot.owner.store(0, std::memory_order_relaxed);  // ordered before the release store below
   const std::uint64_t odd = slot.epoch.load(std::memory_order_relaxed);  // ours: nobody else moves it now
-  slot.epoch.store(odd + 1, std::memory_order_release);  // every payload store is visible before even
+  slot.epoch.store(epoch_released(odd), std::memory_order_release);  // every payload store is visible first
 }
 
 /// Waits (bounded) for an odd epoch to move on; past kStuckAfterNs checks the owner and recovers

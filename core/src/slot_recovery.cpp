@@ -12,10 +12,6 @@ namespace weir::core::detail {
 namespace {
 
 constexpr int kSpinsBeforeYield = 64;                       // pause-spins before yielding the CPU
-constexpr std::int64_t kUnknownOwnerAfterNs = 100 * kStuckAfterNs;  // odd with no owner recorded this long: dead
-constexpr std::int64_t kStuckPinAfterNs = 500 * kStuckAfterNs;     // a pin held this long: its process died
-
-std::uint64_t my_pid() noexcept { return current_pid(); }
 
 void backoff(int& spins) noexcept {
   if (++spins < kSpinsBeforeYield) {
@@ -29,9 +25,9 @@ void backoff(int& spins) noexcept {
 bool recover(ArenaHeader& header, SlotHeader& slot, std::atomic<std::uint64_t>& index_entry,
              std::uint64_t odd_epoch) noexcept {
   std::uint64_t expected = odd_epoch;
-  if (!slot.epoch.compare_exchange_strong(expected, odd_epoch + 2, std::memory_order_acquire)) return false;
-  slot.owner.store(my_pid(), std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);  // still odd before the repairs below
+  const std::uint64_t mine = epoch_claimed(odd_epoch & ~(kEpochUnit - 1), current_pid());
+  if (!slot.epoch.compare_exchange_strong(expected, mine, std::memory_order_acquire)) return false;
+  std::atomic_thread_fence(std::memory_order_release);  // still odd (now ours) before the repairs below
   std::uint64_t meta = slot.meta.load(std::memory_order_relaxed);
   const std::uint64_t entry = index_entry.load(std::memory_order_relaxed);
   const IndexState state = index_state(entry);
@@ -64,11 +60,9 @@ bool settle_slot(ArenaHeader& header, SlotHeader& slot, std::atomic<std::uint64_
   for (;;) {
     if (slot.epoch.load(std::memory_order_acquire) != odd_epoch) return true;
     const std::int64_t now = monotonic_ns();
-    if (now - started_ns >= kStuckAfterNs && writable) {
-      const auto owner = static_cast<std::uint32_t>(slot.owner.load(std::memory_order_acquire));
-      const bool dead = owner != 0 ? !pid_alive(owner) : now - started_ns >= kUnknownOwnerAfterNs;
-      if (dead && recover(header, slot, index_entry, odd_epoch)) return true;
-    }
+    if (now - started_ns >= kStuckAfterNs && writable && !pid_alive(epoch_owner(odd_epoch)) &&
+        recover(header, slot, index_entry, odd_epoch))
+      return true;
     if (now >= deadline_ns) return false;
     backoff(spins);
   }
@@ -77,11 +71,13 @@ bool settle_slot(ArenaHeader& header, SlotHeader& slot, std::atomic<std::uint64_
 bool claim_slot(ArenaHeader& header, SlotHeader& slot, std::atomic<std::uint64_t>& index_entry,
                 std::int64_t deadline_ns) noexcept {
   std::int64_t started = 0;
+  const std::uint32_t pid = current_pid();
   std::uint64_t epoch = slot.epoch.load(std::memory_order_relaxed);
   for (;;) {
-    if ((epoch & 1U) == 0) {
+    if (!epoch_odd(epoch)) {
       // seq_cst: the odd epoch and the pins load below form a Dekker pair with atomic ops.
-      if (slot.epoch.compare_exchange_weak(epoch, epoch + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+      if (slot.epoch.compare_exchange_weak(epoch, epoch_claimed(epoch, pid), std::memory_order_seq_cst,
+                                           std::memory_order_relaxed))
         break;
       continue;
     }
@@ -90,18 +86,21 @@ bool claim_slot(ArenaHeader& header, SlotHeader& slot, std::atomic<std::uint64_t
     if (!settle_slot(header, slot, index_entry, epoch, started, deadline_ns, true)) return false;
     epoch = slot.epoch.load(std::memory_order_relaxed);
   }
-  slot.owner.store(my_pid(), std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);  // odd epoch visible before any payload store
-  if (slot.pins.load(std::memory_order_seq_cst) != 0) {
-    const std::int64_t pinned_at = monotonic_ns();
-    int spins = 0;
-    while (slot.pins.load(std::memory_order_seq_cst) != 0) {
-      if (monotonic_ns() - pinned_at > kStuckPinAfterNs) {
-        slot.pins.store(0, std::memory_order_relaxed);  // the pinning process died between pin and unpin
-        break;
-      }
-      backoff(spins);
+  if (slot.pins.load(std::memory_order_seq_cst) == 0) return true;
+  // An atomic op is inside (for nanoseconds, unless its process died between pin and unpin).
+  const std::int64_t pinned_at = monotonic_ns();
+  for (int spins = 0; slot.pins.load(std::memory_order_seq_cst) != 0;) {
+    const std::int64_t now = monotonic_ns();
+    if (now - pinned_at > kStuckPinAfterNs) {
+      slot.pins.store(0, std::memory_order_relaxed);  // the pinning process died between pin and unpin
+      break;
     }
+    if (!may_wait(deadline_ns) ? spins > kReadSpins : now >= deadline_ns) {
+      release_slot(slot);  // give the slot back untouched: busy, as for any held slot
+      return false;
+    }
+    backoff(spins);
   }
   return true;
 }

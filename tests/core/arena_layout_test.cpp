@@ -39,7 +39,6 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(sizeof(RegionDesc) == 16);
   CHECK(sizeof(SlotHeader) == 128);
   CHECK(offsetof(SlotHeader, epoch) == 0);
-  CHECK(offsetof(SlotHeader, owner) == 8);
   CHECK(offsetof(SlotHeader, meta) == 16);
   CHECK(offsetof(SlotHeader, generation) == 24);
   CHECK(offsetof(SlotHeader, pins) == 28);

@@ -326,8 +326,8 @@ TEST_CASE("get says the value is torn when its writer died mid-write") {
   REQUIRE(dead >= 0);
   if (dead == 0) _exit(0);
   REQUIRE(waitpid(dead, nullptr, 0) == dead);
-  slot->owner.store(static_cast<std::uint64_t>(dead));
-  slot->epoch.fetch_add(1);  // odd: a write in progress that will never finish
+  // Odd and naming the dead pid: a write in progress that will never finish.
+  slot->epoch.store(weir::core::detail::epoch_claimed(slot->epoch.load(), static_cast<std::uint32_t>(dead)));
 
   const RunResult r = run_weir({"get", arena.name(), "k"});
   CHECK(r.exit_code == kExitError);

@@ -61,7 +61,7 @@ int watch_until_exit(const core::KvStore& kv, pid_t writer) {
       if (kv.get(kWatched[k], buf, info) != core::KvStatus::ok || info.epoch == last[k]) continue;
       last[k] = info.epoch;
       ++changes;
-      fmt::print("  {:<12} epoch {:>4}  {}\n", kWatched[k], info.epoch,
+      fmt::print("  {:<12} version {:>3}  {}\n", kWatched[k], info.version(),
                  value_to_text(info.type, std::span<const std::byte>(buf.data(), info.length)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

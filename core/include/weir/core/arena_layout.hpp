@@ -14,7 +14,7 @@
 //   regions[watchers] kWatcherCapacity x WatcherRow  (processes waiting on signal groups)
 //
 // A slot (slot_stride bytes, a multiple of 64):
-//   +0   SlotHeader (128 B)  line 0: epoch, owner, meta, generation, pins, labels, groups; line 1: label ids
+//   +0   SlotHeader (128 B)  line 0: epoch, meta, generation, pins, labels, groups; line 1: label ids
 //   +128 key bytes           key_bytes rounded up to 64
 //   +..  value bytes         value_bytes rounded up to 64; integers live in the first 8 bytes
 #include <atomic>
@@ -105,8 +105,8 @@ enum class ValueType : std::uint8_t { none = 0, bytes = 1, text = 2, i64 = 3, u6
 enum SlotFlags : std::uint8_t { kSlotLive = 1U << 0, kSlotTorn = 1U << 1 };
 
 struct alignas(kCacheLine) SlotHeader {    // off size
-  std::atomic<std::uint64_t> epoch;        //   0   8  seqlock: even stable, odd write in progress
-  std::atomic<std::uint64_t> owner;        //   8   8  pid of the writer while odd, 0 otherwise
+  std::atomic<std::uint64_t> epoch;        //   0   8  seqlock word with the writer's pid: detail/epoch.hpp
+  std::uint64_t reserved1;                 //   8   8  zero
   std::atomic<std::uint64_t> meta;         //  16   8  see above
   std::atomic<std::uint32_t> generation;   //  24   4  bumped on each insert: handles check it
   std::atomic<std::uint32_t> pins;         //  28   4  in-flight atomic ops; writers wait for 0
@@ -118,7 +118,7 @@ struct alignas(kCacheLine) SlotHeader {    // off size
   std::uint64_t reserved0[7];              //  72  56  zero
 };
 static_assert(std::is_standard_layout_v<SlotHeader> && sizeof(SlotHeader) == 2 * kCacheLine);
-static_assert(offsetof(SlotHeader, owner) == 8 && offsetof(SlotHeader, meta) == 16);
+static_assert(offsetof(SlotHeader, meta) == 16);
 static_assert(offsetof(SlotHeader, generation) == 24 && offsetof(SlotHeader, pins) == 28);
 static_assert(offsetof(SlotHeader, labels) == 32 && offsetof(SlotHeader, group_bits) == 40);
 static_assert(offsetof(SlotHeader, groups_seen) == 48 && offsetof(SlotHeader, changed_ns) == 56);
@@ -174,8 +174,8 @@ static_assert(offsetof(WatcherRow, pid) == 4 && offsetof(WatcherRow, groups) == 
 
 // Vector row header; the row's floats follow, 64-aligned. Row i belongs to KV slot i.
 struct alignas(kCacheLine) VectorRowHeader {  // off size
-  std::atomic<std::uint64_t> epoch;           //   0   8  seqlock over the floats
-  std::atomic<std::uint64_t> owner;           //   8   8  writer pid while odd
+  std::atomic<std::uint64_t> epoch;           //   0   8  seqlock word with the writer's pid: detail/epoch.hpp
+  std::uint64_t reserved2;                    //   8   8  zero
   std::atomic<std::uint32_t> generation;      //  16   4  the slot generation it was written for
   std::atomic<std::uint32_t> flags;           //  20   4  bit 0 present, bit 1 torn
   std::atomic<std::uint32_t> norm_bits;       //  24   4  float32 bits of the L2 norm

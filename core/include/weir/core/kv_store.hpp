@@ -9,6 +9,7 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/detail/epoch.hpp"
 
 namespace weir::core {
 
@@ -41,7 +42,9 @@ struct KeyHandle {
 struct ValueInfo {
   ValueType type = ValueType::none;
   std::uint32_t length = 0;
-  std::uint64_t epoch = 0;  // the slot's even epoch when read: it changes on every write
+  std::uint64_t epoch = 0;  // the slot's even seqlock word when read: it changes on every write
+  /// Completed writes to the slot so far (the epoch's version field, detail/epoch.hpp).
+  [[nodiscard]] std::uint64_t version() const noexcept { return detail::epoch_version(epoch); }
 };
 
 /// Zero-copy view of a value in place. Read what you need, then call valid(): false means a writer

@@ -36,6 +36,7 @@ inline constexpr std::uint32_t kAttachCapacity = 128;            // processes tr
 
 inline constexpr int kReadSpins = 256;                           // reader retries on an odd epoch before slowing down
 inline constexpr std::int64_t kStuckAfterNs = 2'000'000;         // an epoch odd this long gets its owner checked
+inline constexpr std::int64_t kStuckPinAfterNs = 20'000'000;     // a pin held this long: its process died
 inline constexpr std::int64_t kDefaultWaitNs = 100'000'000;      // bounded-retry writes and reads give up after this
 inline constexpr std::int64_t kOpenReadyTimeoutNs = 2'000'000'000;  // attach waits this long for a creator to finish
 inline constexpr std::uint32_t kDefaultMode = 0600;              // arena permission bits unless asked otherwise
