@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "backing.hpp"
+#include "signal_publish.hpp"
 #include "slot_ops.hpp"
+#include "weir/core/signals.hpp"
 #include "weir/core/detail/hash.hpp"
 #include "weir/core/detail/seqlock.hpp"
 
@@ -82,6 +84,10 @@ const char* value_type_name(ValueType t) noexcept {
 
 KvStore::KvStore(const Arena& arena) noexcept
     : header_(&arena.header()),
+      groups_(reinterpret_cast<SignalGroup*>(arena.region(Region::groups))),
+      logs_(reinterpret_cast<LogEntry*>(arena.region(Region::groups) + logs_offset_in_groups())),
+      watchers_(reinterpret_cast<WatcherRow*>(arena.region(Region::watchers))),
+      log_entries_(arena.geometry().group_log_entries),
       index_(reinterpret_cast<std::atomic<std::uint64_t>*>(arena.region(Region::index))),
       slots_(arena.region(Region::slots)),
       stride_(arena.geometry().slot_stride),
@@ -154,8 +160,25 @@ KvStatus KvStore::write_slot(KeyHandle h, std::span<const std::byte> value, Valu
     detail::seqlock_copy_in(value_ptr(h.slot), value.data(), len);
   }
   s.meta.store(make_meta(len, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);  // clears torn
+  const std::uint64_t bits = group_bits_locked(h.slot);
   detail::release_slot(s);
+  if (bits != 0) publish(h.slot, h.generation, bits);
   return KvStatus::ok;
+}
+
+// Which groups slot i's writes pulse. Requires: slot i is claimed (or pinned), so its key is stable.
+std::uint64_t KvStore::group_bits_locked(std::uint32_t i) noexcept {
+  SlotHeader& s = slot(i);
+  const detail::SignalView v{header_, groups_, logs_, watchers_, log_entries_};
+  const std::uint64_t bits =
+      detail::slot_group_bits(v, s, key_ptr(i), detail::meta_key_len(s.meta.load(std::memory_order_relaxed)));
+  if (bits != 0) s.changed_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
+  return bits;
+}
+
+void KvStore::publish(std::uint32_t i, std::uint32_t generation, std::uint64_t bits) noexcept {
+  const detail::SignalView v{header_, groups_, logs_, watchers_, log_entries_};
+  detail::pulse_groups(v, bits, std::uint64_t{i} | (std::uint64_t{generation} << 32));
 }
 
 KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<const std::byte> value, ValueType type,
@@ -243,11 +266,17 @@ KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<con
         detail::seqlock_copy_in(value_ptr(mine), value.data(), len);
       }
       const std::uint32_t generation = s.generation.load(std::memory_order_relaxed) + 1;
+      s.labels.store(key_self_mask(hash), std::memory_order_relaxed);  // a new key has only its own name
+      s.label_ids.store(0, std::memory_order_relaxed);
+      s.group_bits.store(0, std::memory_order_relaxed);
+      s.groups_seen.store(0, std::memory_order_relaxed);  // version 0 has no groups; later ones force a refresh
       s.generation.store(generation, std::memory_order_release);  // key bytes before the new generation
       s.meta.store(make_meta(len, static_cast<std::uint32_t>(key.size()), type, kSlotLive),
                    std::memory_order_release);  // the generation before live
       index_[mine].store(make_index(IndexState::live, tag), std::memory_order_seq_cst);
+      const std::uint64_t bits = group_bits_locked(mine);
       detail::release_slot(s);
+      if (bits != 0) publish(mine, generation, bits);
       out = KeyHandle{mine, generation};
       return KvStatus::ok;
     }
@@ -369,7 +398,9 @@ KvStatus KvStore::atomic_slot(KeyHandle h, AtomicOp op, std::uint64_t operand, s
       }
       s.epoch.fetch_add(detail::kEpochUnit, std::memory_order_release);  // stays even: readers see a new version
     }
+    const std::uint64_t bits = status == KvStatus::ok ? group_bits_locked(h.slot) : 0;  // pinned: key stable
     detail::unpin(s);
+    if (bits != 0) publish(h.slot, h.generation, bits);
     return status;
   }
 }
@@ -442,10 +473,12 @@ KvStatus KvStore::del(std::string_view key) noexcept {
     detail::release_slot(s);
     return KvStatus::not_found;  // someone else deleted it first
   }
+  const std::uint64_t bits = group_bits_locked(h.slot);  // watchers hear of deletions too
   s.meta.store(make_meta(0, detail::meta_key_len(m), ValueType::none, 0), std::memory_order_relaxed);
   const std::uint64_t e = index_[h.slot].load(std::memory_order_relaxed);
   index_[h.slot].store(make_index(IndexState::tombstone, detail::index_tag(e)), std::memory_order_seq_cst);
   detail::release_slot(s);
+  if (bits != 0) publish(h.slot, h.generation, bits);
   return KvStatus::ok;
 }
 
@@ -526,6 +559,25 @@ KvStatus KvStore::get_scalar(std::string_view key, std::uint64_t& bits, ValueTyp
   bits = w;
   type = info.type;
   return KvStatus::ok;
+}
+
+KvStatus KvStore::set_labels(std::string_view key, std::uint64_t mask, std::uint64_t label_ids) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  const std::uint64_t hash = detail::hash_key(key);
+  KeyHandle h;
+  if (!find(key, hash, h)) return KvStatus::not_found;
+  SlotHeader& s = slot(h.slot);
+  if (!detail::claim_slot(*header_, s, index_[h.slot], deadline_after(kDefaultWaitNs))) return KvStatus::busy;
+  const bool same = s.generation.load(std::memory_order_relaxed) == h.generation &&
+                    detail::meta_live(s.meta.load(std::memory_order_relaxed));
+  if (same) {
+    s.labels.store(mask | key_self_mask(hash), std::memory_order_relaxed);
+    s.label_ids.store(label_ids, std::memory_order_relaxed);
+    s.groups_seen.store(0, std::memory_order_relaxed);  // forces a refresh of group_bits
+  }
+  detail::release_slot(s);
+  return same ? KvStatus::ok : KvStatus::not_found;
 }
 
 KvStatus KvStore::key_at(std::uint32_t i, std::span<char> out, std::uint32_t& length, ValueInfo& info) const noexcept {

@@ -116,6 +116,11 @@ class KvStore {
   [[nodiscard]] std::uint32_t key_bytes() const noexcept { return key_bytes_; }
   [[nodiscard]] std::uint32_t value_bytes() const noexcept { return value_bytes_; }
 
+  /// Replaces a key's labels: its Bloom mask (OR of label_mask() of each label) and its exact label
+  /// ids (bits of the label dictionary). Its own name stays in the mask. Waits, bounded, for a
+  /// writer inside the slot. Thread: any. See also core::set_labels in signals.hpp.
+  KvStatus set_labels(std::string_view key, std::uint64_t mask, std::uint64_t label_ids) noexcept;
+
   /// Reads slot i's key into out (at least key_bytes long) if live. Thread: any.
   KvStatus key_at(std::uint32_t slot, std::span<char> out, std::uint32_t& length, ValueInfo& info) const noexcept;
 
@@ -145,7 +150,14 @@ class KvStore {
                        ValueView* view) const noexcept;
   bool wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadline_ns) noexcept;
 
+  void publish(std::uint32_t i, std::uint32_t generation, std::uint64_t group_bits) noexcept;
+  std::uint64_t group_bits_locked(std::uint32_t i) noexcept;
+
   ArenaHeader* header_ = nullptr;
+  SignalGroup* groups_ = nullptr;
+  LogEntry* logs_ = nullptr;
+  WatcherRow* watchers_ = nullptr;
+  std::uint32_t log_entries_ = 0;
   std::atomic<std::uint64_t>* index_ = nullptr;
   std::byte* slots_ = nullptr;
   std::uint64_t stride_ = 0;

@@ -19,6 +19,10 @@ namespace weir::core {
 /// The Bloom mask every key carries for its own name, so watchers can subscribe by key.
 [[nodiscard]] std::uint64_t key_self_mask(std::uint64_t key_hash) noexcept;
 
+/// Gives a key its labels (creating the key, empty, if missing): its Bloom mask and exact label
+/// ids, so writes to it pulse the groups of those labels. Cold path. Thread: any.
+[[nodiscard]] Result<void> set_labels(const Arena& arena, std::string_view key, std::span<const std::string> labels);
+
 struct GroupInfo {
   std::uint32_t index = 0;
   GroupKind kind = GroupKind::free;

@@ -1,0 +1,135 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace weir::bench {
+
+Stats summarize(std::vector<double> per_op_ns) {
+  Stats stats;
+  stats.reps = static_cast<int>(per_op_ns.size());
+  std::sort(per_op_ns.begin(), per_op_ns.end());
+  const std::size_t n = per_op_ns.size();
+  stats.min_ns = per_op_ns.front();
+  stats.max_ns = per_op_ns.back();
+  stats.median_ns = n % 2 == 1 ? per_op_ns[n / 2] : (per_op_ns[n / 2 - 1] + per_op_ns[n / 2]) / 2;
+  return stats;
+}
+
+void Results::add(std::string name, const Measured& m, std::string_view what) {
+  if (m.failures != 0) note_failures(name, m.failures, m.calls, what);
+  Row row;
+  row.name = std::move(name);
+  row.stats = m.stats;
+  rows_.push_back(std::move(row));
+}
+
+void Results::note_failures(std::string_view name, std::uint64_t count, std::uint64_t calls, std::string_view what) {
+  failures_ += count;
+  std::fprintf(stderr, "weir bench: %.*s: %" PRIu64 " of %" PRIu64 " calls failed (last: %.*s)\n",
+               static_cast<int>(name.size()), name.data(), count, calls, static_cast<int>(what.size()), what.data());
+}
+
+void Results::note_error(std::string_view name, std::string_view what) {
+  ++failures_;
+  std::fprintf(stderr, "weir bench: %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
+               static_cast<int>(what.size()), what.data());
+}
+
+const Row* Results::find(std::string_view name) const noexcept {
+  for (const Row& row : rows_)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+namespace {
+
+// JSON has no NaN or infinity; a non-finite number would be a harness bug, so it prints as null.
+std::string number(double v, int decimals) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+constexpr int kNsDecimals = 2;        // ns/op printed to 10 ps: below the noise, above rounding
+constexpr int kRatioDecimals = 3;
+constexpr int kFractionDecimals = 6;
+constexpr std::size_t kAlignedColumns = 7;  // all but the last (note) column are padded
+
+std::string busy_note(const Row& row) {
+  if (!row.busy_fraction) return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "busy %.3f%%", *row.busy_fraction * 100.0);
+  return buf;
+}
+
+}  // namespace
+
+void print_json(const std::vector<Row>& rows) {
+  // Names, baselines and targets are fixed ASCII without quotes or backslashes: no escaping needed.
+  for (const Row& row : rows) {
+    std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"ns/op\"";
+    line += ",\"median\":" + number(row.stats.median_ns, kNsDecimals);
+    line += ",\"min\":" + number(row.stats.min_ns, kNsDecimals);
+    line += ",\"max\":" + number(row.stats.max_ns, kNsDecimals);
+    line += ",\"reps\":" + std::to_string(row.stats.reps);
+    if (!row.baseline.empty() && row.ratio) {
+      line += ",\"baseline\":\"" + row.baseline + "\"";
+      line += ",\"ratio\":" + number(*row.ratio, kRatioDecimals);
+    }
+    if (!row.target.empty() && row.pass) {
+      line += ",\"target\":\"" + row.target + "\"";
+      line += *row.pass ? ",\"pass\":true" : ",\"pass\":false";
+    }
+    if (row.busy_fraction) line += ",\"busy_fraction\":" + number(*row.busy_fraction, kFractionDecimals);
+    line += "}\n";
+    std::fputs(line.c_str(), stdout);
+  }
+  std::fflush(stdout);
+}
+
+void print_table(const std::vector<Row>& rows, const Config& config) {
+  struct Cells {
+    std::string name, median, min, max, baseline, ratio, target, note;
+  };
+  std::vector<Cells> table;
+  table.push_back({"name", "median", "min", "max", "baseline", "ratio", "target", "note"});
+  for (const Row& row : rows) {
+    Cells c{row.name,
+            number(row.stats.median_ns, kNsDecimals),
+            number(row.stats.min_ns, kNsDecimals),
+            number(row.stats.max_ns, kNsDecimals),
+            row.ratio ? row.baseline : std::string("-"),
+            row.ratio ? number(*row.ratio, kRatioDecimals) : std::string("-"),
+            "-",
+            busy_note(row)};
+    if (!row.target.empty() && row.pass) c.target = row.target + (*row.pass ? " PASS" : " MISS");
+    table.push_back(std::move(c));
+  }
+  std::size_t w[kAlignedColumns] = {};
+  for (const Cells& c : table) {
+    const std::string* cols[kAlignedColumns] = {&c.name, &c.median, &c.min, &c.max, &c.baseline, &c.ratio, &c.target};
+    for (std::size_t i = 0; i < kAlignedColumns; ++i) w[i] = std::max(w[i], cols[i]->size());
+  }
+  std::printf("weir bench kv: ns/op, median/min/max of %d repetitions of ~%" PRId64 " ms each%s\n", config.reps,
+              config.rep_ns() / 1'000'000, config.quick ? " (--quick)" : "");
+  for (const Cells& c : table) {
+    // Text columns align left, numbers right.
+    std::string line = c.name + std::string(w[0] - c.name.size() + 2, ' ');
+    line += std::string(w[1] - c.median.size(), ' ') + c.median + "  ";
+    line += std::string(w[2] - c.min.size(), ' ') + c.min + "  ";
+    line += std::string(w[3] - c.max.size(), ' ') + c.max + "  ";
+    line += c.baseline + std::string(w[4] - c.baseline.size() + 2, ' ');
+    line += std::string(w[5] - c.ratio.size(), ' ') + c.ratio + "  ";
+    line += c.target;
+    if (!c.note.empty()) line += std::string(w[6] - c.target.size() + 2, ' ') + c.note;
+    std::puts(line.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace weir::bench

@@ -1,0 +1,145 @@
+#pragma once
+// Timing, statistics and output of the benchmark. Private to bench/.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weir::bench {
+
+inline constexpr std::uint32_t kSmallBytes = 64;            // the small value size
+inline constexpr std::uint32_t kLargeBytes = 4096;          // the large value size, also the arena's value_bytes
+inline constexpr std::uint32_t kArenaSlots = 4096;          // slots of the bench arena and of the bare seqlock map
+inline constexpr std::uint32_t kArenaKeyBytes = 64;         // key_bytes of the bench arena
+inline constexpr std::uint32_t kKeyCount = 256;             // keys (slots) each case cycles over; a power of two
+inline constexpr int kDefaultReps = 5;                      // repetitions per case unless --reps says otherwise
+inline constexpr int kMaxReps = 1000;                       // --reps refuses more than this
+inline constexpr std::int64_t kRepTargetNs = 50'000'000;    // wall time of one repetition
+inline constexpr std::int64_t kQuickDivisor = 10;           // --quick divides the repetition time by this
+inline constexpr std::uint64_t kCalibrateStartOps = 1024;   // first calibration loop; covers every key
+inline constexpr std::int64_t kCalibrateFraction = 10;      // calibrate until a loop takes this part of a rep
+inline constexpr std::uint64_t kCalibrateGrowth = 4;        // calibration loop growth per step
+inline constexpr std::uint64_t kMaxOpsPerRep = 1ULL << 34;  // guards calibration against a broken clock
+
+static_assert((kKeyCount & (kKeyCount - 1)) == 0, "i % kKeyCount must stay a mask");
+
+struct Config {
+  int reps = kDefaultReps;
+  bool quick = false;
+  bool json = false;
+
+  [[nodiscard]] std::int64_t rep_ns() const noexcept { return quick ? kRepTargetNs / kQuickDivisor : kRepTargetNs; }
+};
+
+[[nodiscard]] inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Makes the compiler assume `value` is read (and memory written) here, so work feeding it stays.
+template <class T>
+inline void keep(const T& value) noexcept {
+  asm volatile("" : : "r,m"(value) : "memory");
+}
+
+/// Returns value unchanged, but hides it from the optimiser: a size passed through here stays a
+/// run-time size, as it is in the store, instead of becoming a constant memcpy can be unrolled for.
+template <class T>
+[[nodiscard]] inline T opaque(T value) noexcept {
+  asm volatile("" : "+r"(value));
+  return value;
+}
+
+struct Stats {
+  double median_ns = 0;
+  double min_ns = 0;
+  double max_ns = 0;
+  int reps = 0;
+};
+
+/// Median, min and max of per-repetition ns/op. Requires: at least one sample.
+[[nodiscard]] Stats summarize(std::vector<double> per_op_ns);
+
+struct Measured {
+  Stats stats;
+  std::uint64_t calls = 0;     // every timed call, calibration included
+  std::uint64_t failures = 0;  // calls whose op returned false
+};
+
+/// Times n calls of op(i) for i in [0, n); counts the calls that return false.
+template <class Op>
+[[nodiscard]] std::int64_t time_loop(Op& op, std::uint64_t n, std::uint64_t& failures) noexcept {
+  std::uint64_t bad = 0;
+  const std::int64_t start_ns = now_ns();
+  for (std::uint64_t i = 0; i < n; ++i) bad += op(i) ? 0U : 1U;
+  const std::int64_t elapsed_ns = now_ns() - start_ns;
+  failures += bad;
+  return elapsed_ns;
+}
+
+/// Calibrates the loop length to config.rep_ns() (the calibration doubles as warm-up), then times
+/// config.reps loops. Op: bool(std::uint64_t i) noexcept; false means the call failed.
+template <class Op>
+[[nodiscard]] Measured measure(const Config& config, Op&& op) {
+  Measured m;
+  const std::int64_t rep_ns = config.rep_ns();
+  std::uint64_t n = kCalibrateStartOps;
+  for (;;) {
+    const std::int64_t ns = time_loop(op, n, m.failures);
+    m.calls += n;
+    if (ns >= rep_ns / kCalibrateFraction || n >= kMaxOpsPerRep) {
+      const double scaled = static_cast<double>(n) * static_cast<double>(rep_ns) / static_cast<double>(ns > 0 ? ns : 1);
+      n = scaled < static_cast<double>(kCalibrateStartOps) ? kCalibrateStartOps : static_cast<std::uint64_t>(scaled);
+      break;
+    }
+    n *= kCalibrateGrowth;
+  }
+  std::vector<double> per_op_ns;
+  per_op_ns.reserve(static_cast<std::size_t>(config.reps));
+  for (int r = 0; r < config.reps; ++r) {
+    const std::int64_t ns = time_loop(op, n, m.failures);
+    m.calls += n;
+    per_op_ns.push_back(static_cast<double>(ns) / static_cast<double>(n));
+  }
+  m.stats = summarize(std::move(per_op_ns));
+  return m;
+}
+
+struct Row {
+  std::string name;
+  Stats stats;
+  std::optional<double> busy_fraction;  // cross-process reads: share that returned busy
+  std::string baseline;                 // empty: none
+  std::optional<double> ratio;          // median / baseline median
+  std::string target;                   // "<=1.5", "<30ns"; empty: none
+  std::optional<bool> pass;
+};
+
+/// Collects the rows of one run and the failed calls seen while producing them.
+class Results {
+ public:
+  /// Adds a case's row and reports its failed calls on stderr (what: the last failure's text).
+  void add(std::string name, const Measured& m, std::string_view what);
+  void add_row(Row row) { rows_.push_back(std::move(row)); }
+  /// Reports on stderr that `count` of `calls` calls of a case failed; any makes the run fail.
+  void note_failures(std::string_view name, std::uint64_t count, std::uint64_t calls, std::string_view what);
+  /// Reports on stderr that a case could not run as planned (set-up, child process); fails the run.
+  void note_error(std::string_view name, std::string_view what);
+
+  [[nodiscard]] std::uint64_t failures() const noexcept { return failures_; }
+  [[nodiscard]] std::vector<Row>& rows() noexcept { return rows_; }
+  [[nodiscard]] const Row* find(std::string_view name) const noexcept;
+
+ private:
+  std::vector<Row> rows_;
+  std::uint64_t failures_ = 0;
+};
+
+/// One JSON object per row and line on stdout.
+void print_json(const std::vector<Row>& rows);
+/// An aligned table on stdout, with a header naming the unit and the repetitions.
+void print_table(const std::vector<Row>& rows, const Config& config);
+
+}  // namespace weir::bench

@@ -1,0 +1,193 @@
+// `weir bench kv`: argument parsing, the bench arena's lifetime, ratios and targets.
+#include "weir/bench/kv_bench.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string_view>
+
+#include "cases.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kUsage =
+    "usage: weir bench kv [--json] [--reps N] [--quick]\n"
+    "  --json     one JSON object per result line on stdout\n"
+    "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
+    "  --quick    a tenth of the work per repetition (noisier; for tests)\n";
+
+enum class Goal : std::uint8_t { none, ratio_at_most, below_ns };
+
+struct Comparison {
+  std::string_view name;
+  std::string_view baseline;
+  Goal goal;
+  double limit;  // a ratio for ratio_at_most, ns/op for below_ns
+};
+
+// Every ratio and target of the report, in one place.
+constexpr Comparison kComparisons[] = {
+    {"kv.set.64B.key", "base.seqlock.publish.64B", Goal::below_ns, 30.0},
+    {"kv.get.64B.key", "base.seqlock.read.64B", Goal::below_ns, 15.0},
+    {"kv.set.4KiB.key", "base.seqlock.publish.4KiB", Goal::ratio_at_most, 2.0},
+    {"kv.get.4KiB.key", "base.seqlock.read.4KiB", Goal::ratio_at_most, 2.0},
+    {"kv.set.64B.handle", "base.seqlock.publish.64B", Goal::ratio_at_most, 1.5},
+    {"kv.get.64B.handle", "base.seqlock.read.64B", Goal::ratio_at_most, 1.5},
+    {"kv.set.4KiB.handle", "base.seqlock.publish.4KiB", Goal::ratio_at_most, 1.5},
+    {"kv.get.4KiB.handle", "base.seqlock.read.4KiB", Goal::ratio_at_most, 1.5},
+    {"kv.get.miss", "kv.get.64B.key", Goal::ratio_at_most, 2.0},
+    {"kv.view.64B.key", "base.seqlock.read.64B", Goal::none, 0.0},
+    {"kv.xproc.1w1r.64B.set", "base.xproc.1w1r.64B.set", Goal::none, 0.0},
+    {"kv.xproc.1w1r.64B.get", "base.xproc.1w1r.64B.get", Goal::none, 0.0},
+    {"base.seqlock.publish.64B", "base.memcpy.64B", Goal::none, 0.0},
+    {"base.seqlock.read.64B", "base.memcpy.64B", Goal::none, 0.0},
+    {"base.seqlock.publish.4KiB", "base.memcpy.4KiB", Goal::none, 0.0},
+    {"base.seqlock.read.4KiB", "base.memcpy.4KiB", Goal::none, 0.0},
+};
+
+// "<=1.5", "<30ns". (snprintf, not "<=" + std::string: GCC 12 -O3 warns falsely on that.)
+std::string format_target(const char* op, double limit, const char* unit) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%g%s", op, limit, unit);
+  return buf;
+}
+
+void compare(Results& results) {
+  for (const Comparison& c : kComparisons) {
+    Row* row = nullptr;
+    for (Row& r : results.rows())
+      if (r.name == c.name) row = &r;
+    const Row* base = results.find(c.baseline);
+    if (row == nullptr) continue;  // a case that could not run was reported on stderr
+    if (base != nullptr && base->stats.median_ns > 0) {
+      row->baseline = std::string(c.baseline);
+      row->ratio = row->stats.median_ns / base->stats.median_ns;
+    }
+    switch (c.goal) {
+      case Goal::none: break;
+      case Goal::ratio_at_most:
+        if (!row->ratio) break;
+        row->target = format_target("<=", c.limit, "");
+        row->pass = *row->ratio <= c.limit;
+        break;
+      case Goal::below_ns:
+        row->target = format_target("<", c.limit, "ns");
+        row->pass = row->stats.median_ns < c.limit;
+        break;
+    }
+  }
+}
+
+std::optional<int> parse_reps(std::string_view text) {
+  int reps = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reps);
+  if (ec != std::errc{} || end != text.data() + text.size() || reps < 1 || reps > kMaxReps) return std::nullopt;
+  return reps;
+}
+
+// Returns the config, or the exit code to return at once (usage printed).
+std::optional<Config> parse_args(const std::vector<std::string>& args, int& exit_code) {
+  exit_code = kExitUsage;
+  if (args.empty() || args[0] != "kv") {
+    std::fputs(args.empty() ? "weir bench: which benchmark? (only 'kv' exists)\n"
+                            : "weir bench: unknown benchmark (only 'kv' exists)\n",
+               stderr);
+    std::fputs(kUsage, stderr);
+    return std::nullopt;
+  }
+  Config config;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    std::optional<std::string_view> reps_text;
+    if (arg == "--json") {
+      config.json = true;
+    } else if (arg == "--quick") {
+      config.quick = true;
+    } else if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      exit_code = kExitOk;
+      return std::nullopt;
+    } else if (arg == "--reps" && i + 1 < args.size()) {
+      reps_text = args[++i];
+    } else if (arg.starts_with("--reps=")) {
+      reps_text = arg.substr(std::string_view("--reps=").size());
+    } else {
+      std::fprintf(stderr, "weir bench: unknown or incomplete option '%.*s'\n%s", static_cast<int>(arg.size()),
+                   arg.data(), kUsage);
+      return std::nullopt;
+    }
+    if (reps_text) {
+      const auto reps = parse_reps(*reps_text);
+      if (!reps) {
+        std::fprintf(stderr, "weir bench: --reps wants a whole number from 1 to %d\n", kMaxReps);
+        return std::nullopt;
+      }
+      config.reps = *reps;
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& args) {
+  int exit_code = kExitOk;
+  const auto maybe_config = parse_args(args, exit_code);
+  if (!maybe_config) return exit_code;
+  const Config& config = *maybe_config;
+#ifndef __OPTIMIZE__
+  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
+#endif
+
+  const std::string arena_name = "bench." + std::to_string(::getpid());
+  core::ArenaOptions options;
+  options.slot_count = kArenaSlots;
+  options.key_bytes = kArenaKeyBytes;
+  options.value_bytes = kLargeBytes;
+  options.replace_stale = true;  // a crashed earlier run of the same pid left it behind
+  auto arena = core::Arena::create(arena_name, options);
+  if (!arena) {
+    std::fprintf(stderr, "weir bench: create arena '%s': %s\n", arena_name.c_str(), arena.error().what.c_str());
+    return kExitFailed;
+  }
+
+  Results results;
+  bool aborted = false;
+  try {
+    run_baseline_cases(config, results);
+    run_kv_cases(config, *arena, results);
+    run_xproc_cases(config, *arena, arena_name, results);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weir bench: aborted: %s\n", e.what());
+    aborted = true;
+  }
+  arena->close();
+  if (auto removed = core::Arena::remove(arena_name); !removed) {
+    std::fprintf(stderr, "weir bench: remove arena '%s': %s\n", arena_name.c_str(), removed.error().what.c_str());
+    aborted = true;
+  }
+  if (aborted) return kExitFailed;
+
+  compare(results);
+  if (config.json)
+    print_json(results.rows());
+  else
+    print_table(results.rows(), config);
+  if (results.failures() != 0) {
+    std::fprintf(stderr, "weir bench: %llu failed calls or set-ups: the numbers printed are not trustworthy\n",
+                 static_cast<unsigned long long>(results.failures()));
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace weir::bench

@@ -1,0 +1,155 @@
+// Single-threaded KvStore cases. Each cycles over kKeyCount keys so a case is not one hot line.
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <span>
+
+#include "cases.hpp"
+
+namespace weir::bench {
+
+std::vector<std::string> make_keys(std::string_view prefix, std::uint32_t first, std::uint32_t count) {
+  std::vector<std::string> keys;
+  keys.reserve(count);
+  for (std::uint32_t i = first; i < first + count; ++i) {
+    char digits[16];
+    std::snprintf(digits, sizeof digits, "%03u", i);
+    keys.push_back(std::string(prefix) + digits);
+  }
+  return keys;
+}
+
+namespace {
+
+using core::KvStatus;
+
+struct Fixture {
+  core::KvStore kv;
+  std::vector<std::string> keys = make_keys("key.", 0, kKeyCount);
+  std::vector<std::string> misses = make_keys("key.", kKeyCount, kKeyCount);  // same shape, never inserted
+  std::vector<std::string> counters = make_keys("cnt.", 0, kKeyCount);
+  std::vector<core::KeyHandle> handles;
+  alignas(core::kCacheLine) std::array<std::byte, kLargeBytes> value{};
+  alignas(core::kCacheLine) std::array<std::byte, kLargeBytes> out{};
+
+  explicit Fixture(const core::Arena& arena) : kv(arena) {}
+
+  // Untimed setup: every key holds a value of `bytes`. Returns false (after reporting) on failure.
+  bool fill(std::uint32_t bytes, Results& results) {
+    Check check;
+    std::uint64_t bad = 0;
+    for (const std::string& key : keys) bad += check(kv.set(key, std::span(value.data(), bytes))) ? 0U : 1U;
+    if (bad != 0) results.note_failures("setup.fill", bad, keys.size(), check.what());
+    return bad == 0;
+  }
+};
+
+void run_size(const Config& config, Fixture& f, std::uint32_t bytes, std::string_view size_name, Results& results) {
+  const std::span<const std::byte> value(f.value.data(), bytes);
+  const std::span<std::byte> out(f.out.data(), f.out.size());
+  const std::string size(size_name);
+  {
+    Check check;
+    const Measured m =
+        measure(config, [&](std::uint64_t i) noexcept { return check(f.kv.set(f.keys[i % kKeyCount], value)); });
+    results.add("kv.set." + size + ".key", m, check.what());
+  }
+  {
+    Check check;
+    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
+      core::ValueInfo info;
+      const bool ok = check(f.kv.get(f.keys[i % kKeyCount], out, info)) && check.that(info.length == bytes, "length");
+      keep(f.out[0]);
+      return ok;
+    });
+    results.add("kv.get." + size + ".key", m, check.what());
+  }
+  {
+    Check check;
+    const Measured m =
+        measure(config, [&](std::uint64_t i) noexcept { return check(f.kv.set(f.handles[i % kKeyCount], value)); });
+    results.add("kv.set." + size + ".handle", m, check.what());
+  }
+  {
+    Check check;
+    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
+      core::ValueInfo info;
+      const bool ok =
+          check(f.kv.get(f.handles[i % kKeyCount], out, info)) && check.that(info.length == bytes, "length");
+      keep(f.out[0]);
+      return ok;
+    });
+    results.add("kv.get." + size + ".handle", m, check.what());
+  }
+}
+
+void run_small_only(const Config& config, Fixture& f, Results& results) {
+  const std::span<std::byte> out(f.out.data(), f.out.size());
+  {
+    Check check;
+    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
+      core::ValueInfo info;
+      return check(f.kv.get(f.misses[i % kKeyCount], out, info), KvStatus::not_found);
+    });
+    results.add("kv.get.miss", m, check.what());
+  }
+  {
+    Check check;
+    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
+      core::ValueView view;
+      if (!check(f.kv.view(f.keys[i % kKeyCount], view))) return false;
+      std::uint64_t folded = 0;  // read all 64 bytes in place, as a zero-copy reader would
+      for (std::uint32_t at = 0; at + sizeof folded <= kSmallBytes; at += sizeof folded) {
+        std::uint64_t word;
+        std::memcpy(&word, view.data() + at, sizeof word);
+        folded ^= word;
+      }
+      keep(folded);
+      return check.that(view.valid(), "view invalid") && check.that(view.size() == kSmallBytes, "length");
+    });
+    results.add("kv.view.64B.key", m, check.what());
+  }
+  {
+    Check check;
+    std::uint64_t bad = 0;
+    for (const std::string& key : f.counters) bad += check(f.kv.set_i64(key, 0)) ? 0U : 1U;
+    if (bad != 0) results.note_failures("setup.counters", bad, f.counters.size(), check.what());
+    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
+      std::uint64_t result = 0;
+      const bool ok = check(f.kv.atomic(f.counters[i % kKeyCount], core::AtomicOp::add, 1, result));
+      keep(result);
+      return ok;
+    });
+    results.add("kv.incr", m, check.what());
+    // Every add must have landed: the counters sum to the number of calls.
+    std::uint64_t sum = 0;
+    for (const std::string& key : f.counters) {
+      std::uint64_t bits = 0;
+      core::ValueType type = core::ValueType::none;
+      if (check(f.kv.get_scalar(key, bits, type))) sum += bits;
+    }
+    if (sum != m.calls) results.note_error("kv.incr.sum", "counters do not sum to the calls made");
+  }
+}
+
+}  // namespace
+
+void run_kv_cases(const Config& config, const core::Arena& arena, Results& results) {
+  Fixture f(arena);
+  for (std::size_t i = 0; i < f.value.size(); ++i) f.value[i] = static_cast<std::byte>(i);
+  if (!f.fill(kSmallBytes, results)) return;
+  Check check;
+  f.handles.resize(kKeyCount);
+  std::uint64_t bad = 0;
+  for (std::uint32_t i = 0; i < kKeyCount; ++i) bad += check(f.kv.resolve(f.keys[i], f.handles[i])) ? 0U : 1U;
+  if (bad != 0) {
+    results.note_failures("setup.resolve", bad, kKeyCount, check.what());
+    return;
+  }
+  run_size(config, f, kSmallBytes, "64B", results);
+  run_small_only(config, f, results);
+  if (!f.fill(kLargeBytes, results)) return;
+  run_size(config, f, kLargeBytes, "4KiB", results);
+}
+
+}  // namespace weir::bench

@@ -1,0 +1,201 @@
+// Scoring kernels: dot product and squared L2 distance of a query against one row, in three code
+// paths picked at run time. The row may be changing under a writer while it is read: like the copies in
+// detail/seqlock.hpp these reads race by design, and the caller's epoch re-check discards the result
+// (tests/tsan.supp names the score_ functions for that reason).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "vector_rows.hpp"
+
+namespace weir::core::detail {
+
+namespace {
+
+constexpr std::uint32_t kPortableLanes = 8;  // independent accumulators: lets the compiler use SIMD
+constexpr std::uint32_t kAvx2Lanes = 8;      // floats per __m256
+constexpr std::uint32_t kAvx512Lanes = 16;   // floats per __m512
+constexpr std::uint32_t kUnroll = 4;         // vector accumulators in flight, to hide FMA latency
+
+}  // namespace
+
+// ---- portable -------------------------------------------------------------------------------------
+
+float score_dot_portable(const float* q, const float* v, std::uint32_t n) noexcept {
+  float acc[kPortableLanes] = {};
+  std::uint32_t i = 0;
+  for (; i + kPortableLanes <= n; i += kPortableLanes)
+    for (std::uint32_t j = 0; j < kPortableLanes; ++j) acc[j] += q[i + j] * v[i + j];
+  for (std::uint32_t j = 0; i < n; ++i, ++j) acc[j] += q[i] * v[i];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+float score_l2sq_portable(const float* q, const float* v, std::uint32_t n) noexcept {
+  float acc[kPortableLanes] = {};
+  std::uint32_t i = 0;
+  for (; i + kPortableLanes <= n; i += kPortableLanes) {
+    for (std::uint32_t j = 0; j < kPortableLanes; ++j) {
+      const float d = q[i + j] - v[i + j];
+      acc[j] += d * d;
+    }
+  }
+  for (std::uint32_t j = 0; i < n; ++i, ++j) {
+    const float d = q[i] - v[i];
+    acc[j] += d * d;
+  }
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// ---- AVX2 + FMA -----------------------------------------------------------------------------------
+
+namespace {
+
+__attribute__((target("avx2,fma"))) inline float hsum256(__m256 x) noexcept {
+  const __m128 lo = _mm256_castps256_ps128(x);
+  const __m128 hi = _mm256_extractf128_ps(x, 1);
+  __m128 s = _mm_add_ps(lo, hi);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Lanes [0, remaining) set: masked loads never touch the bytes past the row's last float.
+__attribute__((target("avx2,fma"))) inline __m256i tail_mask256(std::uint32_t remaining) noexcept {
+  const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(remaining)), index);
+}
+
+}  // namespace
+
+__attribute__((target("avx2,fma"))) float score_dot_avx2(const float* q, const float* v, std::uint32_t n) noexcept {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  std::uint32_t i = 0;
+  for (; i + kUnroll * kAvx2Lanes <= n; i += kUnroll * kAvx2Lanes) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(v + i), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + kAvx2Lanes), _mm256_loadu_ps(v + i + kAvx2Lanes), a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 2 * kAvx2Lanes), _mm256_loadu_ps(v + i + 2 * kAvx2Lanes), a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 3 * kAvx2Lanes), _mm256_loadu_ps(v + i + 3 * kAvx2Lanes), a3);
+  }
+  for (; i + kAvx2Lanes <= n; i += kAvx2Lanes) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(v + i), a0);
+  if (i < n) {
+    const __m256i m = tail_mask256(n - i);
+    a1 = _mm256_fmadd_ps(_mm256_maskload_ps(q + i, m), _mm256_maskload_ps(v + i, m), a1);
+  }
+  return hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+}
+
+__attribute__((target("avx2,fma"))) float score_l2sq_avx2(const float* q, const float* v, std::uint32_t n) noexcept {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  std::uint32_t i = 0;
+  for (; i + kUnroll * kAvx2Lanes <= n; i += kUnroll * kAvx2Lanes) {
+    const __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(v + i));
+    const __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(q + i + kAvx2Lanes), _mm256_loadu_ps(v + i + kAvx2Lanes));
+    const __m256 d2 = _mm256_sub_ps(_mm256_loadu_ps(q + i + 2 * kAvx2Lanes), _mm256_loadu_ps(v + i + 2 * kAvx2Lanes));
+    const __m256 d3 = _mm256_sub_ps(_mm256_loadu_ps(q + i + 3 * kAvx2Lanes), _mm256_loadu_ps(v + i + 3 * kAvx2Lanes));
+    a0 = _mm256_fmadd_ps(d0, d0, a0);
+    a1 = _mm256_fmadd_ps(d1, d1, a1);
+    a2 = _mm256_fmadd_ps(d2, d2, a2);
+    a3 = _mm256_fmadd_ps(d3, d3, a3);
+  }
+  for (; i + kAvx2Lanes <= n; i += kAvx2Lanes) {
+    const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(v + i));
+    a0 = _mm256_fmadd_ps(d, d, a0);
+  }
+  if (i < n) {
+    const __m256i m = tail_mask256(n - i);
+    const __m256 d = _mm256_sub_ps(_mm256_maskload_ps(q + i, m), _mm256_maskload_ps(v + i, m));
+    a1 = _mm256_fmadd_ps(d, d, a1);
+  }
+  return hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+}
+
+// ---- AVX-512 --------------------------------------------------------------------------------------
+
+namespace {
+
+__attribute__((target("avx512f"))) inline __mmask16 tail_mask512(std::uint32_t remaining) noexcept {
+  return static_cast<__mmask16>((1U << remaining) - 1U);  // remaining < 16
+}
+
+}  // namespace
+
+__attribute__((target("avx512f"))) float score_dot_avx512(const float* q, const float* v, std::uint32_t n) noexcept {
+  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+  std::uint32_t i = 0;
+  for (; i + kUnroll * kAvx512Lanes <= n; i += kUnroll * kAvx512Lanes) {
+    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(v + i), a0);
+    a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + kAvx512Lanes), _mm512_loadu_ps(v + i + kAvx512Lanes), a1);
+    a2 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 2 * kAvx512Lanes), _mm512_loadu_ps(v + i + 2 * kAvx512Lanes), a2);
+    a3 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 3 * kAvx512Lanes), _mm512_loadu_ps(v + i + 3 * kAvx512Lanes), a3);
+  }
+  for (; i + kAvx512Lanes <= n; i += kAvx512Lanes)
+    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(v + i), a0);
+  if (i < n) {
+    const __mmask16 m = tail_mask512(n - i);
+    a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + i), _mm512_maskz_loadu_ps(m, v + i), a1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+__attribute__((target("avx512f"))) float score_l2sq_avx512(const float* q, const float* v, std::uint32_t n) noexcept {
+  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+  std::uint32_t i = 0;
+  for (; i + kUnroll * kAvx512Lanes <= n; i += kUnroll * kAvx512Lanes) {
+    const __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(v + i));
+    const __m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(q + i + kAvx512Lanes), _mm512_loadu_ps(v + i + kAvx512Lanes));
+    const __m512 d2 =
+        _mm512_sub_ps(_mm512_loadu_ps(q + i + 2 * kAvx512Lanes), _mm512_loadu_ps(v + i + 2 * kAvx512Lanes));
+    const __m512 d3 =
+        _mm512_sub_ps(_mm512_loadu_ps(q + i + 3 * kAvx512Lanes), _mm512_loadu_ps(v + i + 3 * kAvx512Lanes));
+    a0 = _mm512_fmadd_ps(d0, d0, a0);
+    a1 = _mm512_fmadd_ps(d1, d1, a1);
+    a2 = _mm512_fmadd_ps(d2, d2, a2);
+    a3 = _mm512_fmadd_ps(d3, d3, a3);
+  }
+  for (; i + kAvx512Lanes <= n; i += kAvx512Lanes) {
+    const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(v + i));
+    a0 = _mm512_fmadd_ps(d, d, a0);
+  }
+  if (i < n) {
+    const __mmask16 m = tail_mask512(n - i);
+    const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, q + i), _mm512_maskz_loadu_ps(m, v + i));
+    a1 = _mm512_fmadd_ps(d, d, a1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+// ---- selection ------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr KernelTable kPortableTable{&score_dot_portable, &score_l2sq_portable};
+constexpr KernelTable kAvx2Table{&score_dot_avx2, &score_l2sq_avx2};
+constexpr KernelTable kAvx512Table{&score_dot_avx512, &score_l2sq_avx512};
+
+bool cpu_has_avx2_fma() noexcept {
+  __builtin_cpu_init();  // idempotent; needed only if called before libgcc's own constructor ran
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");  // both also check OS ymm state
+}
+
+bool cpu_has_avx512f() noexcept {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");  // also checks that the OS saves zmm state
+}
+
+}  // namespace
+
+const KernelTable* kernel_table(Kernel kernel) noexcept {
+  static const bool has_avx2 = cpu_has_avx2_fma();
+  static const bool has_avx512 = cpu_has_avx512f();
+  switch (kernel) {
+    case Kernel::best:
+      if (has_avx512) return &kAvx512Table;
+      return has_avx2 ? &kAvx2Table : &kPortableTable;
+    case Kernel::portable: return &kPortableTable;
+    case Kernel::avx2: return has_avx2 ? &kAvx2Table : nullptr;
+    case Kernel::avx512: return has_avx512 ? &kAvx512Table : nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace weir::core::detail

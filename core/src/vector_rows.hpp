@@ -1,0 +1,52 @@
+#pragma once
+// Seqlock writer side, waiting and dead-writer recovery for vector rows, and the scoring kernels.
+// Private to core. The same protocol as KV slots (slot_ops.hpp), minus pins: rows have no atomic ops.
+#include <atomic>
+#include <cstdint>
+
+#include "weir/core/arena_layout.hpp"
+#include "weir/core/vector_store.hpp"
+
+namespace weir::core::detail {
+
+// VectorRowHeader::flags bits (see arena_layout.hpp).
+inline constexpr std::uint32_t kRowPresent = 1U << 0;  // a vector was written for `generation`
+inline constexpr std::uint32_t kRowTorn = 1U << 1;     // its writer died mid-write
+
+/// Claims the row's seqlock (even -> odd) and records our pid. With deadline 0 a held row fails at
+/// once; otherwise it waits, recovering a dead owner's row, until the deadline. Thread: any writer.
+[[nodiscard]] bool claim_row(ArenaHeader& header, VectorRowHeader& row, std::int64_t deadline_ns) noexcept;
+
+/// Ends a claim: odd -> even with release, after clearing the owner.
+inline void release_row(VectorRowHeader& row) noexcept {
+  row.owner.store(0, std::memory_order_relaxed);                     // ordered before the release store below
+  const std::uint64_t odd = row.epoch.load(std::memory_order_relaxed);  // ours: nobody else moves it now
+  row.epoch.store(odd + 1, std::memory_order_release);               // every float is visible before even
+}
+
+/// Waits (bounded) for an odd epoch to move on; once the row has been odd for kStuckAfterNs since
+/// started_ns, checks the owner and recovers the row of a dead one (marking it torn). Returns false
+/// when the deadline passed first. `recovered`, when given, is incremented per recovery.
+/// Thread: any; recovery only when writable.
+[[nodiscard]] bool settle_row(ArenaHeader& header, VectorRowHeader& row, std::uint64_t odd_epoch,
+                              std::int64_t started_ns, std::int64_t deadline_ns, bool writable,
+                              std::uint64_t* recovered = nullptr) noexcept;
+
+/// One pass of settle_row's check, without waiting: if the row has been odd since started_ns for at
+/// least kStuckAfterNs and its owner is dead, recovers it. Returns whether it recovered the row.
+[[nodiscard]] bool recover_if_dead(ArenaHeader& header, VectorRowHeader& row, std::uint64_t odd_epoch,
+                                   std::int64_t started_ns, std::int64_t now_ns) noexcept;
+
+/// Raw kernel result for one row: the dot product (cosine, dot) or squared distance (l2) of q and v.
+/// v points into a row that a writer may change meanwhile: the caller validates with the epoch.
+using RowKernel = float (*)(const float* q, const float* v, std::uint32_t n) noexcept;
+
+struct KernelTable {
+  RowKernel dot;
+  RowKernel l2sq;
+};
+
+/// The kernels of one code path, or nullptr when this CPU cannot run it. best resolves here.
+[[nodiscard]] const KernelTable* kernel_table(Kernel kernel) noexcept;
+
+}  // namespace weir::core::detail
