@@ -112,19 +112,17 @@ Errc errc_for_errno(int err) noexcept {
   }
 }
 
+std::atomic<std::uint32_t> g_cached_pid{0};
+
 namespace {
-std::atomic<std::uint32_t> g_pid{0};
-void forget_pid() noexcept { g_pid.store(0, std::memory_order_relaxed); }
+void forget_pid() noexcept { g_cached_pid.store(0, std::memory_order_relaxed); }
 }  // namespace
 
-std::uint32_t current_pid() noexcept {
-  std::uint32_t pid = g_pid.load(std::memory_order_relaxed);  // a cache: any thread may fill it
-  if (pid == 0) {
-    static const int registered = pthread_atfork(nullptr, nullptr, forget_pid);
-    (void)registered;
-    pid = static_cast<std::uint32_t>(getpid());
-    g_pid.store(pid, std::memory_order_relaxed);
-  }
+std::uint32_t fill_pid_cache() noexcept {
+  static const int registered = pthread_atfork(nullptr, nullptr, forget_pid);
+  (void)registered;
+  const auto pid = static_cast<std::uint32_t>(getpid());
+  g_cached_pid.store(pid, std::memory_order_relaxed);
   return pid;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "weir/core/arena.hpp"
+#include "weir/core/detail/pid.hpp"
 
 namespace weir::core::detail {
 
@@ -23,8 +24,6 @@ namespace weir::core::detail {
 [[nodiscard]] Errc errc_for_errno(int err) noexcept;
 [[nodiscard]] std::int64_t realtime_ns() noexcept;
 [[nodiscard]] std::int64_t monotonic_ns() noexcept;
-/// getpid(), cached: glibc makes every getpid a system call, and writers record their pid per claim.
-/// Refreshed in a forked child by a pthread_atfork handler.
-[[nodiscard]] std::uint32_t current_pid() noexcept;
+
 
 }  // namespace weir::core::detail

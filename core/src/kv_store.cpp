@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kLookupAttempts = 64;  // key compares retried this often while a slot changes under us
 
-bool is_word_type(ValueType t) noexcept { return t == ValueType::i64 || t == ValueType::u64 || t == ValueType::f64; }
+using detail::is_word_type;
 bool is_integer(ValueType t) noexcept { return t == ValueType::i64 || t == ValueType::u64; }
 
 std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
@@ -491,14 +491,14 @@ KvStatus KvStore::resolve(std::string_view key, KeyHandle& out, bool create) noe
   return insert(key, hash, {}, ValueType::none, false, deadline_after(kDefaultWaitNs), out);
 }
 
-KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
+KvStatus KvStore::set_handle_slow(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
   if (read_only_) return KvStatus::read_only;
   if (h.slot >= slot_count_) return KvStatus::stale_handle;
   if (value.size() > value_bytes_) return KvStatus::value_too_large;
   return write_slot(h, value, type, 0);
 }
 
-KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) const noexcept {
+KvStatus KvStore::get_handle_slow(KeyHandle h, std::span<std::byte> out, ValueInfo& info) const noexcept {
   if (h.slot >= slot_count_) return KvStatus::stale_handle;
   return read_slot(h.slot, h.generation, {}, out, info, nullptr);
 }

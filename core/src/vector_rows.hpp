@@ -1,10 +1,15 @@
 #pragma once
 // Seqlock writer side, waiting and dead-writer recovery for vector rows, and the scoring kernels.
 // Private to core. The same protocol as KV slots (slot_ops.hpp), minus pins: rows have no atomic ops.
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 
+#include "slot_ops.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/detail/epoch.hpp"
+#include "weir/core/detail/seqlock.hpp"
 #include "weir/core/vector_store.hpp"
 
 namespace weir::core::detail {
@@ -13,15 +18,33 @@ namespace weir::core::detail {
 inline constexpr std::uint32_t kRowPresent = 1U << 0;  // a vector was written for `generation`
 inline constexpr std::uint32_t kRowTorn = 1U << 1;     // its writer died mid-write
 
-/// Claims the row's seqlock (even -> odd) and records our pid. With deadline 0 a held row fails at
+inline constexpr int kRowSpinsBeforeYield = 64;  // pause-spins before a waiter yields the CPU
+
+/// Spins a little, then yields. Thread: any waiter.
+inline void row_backoff(int& spins) noexcept {
+  if (++spins < kRowSpinsBeforeYield) {
+    cpu_relax();
+  } else {
+    sched_yield();
+  }
+}
+
+/// Whether KV slot `s` is live and still holds the incarnation `generation`: a row counts only then.
+/// Acquire pairs with insert's release stores of generation and meta. Thread: any.
+inline bool slot_holds(const SlotHeader& s, std::uint32_t generation) noexcept {
+  const std::uint32_t g = s.generation.load(std::memory_order_acquire);
+  const std::uint64_t m = s.meta.load(std::memory_order_acquire);
+  return g == generation && meta_live(m) && s.generation.load(std::memory_order_relaxed) == g;
+}
+
+/// Claims the row's seqlock: even -> odd with our pid in the word (detail/epoch.hpp), one CAS. With deadline 0 a held row fails at
 /// once; otherwise it waits, recovering a dead owner's row, until the deadline. Thread: any writer.
 [[nodiscard]] bool claim_row(ArenaHeader& header, VectorRowHeader& row, std::int64_t deadline_ns) noexcept;
 
-/// Ends a claim: odd -> even with release, after clearing the owner.
+/// Ends a claim: odd -> even, owner cleared and version bumped in one release store.
 inline void release_row(VectorRowHeader& row) noexcept {
-  row.owner.store(0, std::memory_order_relaxed);                     // ordered before the release store below
   const std::uint64_t odd = row.epoch.load(std::memory_order_relaxed);  // ours: nobody else moves it now
-  row.epoch.store(odd + 1, std::memory_order_release);               // every float is visible before even
+  row.epoch.store(epoch_released(odd), std::memory_order_release);   // every float is visible before even
 }
 
 /// Waits (bounded) for an odd epoch to move on; once the row has been odd for kStuckAfterNs since
@@ -32,8 +55,8 @@ inline void release_row(VectorRowHeader& row) noexcept {
                               std::int64_t started_ns, std::int64_t deadline_ns, bool writable,
                               std::uint64_t* recovered = nullptr) noexcept;
 
-/// One pass of settle_row's check, without waiting: if the row has been odd since started_ns for at
-/// least kStuckAfterNs and its owner is dead, recovers it. Returns whether it recovered the row.
+/// One pass of settle_row's check, without waiting: if the row has held odd_epoch since started_ns for
+/// at least kStuckAfterNs and the pid in it is dead, recovers it. Returns whether it recovered the row.
 [[nodiscard]] bool recover_if_dead(ArenaHeader& header, VectorRowHeader& row, std::uint64_t odd_epoch,
                                    std::int64_t started_ns, std::int64_t now_ns) noexcept;
 

@@ -10,6 +10,9 @@
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/detail/epoch.hpp"
+#include "weir/core/detail/pid.hpp"
+#include "weir/core/detail/seqlock.hpp"
+#include "weir/core/detail/slot_meta.hpp"
 
 namespace weir::core {
 
@@ -83,6 +86,7 @@ class KvStore {
                     std::int64_t timeout_ns = kDefaultWaitNs) noexcept;
 
   /// Copies the value into out. value_too_large when out is smaller (info.length tells the size).
+  /// Bytes of out past info.length are unspecified.
   KvStatus get(std::string_view key, std::span<std::byte> out, ValueInfo& info) const noexcept;
   /// Zero-copy: points into the arena. Check view.valid() after using the bytes.
   KvStatus view(std::string_view key, ValueView& out) const noexcept;
@@ -90,8 +94,10 @@ class KvStore {
 
   /// Resolves a key once, inserting it empty (type none) when create is set.
   KvStatus resolve(std::string_view key, KeyHandle& out, bool create = false) noexcept;
-  KvStatus set(KeyHandle handle, std::span<const std::byte> value, ValueType type = ValueType::bytes) noexcept;
-  KvStatus get(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
+  /// By handle: the uncontended case is inline (one CAS, one copy, one release store); anything
+  /// unusual (held slot, stale handle, pulsed groups, integer values) takes the out-of-line path.
+  inline KvStatus set(KeyHandle handle, std::span<const std::byte> value, ValueType type = ValueType::bytes) noexcept;
+  inline KvStatus get(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
   KvStatus view(KeyHandle handle, ValueView& out) const noexcept;
 
   /// Atomic read-modify-write on an integer key (i64 or u64): never fails with busy; waits, bounded,
@@ -150,6 +156,8 @@ class KvStore {
                        ValueView* view) const noexcept;
   bool wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadline_ns) noexcept;
 
+  KvStatus set_handle_slow(KeyHandle handle, std::span<const std::byte> value, ValueType type) noexcept;
+  KvStatus get_handle_slow(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
   void publish(std::uint32_t i, std::uint32_t generation, std::uint64_t group_bits) noexcept;
   std::uint64_t group_bits_locked(std::uint32_t i) noexcept;
 
@@ -168,6 +176,58 @@ class KvStore {
   std::uint32_t max_probe_ = 0;
   bool read_only_ = false;
 };
+
+KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) const noexcept {
+  if (h.slot < slot_count_ && out.size() >= detail::kSmallCopyBytes) [[likely]] {
+    const SlotHeader& s = slot(h.slot);
+    const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+    const std::uint32_t generation = s.generation.load(std::memory_order_relaxed);
+    const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+    const std::uint32_t length = detail::meta_value_len(m);
+    // Integer values are copied like any bytes: integer ops bump the epoch, so the re-check sees them.
+    if (!detail::epoch_odd(epoch) && (detail::meta_flags(m) & (kSlotLive | kSlotTorn)) == kSlotLive &&
+        generation == h.generation && length <= detail::kSmallCopyBytes) [[likely]] {
+      detail::seqlock_copy_out_small(out.data(), value_ptr(h.slot));  // bytes past length: unspecified
+      std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
+      if (s.epoch.load(std::memory_order_relaxed) == epoch) [[likely]] {
+        info = ValueInfo{detail::meta_type(m), length, epoch};
+        return KvStatus::ok;
+      }
+    }
+  }
+  return get_handle_slow(h, out, info);
+}
+
+KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
+  if (h.slot < slot_count_ && value.size() <= value_bytes_ && !read_only_ && !detail::is_word_type(type)) [[likely]] {
+    SlotHeader& s = slot(h.slot);
+    std::uint64_t epoch = s.epoch.load(std::memory_order_relaxed);
+    const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
+    // seq_cst CAS: the claim and the pins load below form a Dekker pair with integer ops.
+    const std::uint64_t claimed = detail::epoch_claimed(epoch, detail::current_pid());
+    if (!detail::epoch_odd(epoch) &&
+        s.epoch.compare_exchange_strong(epoch, claimed, std::memory_order_seq_cst, std::memory_order_relaxed))
+        [[likely]] {
+      std::atomic_thread_fence(std::memory_order_release);  // the odd epoch is visible before the payload
+      const std::uint64_t m = s.meta.load(std::memory_order_relaxed);  // stable: we hold the slot
+      if (s.pins.load(std::memory_order_seq_cst) == 0 &&
+          s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
+          s.groups_seen.load(std::memory_order_relaxed) == version &&
+          s.group_bits.load(std::memory_order_relaxed) == 0) [[likely]] {
+        const auto length = static_cast<std::uint32_t>(value.size());
+        if (length != 0) detail::seqlock_copy_in(value_ptr(h.slot), value.data(), length);
+        s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
+        s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);  // payload visible first
+        return KvStatus::ok;
+      }
+      // Unusual: hand the slot back untouched (a version bump without a change) and take the long way.
+      s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);
+    } else if (detail::epoch_odd(epoch)) {
+      return KvStatus::busy;  // EAGAIN at once, as the contract says
+    }
+  }
+  return set_handle_slow(h, value, type);
+}
 
 template <class Fn>
 void KvStore::for_each_key(Fn&& fn) const {

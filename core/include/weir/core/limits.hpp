@@ -32,6 +32,9 @@ inline constexpr std::uint32_t kConsumerBytes = 256;             // room per con
 inline constexpr std::uint32_t kMaxConsumerCapacity = 4096;      // refuse more consumer rows than this
 inline constexpr std::uint32_t kDefaultVectorDim = 768;          // float32 per vector when vectors are on
 inline constexpr std::uint32_t kMaxVectorDim = 65536;            // refuse wider vectors than this
+inline constexpr int kVectorScoreAttempts = 4;                   // in-place scores of one row tried before a search defers it
+inline constexpr std::uint32_t kVectorDeferredRows = 64;         // held rows one search revisits after its pass; more are skipped
+inline constexpr std::uint32_t kVectorPrefetchRows = 2;          // rows a search prefetches ahead of the one it scores (0: none)
 inline constexpr std::uint32_t kAttachCapacity = 128;            // processes tracked as attached to one arena
 
 inline constexpr int kReadSpins = 256;                           // reader retries on an odd epoch before slowing down

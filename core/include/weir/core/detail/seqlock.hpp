@@ -16,6 +16,13 @@
 namespace weir::core::detail {
 
 WEIR_SEQLOCK_COPY void seqlock_copy_out(void* dst, const void* src, std::size_t n) noexcept { std::memcpy(dst, src, n); }
+/// Copies a small value (at most kSmallCopyBytes) with one fixed-size copy, which compiles to a few
+/// vector moves instead of a call. Requires: dst and src each have kSmallCopyBytes readable/writable
+/// bytes (value areas are rounded up to 64 bytes; the caller checks its own buffer).
+inline constexpr std::size_t kSmallCopyBytes = 64;
+WEIR_SEQLOCK_COPY void seqlock_copy_out_small(void* dst, const void* src) noexcept {
+  std::memcpy(dst, src, kSmallCopyBytes);
+}
 WEIR_SEQLOCK_COPY void seqlock_copy_in(void* dst, const void* src, std::size_t n) noexcept { std::memcpy(dst, src, n); }
 WEIR_SEQLOCK_COPY bool seqlock_equal(const void* a, const void* b, std::size_t n) noexcept {
   const auto* x = static_cast<const unsigned char*>(a);

@@ -1,0 +1,272 @@
+// Top-k search: one streaming pass over the vector rows, each scored in place inside its seqlock window,
+// a fixed-size heap kept in the caller's result buffer, and a short second pass over rows whose writers
+// were inside. Nothing is allocated. Protocol: docs/design/vectors.md.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "backing.hpp"
+#include "vector_rows.hpp"
+#include "weir/core/vector_store.hpp"
+
+namespace weir::core {
+
+namespace {
+
+using detail::kRowPresent;
+using detail::kRowTorn;
+
+// Everything one search reads, copied out of the VectorStore so the scan can be a free template.
+struct ScanContext {
+  ArenaHeader* header;
+  std::byte* rows_base;
+  const std::byte* slots_base;
+  std::uint64_t row_stride;
+  std::uint64_t slot_stride;
+  std::uint32_t rows;
+  std::uint32_t dim;
+  bool writable;
+  const float* query;
+  float inv_query_norm;  // 0 for a zero query: every cosine is then 0
+  detail::RowKernel kernel;
+
+  [[nodiscard]] VectorRowHeader& row(std::uint32_t i) const noexcept {
+    return *reinterpret_cast<VectorRowHeader*>(rows_base + std::uint64_t{i} * row_stride);
+  }
+  [[nodiscard]] const float* row_data(std::uint32_t i) const noexcept {
+    return reinterpret_cast<const float*>(rows_base + std::uint64_t{i} * row_stride + sizeof(VectorRowHeader));
+  }
+  [[nodiscard]] const SlotHeader& slot(std::uint32_t i) const noexcept {
+    return *reinterpret_cast<const SlotHeader*>(slots_base + std::uint64_t{i} * slot_stride);
+  }
+};
+
+// Ranks are "larger is better" for every metric; finish() turns them into reported scores.
+template <Metric M>
+float rank_of(float raw, float norm, float inv_query_norm) noexcept {
+  if constexpr (M == Metric::dot) {
+    return raw;
+  } else if constexpr (M == Metric::l2) {
+    return -raw;  // raw is the squared distance
+  } else {
+    // A zero vector has no direction: similarity 0, never NaN.
+    return norm > 0.0F ? std::clamp(raw * inv_query_norm / norm, -1.0F, 1.0F) : 0.0F;
+  }
+}
+
+template <Metric M>
+float finish(float rank) noexcept {
+  if constexpr (M == Metric::l2) {
+    return std::sqrt(std::max(-rank, 0.0F));
+  } else {
+    return rank;
+  }
+}
+
+// A min-heap of the best k ranks so far, kept in the caller's buffer (score holds the rank meanwhile).
+class TopK {
+ public:
+  explicit TopK(std::span<VectorHit> buffer) noexcept : heap_(buffer) {}
+
+  // NaN never enters; a full heap takes only what beats its worst.
+  [[nodiscard]] bool wants(float rank) const noexcept {
+    return size_ < heap_.size() ? !std::isnan(rank) : rank > heap_[0].score;
+  }
+  void push(std::uint32_t slot, std::uint32_t generation, float rank) noexcept {
+    if (size_ == heap_.size()) {
+      std::pop_heap(heap_.begin(), heap_.end(), worse_first);
+      heap_[size_ - 1] = VectorHit{slot, generation, rank};
+    } else {
+      heap_[size_++] = VectorHit{slot, generation, rank};
+    }
+    std::push_heap(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(size_), worse_first);
+  }
+  // Best first; returns how many.
+  std::size_t sort_best_first() noexcept {
+    std::sort_heap(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(size_), worse_first);
+    return size_;
+  }
+
+ private:
+  static bool worse_first(const VectorHit& a, const VectorHit& b) noexcept { return a.score > b.score; }
+  std::span<VectorHit> heap_;
+  std::size_t size_ = 0;
+};
+
+enum class RowRead : std::uint8_t { scored, absent, torn, held };
+
+struct Scored {
+  std::uint64_t epoch = 0;  // the word loaded first: odd (held), or even
+  float raw = 0.0F;
+  float norm = 0.0F;
+  std::uint32_t generation = 0;
+};
+
+// One seqlock read of row i, scoring the floats in place between the epoch load and the re-check.
+inline RowRead score_row(const ScanContext& c, std::uint32_t i, Scored& out) noexcept {
+  const VectorRowHeader& r = c.row(i);
+  out.epoch = r.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+  if (detail::epoch_odd(out.epoch)) return RowRead::held;
+  const std::uint32_t flags = r.flags.load(std::memory_order_relaxed);
+  if ((flags & kRowPresent) == 0) return RowRead::absent;  // nothing to validate: skipping is always safe
+  if ((flags & kRowTorn) != 0) return RowRead::torn;
+  out.generation = r.generation.load(std::memory_order_relaxed);
+  out.norm = std::bit_cast<float>(r.norm_bits.load(std::memory_order_relaxed));
+  out.raw = c.kernel(c.query, c.row_data(i), c.dim);
+  std::atomic_thread_fence(std::memory_order_acquire);  // the kernel's reads happen before the re-check
+  return r.epoch.load(std::memory_order_relaxed) == out.epoch ? RowRead::scored : RowRead::held;
+}
+
+struct Deferred {
+  std::uint32_t row;
+  std::uint64_t epoch;    // the odd word seen (or an even one that changed under the kernel)
+  std::int64_t seen_ns;   // when that word was first seen
+};
+
+template <Metric M>
+class Scan {
+ public:
+  Scan(const ScanContext& c, std::span<VectorHit> out) noexcept : c_(c), top_(out) {}
+
+  std::size_t run(std::int64_t wait_ns, SearchStats& stats) noexcept {
+    stats_ = &stats;
+    for (std::uint32_t i = 0; i < c_.rows; ++i) {
+      if constexpr (kVectorPrefetchRows > 0) {
+        if (i + kVectorPrefetchRows < c_.rows) prefetch(i + kVectorPrefetchRows);
+      }
+      first_pass(i);
+    }
+    if (deferred_count_ != 0) second_pass(wait_ns);
+    stats.rows_scanned += c_.rows;
+    return top_.sort_best_first();
+  }
+
+ private:
+  void prefetch(std::uint32_t i) const noexcept {
+    const auto* p = reinterpret_cast<const char*>(&c_.row(i));
+    for (std::uint64_t off = 0; off < c_.row_stride; off += kCacheLine) __builtin_prefetch(p + off);
+  }
+
+  void consider(std::uint32_t i, const Scored& s) noexcept {
+    ++stats_->rows_scored;
+    const float rank = rank_of<M>(s.raw, s.norm, c_.inv_query_norm);
+    // The slot check runs only for rows that would enter the heap: a deleted key's row, or one left by
+    // an earlier incarnation of the slot, never does.
+    if (top_.wants(rank) && detail::slot_holds(c_.slot(i), s.generation)) top_.push(i, s.generation, rank);
+  }
+
+  void first_pass(std::uint32_t i) noexcept {
+    Scored s;
+    for (int attempt = 1;; ++attempt) {
+      switch (score_row(c_, i, s)) {
+        case RowRead::scored: consider(i, s); return;
+        case RowRead::absent: return;
+        case RowRead::torn: ++stats_->skipped_torn; return;
+        case RowRead::held: break;
+      }
+      if (attempt == kVectorScoreAttempts) break;
+      ++stats_->retries;
+      detail::cpu_relax();
+    }
+    if (deferred_count_ == deferred_.size()) {
+      ++stats_->skipped_busy;  // more held rows than we remember: skip, counted
+      return;
+    }
+    deferred_[deferred_count_++] = Deferred{i, s.epoch, detail::monotonic_ns()};
+  }
+
+  // Rows whose writers were inside: most finish within nanoseconds. Waits at most wait_ns in all; a row
+  // held by the same word for kStuckAfterNs whose writer is dead is recovered and skipped as torn.
+  void second_pass(std::int64_t wait_ns) noexcept {
+    const std::int64_t deadline = detail::monotonic_ns() + std::max<std::int64_t>(wait_ns, 0);
+    for (std::size_t d = 0; d < deferred_count_; ++d) {
+      Deferred& held = deferred_[d];
+      VectorRowHeader& r = c_.row(held.row);
+      Scored s;
+      for (int spins = 0;;) {
+        const RowRead got = score_row(c_, held.row, s);
+        if (got == RowRead::scored) {
+          consider(held.row, s);
+          break;
+        }
+        if (got == RowRead::absent) break;
+        if (got == RowRead::torn) {
+          ++stats_->skipped_torn;
+          break;
+        }
+        const std::int64_t now = detail::monotonic_ns();
+        if (s.epoch != held.epoch) {  // a different writer (or version) than the one we timed
+          held.epoch = s.epoch;
+          held.seen_ns = now;
+        }
+        ++stats_->retries;
+        if (detail::epoch_odd(s.epoch) && c_.writable &&
+            detail::recover_if_dead(*c_.header, r, s.epoch, held.seen_ns, now)) {
+          ++stats_->recovered;
+          continue;  // the next read sees the row torn
+        }
+        if (now >= deadline) {
+          ++stats_->skipped_busy;
+          break;
+        }
+        detail::row_backoff(spins);
+      }
+    }
+  }
+
+  const ScanContext& c_;
+  TopK top_;
+  SearchStats* stats_ = nullptr;
+  std::array<Deferred, kVectorDeferredRows> deferred_{};
+  std::size_t deferred_count_ = 0;
+};
+
+template <Metric M>
+std::size_t run_scan(const ScanContext& c, std::span<VectorHit> out, std::int64_t wait_ns, SearchStats& stats) noexcept {
+  Scan<M> scan(c, out);
+  const std::size_t n = scan.run(wait_ns, stats);
+  for (std::size_t i = 0; i < n; ++i) out[i].score = finish<M>(out[i].score);
+  return n;
+}
+
+}  // namespace
+
+VectorStatus VectorStore::search(std::span<const float> query, const SearchOptions& options, std::span<VectorHit> out,
+                                 std::size_t& count, SearchStats* stats) const noexcept {
+  count = 0;
+  if (dim_ == 0) return VectorStatus::no_vectors;
+  if (query.size() != dim_) return VectorStatus::wrong_length;
+  const detail::KernelTable* table = detail::kernel_table(options.kernel);
+  if (table == nullptr) return VectorStatus::no_kernel;
+  double sum = 0.0;
+  for (const float x : query) sum += static_cast<double>(x) * static_cast<double>(x);
+  const double norm = std::sqrt(sum);
+  if (!std::isfinite(norm) || norm > static_cast<double>(std::numeric_limits<float>::max()))
+    return VectorStatus::not_finite;
+  if (out.empty()) return VectorStatus::ok;
+
+  const ScanContext c{header_,
+                      rows_base_,
+                      slots_base_,
+                      row_stride_,
+                      slot_stride_,
+                      rows_,
+                      dim_,
+                      !read_only_,
+                      query.data(),
+                      norm > 0.0 ? static_cast<float>(1.0 / norm) : 0.0F,
+                      options.metric == Metric::l2 ? table->l2sq : table->dot};
+  SearchStats local;
+  SearchStats& s = stats != nullptr ? *stats : local;
+  s = SearchStats{};
+  switch (options.metric) {
+    case Metric::cosine: count = run_scan<Metric::cosine>(c, out, options.wait_ns, s); break;
+    case Metric::dot: count = run_scan<Metric::dot>(c, out, options.wait_ns, s); break;
+    case Metric::l2: count = run_scan<Metric::l2>(c, out, options.wait_ns, s); break;
+  }
+  return VectorStatus::ok;
+}
+
+}  // namespace weir::core
