@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backing.hpp"
+#include "weir/core/numa.hpp"
 
 namespace weir::core {
 
@@ -117,6 +118,14 @@ Result<Arena> Arena::create(std::string_view where, const ArenaOptions& options)
   if (auto r = detail::size_backing(*fd, planned.arena_bytes, what); !r) return abandon(r.error());
   auto base = detail::map_backing(*fd, planned.arena_bytes, false, what);
   if (!base) return abandon(base.error());
+  if (options.numa_node >= 0) {  // before the first touch below, so every page lands on the node
+    if (auto bound = numa_bind(*base, planned.arena_bytes, options.numa_node); !bound) {
+      munmap(*base, planned.arena_bytes);
+      return abandon(with_context(bound.error(), what));
+    }
+  }
+  const bool prefaulted = options.prefault || options.numa_node >= 0;
+  if (prefaulted) prefault(*base, planned.arena_bytes);  // the hot path never page-faults
 
   // A new object reads as zeros: every index entry is empty and every slot epoch even.
   auto& h = *reinterpret_cast<ArenaHeader*>(*base);
@@ -126,6 +135,8 @@ Result<Arena> Arena::create(std::string_view where, const ArenaOptions& options)
   h.creator_pid = static_cast<std::uint32_t>(getpid());
   h.mode = planned.mode;
   h.created_ns = static_cast<std::uint64_t>(detail::realtime_ns());
+  h.numa_node = options.numa_node;
+  h.create_flags = prefaulted ? kCreatePrefaulted : 0U;
   h.geometry = planned.geometry;
   std::memcpy(h.regions, planned.regions, sizeof(h.regions));
   std::memset(h.name, 0, sizeof(h.name));

@@ -104,6 +104,8 @@ Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, 
   if (h.header_checksum != header_checksum(h)) return refuse("header checksum mismatch: the header is corrupted");
   if (h.header_bytes != kHeaderBytes) return refuse("header size " + num(h.header_bytes) + " is not " + num(kHeaderBytes));
   if (std::memchr(h.name, 0, sizeof(h.name)) == nullptr) return refuse("name is not terminated");
+  if (h.numa_node < -1) return refuse("NUMA node field " + std::to_string(h.numa_node) + " is invalid");
+  if ((h.create_flags & ~kCreatePrefaulted) != 0) return refuse("unknown create flags " + num(h.create_flags));
 
   const Geometry& g = h.geometry;
   ArenaOptions o;

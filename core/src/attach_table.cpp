@@ -11,6 +11,7 @@
 #include "backing.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/core/numa.hpp"
 
 namespace weir::core {
 
@@ -90,6 +91,13 @@ Result<ArenaStatus> inspect(std::string_view where) {
   s.recovered_slots = h.recovered_slots.load(std::memory_order_relaxed);
   if (auto owner = detail::backing_owner(arena->fd(), arena->location().describe())) s.owner_uid = owner->first;
   s.live_keys = KvStore(*arena).count();
+  s.numa_node = h.numa_node;
+  s.prefaulted = (h.create_flags & kCreatePrefaulted) != 0;
+  if (auto policy = memory_policy_of(arena->base())) {
+    s.numa_policy = policy->mode;
+    s.numa_policy_nodes = policy->nodes;
+    s.numa_page_node = policy->page_node;
+  }
   return s;
 }
 

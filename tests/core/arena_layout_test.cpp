@@ -25,6 +25,8 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ArenaHeader, creator_pid) == 16);
   CHECK(offsetof(ArenaHeader, mode) == 20);
   CHECK(offsetof(ArenaHeader, created_ns) == 24);
+  CHECK(offsetof(ArenaHeader, numa_node) == 32);
+  CHECK(offsetof(ArenaHeader, create_flags) == 36);
   CHECK(offsetof(ArenaHeader, geometry) == 64);
   CHECK(offsetof(ArenaHeader, regions) == 128);
   CHECK(offsetof(ArenaHeader, name) == 256);

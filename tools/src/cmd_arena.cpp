@@ -85,6 +85,9 @@ void add_create(CLI::App& app, Action& action) {
             return parse_mode(text) ? std::string{} : "must be octal permission bits such as 0660";
           },
           "MODE"));
+  sub->add_option("--numa-node", o.numa_node, "bind the arena's pages to this NUMA node (and prefault them)")
+      ->check(CLI::Range(0, 1023));
+  sub->add_flag("--prefault", o.prefault, "touch every page at create so the hot path never page-faults");
   sub->add_flag("--replace", o.replace_stale,
                 "replace an existing arena of that name if it is stale (creator dead, nobody attached)");
   add_json_flag(*sub, args->json);

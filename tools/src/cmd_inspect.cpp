@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "output.hpp"
 #include "weir/core/arena.hpp"
+#include "weir/core/numa.hpp"
 
 namespace weir::tools {
 namespace {
@@ -27,6 +28,7 @@ constexpr std::array<std::pair<Region, std::string_view>, static_cast<std::size_
     {Region::vectors, "vectors"},
     {Region::consumers, "consumers"},
     {Region::attach, "attach"},
+    {Region::watchers, "watchers"},
 }};
 constexpr int kOffsetWidth = 14;  // columns for a region offset in the human table
 constexpr int kRegionNameWidth = kLabelWidth - kColumnGap;  // region rows are indented one gap deeper
@@ -61,6 +63,27 @@ std::string regions_json(const core::ArenaHeader& header) {
   return out.str();
 }
 
+// The NUMA policy asked for at create and the one the kernel reports for the arena's first page.
+std::string numa_json(const core::ArenaStatus& status) {
+  JsonObject numa;
+  numa.number("requested_node", status.numa_node)
+      .boolean("prefaulted", status.prefaulted)
+      .text("policy", status.numa_policy)
+      .raw("policy_nodes", fmt::format("[{}]", fmt::join(status.numa_policy_nodes, ",")))
+      .number("page_node", status.numa_page_node)
+      .number("machine_nodes", core::numa_node_count())
+      .boolean("libnuma", core::numa_library_loaded());
+  return numa.str();
+}
+
+std::string numa_text(const core::ArenaStatus& status) {
+  const std::string asked = status.numa_node < 0 ? "no node asked" : fmt::format("node {} asked", status.numa_node);
+  return fmt::format("{}; policy {} [{}], first page on node {}{}; {} node(s), {}", asked, status.numa_policy,
+                     fmt::join(status.numa_policy_nodes, ","), status.numa_page_node,
+                     status.prefaulted ? ", prefaulted" : "", core::numa_node_count(),
+                     core::numa_library_loaded() ? "libnuma" : "system calls (no libnuma)");
+}
+
 void print_info_json(const core::ArenaStatus& status, const core::Arena* arena) {
   JsonObject out;
   out.text("location", status.location)
@@ -76,7 +99,8 @@ void print_info_json(const core::ArenaStatus& status, const core::Arena* arena) 
       .number("recovered_slots", status.recovered_slots)
       .number("created_ns", status.created_ns)
       .text("created", iso8601_utc(status.created_ns))
-      .raw("geometry", geometry_json(status.geometry));
+      .raw("geometry", geometry_json(status.geometry))
+      .raw("numa", numa_json(status));
   if (arena != nullptr) {
     out.number("layout_version", arena->header().layout_version)
         .number("header_bytes", arena->header().header_bytes)
@@ -100,6 +124,7 @@ void print_info_human(const core::ArenaStatus& status, const core::Arena* arena)
                        : fmt::format("{} (pids {})", status.attached.size(), fmt::join(status.attached, ", ")));
   line("stale", status.stale ? "yes: creator dead and nobody attached" : "no");
   line("keys", fmt::format("{} live, {} slots recovered from dead writers", status.live_keys, status.recovered_slots));
+  line("numa", numa_text(status));
   print_geometry(status.geometry);
   if (arena == nullptr) return;
   line("layout", fmt::format("version {}, header {} B", arena->header().layout_version, arena->header().header_bytes));

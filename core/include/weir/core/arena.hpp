@@ -40,6 +40,8 @@ struct ArenaOptions {
   std::uint32_t group_log_entries = kDefaultGroupLogEntries;
   std::uint32_t mode = kDefaultMode;  // 0600 unless a group mode is asked for
   bool replace_stale = false;         // create over a stale arena of the same name
+  int numa_node = -1;                 // bind every page to this node before first touch (-1: no binding)
+  bool prefault = false;              // touch every page at create (always done with a numa_node)
 };
 
 struct OpenOptions {
@@ -127,6 +129,11 @@ struct ArenaStatus {
   Geometry geometry{};
   std::uint64_t live_keys = 0;
   std::uint64_t recovered_slots = 0;
+  int numa_node = -1;       // node asked for at create, -1 none
+  bool prefaulted = false;
+  std::string numa_policy;  // policy the kernel reports for the arena's first page
+  std::vector<int> numa_policy_nodes;
+  int numa_page_node = -1;  // node actually holding the first page
   std::string error;        // set when the arena could not be validated
 };
 

@@ -65,7 +65,9 @@ struct ArenaHeader {                                 //  off  size
   std::uint32_t creator_pid;                         //   16    4
   std::uint32_t mode;                                //   20    4  permission bits asked at create
   std::uint64_t created_ns;                          //   24    8  CLOCK_REALTIME
-  std::uint8_t reserved0[32];                        //   32   32  zero
+  std::int32_t numa_node;                            //   32    4  node the pages are bound to, -1 none
+  std::uint32_t create_flags;                        //   36    4  kCreatePrefaulted
+  std::uint8_t reserved0[24];                        //   40   24  zero
   Geometry geometry;                                 //   64   64
   RegionDesc regions[kRegionSlots];                  //  128  128
   char name[64];                                     //  256   64  zero-terminated
@@ -85,6 +87,8 @@ static_assert(std::is_standard_layout_v<ArenaHeader>);
 static_assert(sizeof(ArenaHeader) == kHeaderBytes && alignof(ArenaHeader) == kCacheLine);
 static_assert(offsetof(ArenaHeader, layout_version) == 4 && offsetof(ArenaHeader, arena_bytes) == 8);
 static_assert(offsetof(ArenaHeader, creator_pid) == 16 && offsetof(ArenaHeader, created_ns) == 24);
+static_assert(offsetof(ArenaHeader, numa_node) == 32 && offsetof(ArenaHeader, create_flags) == 36);
+inline constexpr std::uint32_t kCreatePrefaulted = 1;  // create_flags: every page was touched at create
 static_assert(offsetof(ArenaHeader, geometry) == 64 && offsetof(ArenaHeader, regions) == 128);
 static_assert(offsetof(ArenaHeader, name) == 256 && offsetof(ArenaHeader, header_checksum) == 320);
 static_assert(offsetof(ArenaHeader, generation) == 384 && offsetof(ArenaHeader, recovered_slots) == 448);
