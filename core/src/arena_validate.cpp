@@ -67,7 +67,7 @@ Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
       logs_offset_in_groups() + std::uint64_t{kGroupCount} * g.group_log_entries * sizeof(LogEntry),
       std::uint64_t{g.channel_capacity} * kChannelDescBytes + round_up(g.channel_data_bytes, kCacheLine),
       std::uint64_t{g.vector_count} * vector_row_stride(g.vector_dim),
-      std::uint64_t{g.consumer_capacity} * kConsumerBytes,
+      std::uint64_t{g.consumer_capacity} * sizeof(ConsumerRow),
       round_up(std::uint64_t{g.attach_capacity} * sizeof(AttachEntry), kCacheLine),
       std::uint64_t{kWatcherCapacity} * sizeof(WatcherRow),
   };

@@ -24,6 +24,13 @@ inline std::uint64_t slot_group_bits(const SignalView& v, SlotHeader& s, const s
 std::uint64_t refresh_group_bits(const SignalView& v, SlotHeader& s, const std::byte* key,
                                  std::uint32_t key_len, std::uint64_t version) noexcept;
 
+/// The same for a channel: groups of its labels, and channel groups of its name. Thread: its writer.
+std::uint64_t channel_group_bits(const SignalView& v, ChannelDesc& d) noexcept;
+
+/// Change-log items name a KV slot, or a channel when this bit is set (then the upper half holds
+/// the low 32 bits of the block sequence).
+inline constexpr std::uint64_t kChannelItem = std::uint64_t{1} << 31;
+
 /// Pulses every group in `bits`, logs `item` in each group's change log, and rings the doorbell of
 /// every watcher asleep on one of them (FUTEX_WAKE only when one sleeps). Thread: any writer.
 void pulse_groups(const SignalView& v, std::uint64_t bits, std::uint64_t item) noexcept;

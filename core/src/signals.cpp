@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "backing.hpp"
+#include "pid_lock.hpp"
 #include "signal_publish.hpp"
 #include "weir/core/detail/hash.hpp"
 #include "weir/core/detail/seqlock.hpp"
@@ -33,28 +34,6 @@ std::uint64_t mask_from_hash(std::uint64_t h) noexcept {
   for (std::uint32_t i = 0; i < kBloomBitsPerLabel; ++i) m |= std::uint64_t{1} << ((h >> (6 * i)) & 63U);
   return m;
 }
-
-// The group table lock: a pid word, cold path only, recovered when its holder died.
-class TableLock {
- public:
-  explicit TableLock(ArenaHeader& h) noexcept : h_(h) {
-    const std::uint64_t me = detail::current_pid();
-    for (int spins = 0;;) {
-      std::uint64_t holder = 0;
-      if (h_.groups_lock.compare_exchange_weak(holder, me, std::memory_order_acquire)) return;
-      if (holder != 0 && !pid_alive(static_cast<std::uint32_t>(holder)) &&
-          h_.groups_lock.compare_exchange_strong(holder, me, std::memory_order_acquire))
-        return;  // its holder died mid-edit: edits are single stores, so the table is consistent
-      if (++spins > 64) sched_yield();
-    }
-  }
-  ~TableLock() { h_.groups_lock.store(0, std::memory_order_release); }
-  TableLock(const TableLock&) = delete;
-  TableLock& operator=(const TableLock&) = delete;
-
- private:
-  ArenaHeader& h_;
-};
 
 bool same_name(const char* stored, std::uint32_t stored_bytes, std::string_view name) noexcept {
   return stored_bytes == name.size() && std::memcmp(stored, name.data(), name.size()) == 0;
@@ -89,6 +68,24 @@ std::uint64_t refresh_group_bits(const SignalView& v, SlotHeader& s, const std::
   }
   s.group_bits.store(bits, std::memory_order_relaxed);
   s.groups_seen.store(version, std::memory_order_relaxed);  // a cache: a stale version only costs a refresh
+  return bits;
+}
+
+std::uint64_t channel_group_bits(const SignalView& v, ChannelDesc& d) noexcept {
+  const std::uint64_t version = v.header->groups_version.load(std::memory_order_acquire);  // pairs with table edits
+  if (d.groups_seen.load(std::memory_order_relaxed) == version) return d.group_bits.load(std::memory_order_relaxed);
+  std::uint64_t bits = 0;
+  for (std::uint32_t g = 0; g < kGroupCount; ++g) {
+    const SignalGroup& group = v.groups[g];
+    const auto kind = static_cast<GroupKind>(group.kind.load(std::memory_order_acquire));
+    const std::uint64_t m = group.mask.load(std::memory_order_relaxed);
+    if ((kind != GroupKind::label && kind != GroupKind::channel) || (d.labels & m) != m) continue;
+    const bool exact = kind == GroupKind::label ? (d.label_ids >> group.label_id.load(std::memory_order_relaxed) & 1U) != 0
+                                                : same_name(group.name, group.name_bytes, d.name);
+    if (exact) bits |= std::uint64_t{1} << g;
+  }
+  d.group_bits.store(bits, std::memory_order_relaxed);
+  d.groups_seen.store(version, std::memory_order_relaxed);
   return bits;
 }
 
@@ -139,7 +136,7 @@ Result<std::uint32_t> GroupTable::label_id(std::string_view label) {
     const LabelEntry& e = labels_[i];
     if (e.state.load(std::memory_order_acquire) == kLabelReady && same_name(e.name, e.name_bytes, label)) return i;
   }
-  TableLock lock(*header_);
+  detail::PidLock lock(header_->groups_lock);
   for (std::uint32_t i = 0; i < kLabelCapacity; ++i) {
     LabelEntry& e = labels_[i];
     const std::uint32_t state = e.state.load(std::memory_order_acquire);
@@ -163,7 +160,7 @@ Result<std::uint32_t> GroupTable::acquire(GroupKind kind, std::string_view name,
   if (name.size() > sizeof(SignalGroup::name))
     return fail(Errc::invalid_argument, "group '" + std::string(name) + "': longer than " +
                                             std::to_string(sizeof(SignalGroup::name)) + " bytes");
-  TableLock lock(*header_);
+  detail::PidLock lock(header_->groups_lock);
   std::uint32_t free_group = kGroupCount;
   for (std::uint32_t g = 0; g < kGroupCount; ++g) {
     SignalGroup& group = groups_[g];
@@ -195,6 +192,11 @@ Result<std::uint32_t> GroupTable::acquire_label(std::string_view label) {
   return acquire(GroupKind::label, label, label_mask(label), *id);
 }
 
+Result<std::uint32_t> GroupTable::acquire_channel(std::string_view channel) {
+  if (channel.empty()) return fail(Errc::invalid_argument, "cannot watch a channel with an empty name");
+  return acquire(GroupKind::channel, channel, label_mask("chan:" + std::string(channel)), 0);
+}
+
 Result<std::uint32_t> GroupTable::acquire_key(std::string_view key) {
   if (key.empty()) return fail(Errc::invalid_argument, "cannot watch an empty key");
   return acquire(GroupKind::key, key, key_self_mask(detail::hash_key(key)), 0);
@@ -202,7 +204,7 @@ Result<std::uint32_t> GroupTable::acquire_key(std::string_view key) {
 
 void GroupTable::release(std::uint32_t g) noexcept {
   if (g >= kGroupCount) return;
-  TableLock lock(*header_);
+  detail::PidLock lock(header_->groups_lock);
   SignalGroup& group = groups_[g];
   if (group.subscribers.load(std::memory_order_relaxed) == 0 || group.subscribers.fetch_sub(1) != 1) return;
   group.kind.store(static_cast<std::uint32_t>(GroupKind::free), std::memory_order_release);
@@ -325,6 +327,10 @@ Result<std::uint32_t> Watcher::subscribe_label(std::string_view label) {
   return add_group(GroupTable(*arena_).acquire_label(label));
 }
 
+Result<std::uint32_t> Watcher::subscribe_channel(std::string_view channel) {
+  return add_group(GroupTable(*arena_).acquire_channel(channel));
+}
+
 Result<std::uint32_t> Watcher::subscribe_key(std::string_view key) {
   return add_group(GroupTable(*arena_).acquire_key(key));
 }
@@ -398,7 +404,9 @@ bool Watcher::read_log(std::uint32_t group, std::uint64_t position, Change& out)
     const std::uint64_t item = e.item.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);  // the item load happens before the re-check
     if (e.seq.load(std::memory_order_relaxed) != seq) return false;
-    out = Change{group, static_cast<std::uint32_t>(item), static_cast<std::uint32_t>(item >> 32)};
+    const auto low = static_cast<std::uint32_t>(item);
+    out = Change{group, low & ~static_cast<std::uint32_t>(detail::kChannelItem), static_cast<std::uint32_t>(item >> 32),
+                 (item & detail::kChannelItem) != 0};
     return true;
   }
   return false;

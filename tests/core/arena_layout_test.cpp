@@ -12,7 +12,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 2);
+  CHECK(kArenaLayoutVersion == 3);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -37,6 +37,8 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ArenaHeader, groups_version) == 576);
   CHECK(offsetof(ArenaHeader, groups_lock) == 640);
   CHECK(offsetof(ArenaHeader, wake_syscalls) == 704);
+  CHECK(offsetof(ArenaHeader, channels_lock) == 768);
+  CHECK(offsetof(ArenaHeader, channel_data_used) == 776);
   CHECK(sizeof(Geometry) == 64);
   CHECK(sizeof(RegionDesc) == 16);
   CHECK(sizeof(SlotHeader) == 128);
@@ -64,6 +66,25 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(sizeof(WatcherRow) == 64);
   CHECK(offsetof(WatcherRow, groups) == 8);
   CHECK(offsetof(WatcherRow, wakeups) == 16);
+  CHECK(sizeof(ChannelDesc) == 1024);
+  CHECK(offsetof(ChannelDesc, writer_pid) == 8);
+  CHECK(offsetof(ChannelDesc, samples_written) == 16);
+  CHECK(offsetof(ChannelDesc, dropped_at_source) == 24);
+  CHECK(offsetof(ChannelDesc, name) == 64);
+  CHECK(offsetof(ChannelDesc, dtype) == 128);
+  CHECK(offsetof(ChannelDesc, ring_blocks) == 140);
+  CHECK(offsetof(ChannelDesc, ring_offset) == 152);
+  CHECK(offsetof(ChannelDesc, rate_bits) == 160);
+  CHECK(offsetof(ChannelDesc, wait_timeout_ns) == 192);
+  CHECK(offsetof(ChannelDesc, pyramid_entries) == 208);
+  CHECK(offsetof(ChannelDesc, units) == 216);
+  CHECK(sizeof(BlockHeader) == 64);
+  CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
+  CHECK(sizeof(PyramidEntry) == 16);
+  CHECK(sizeof(ConsumerRow) == 256);
+  CHECK(offsetof(ConsumerRow, policy) == 16);
+  CHECK(offsetof(ConsumerRow, blocks_read) == 32);
+  CHECK(offsetof(ConsumerRow, registered_ns) == 56);
   CHECK(sizeof(VectorRowHeader) == 64);
   CHECK(offsetof(VectorRowHeader, generation) == 16);
   CHECK(offsetof(VectorRowHeader, flags) == 20);
@@ -73,13 +94,13 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
 TEST_CASE("the default geometry plans the same regions as always") {
   ArenaHeader h{};
   REQUIRE(plan_layout(ArenaOptions{}, h));
-  CHECK(h.arena_bytes == 7938048);
+  CHECK(h.arena_bytes == 24715264);
   CHECK(h.geometry.slot_stride == 4288);
   CHECK(h.geometry.vector_count == 1024);
   CHECK(h.geometry.vector_dim == 768);
   CHECK(h.geometry.group_log_entries == 256);
-  const RegionDesc expected[] = {{4096, 8192},       {12288, 4390912},   {4403200, 282624}, {4685824, 16384},
-                                 {4702208, 3211264}, {7913472, 16384},   {7929856, 2048},   {7931904, 4096}};
+  const RegionDesc expected[] = {{4096, 8192},         {12288, 4390912},    {4403200, 282624},  {4685824, 16793600},
+                                 {21479424, 3211264}, {24690688, 16384},   {24707072, 2048},   {24709120, 4096}};
   for (std::size_t r = 0; r < std::size(expected); ++r) {
     CAPTURE(r);
     CHECK(h.regions[r].offset == expected[r].offset);

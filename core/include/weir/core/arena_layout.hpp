@@ -7,9 +7,10 @@
 //   regions[slots]    slot_count x slot_stride: SlotHeader, key bytes, value bytes
 //   regions[groups]   kGroupCount x SignalGroup, kLabelCapacity x LabelEntry,
 //                     kGroupCount x group_log_entries x LogEntry (each group's change log)
-//   regions[channels] channel descriptors + rings    (reserved)
+//   regions[channels] channel_capacity x ChannelDesc, then the channel data pool (channel_data_bytes):
+//                     each channel's ring (ring_blocks x (BlockHeader + payload)) and min/max pyramid
 //   regions[vectors]  vector_count x (VectorRowHeader + vector_dim floats, 64-aligned); row i is slot i's
-//   regions[consumers] consumer_capacity x kConsumerBytes (reserved)
+//   regions[consumers] consumer_capacity x ConsumerRow
 //   regions[attach]   attach_capacity x AttachEntry  (who has the arena open)
 //   regions[watchers] kWatcherCapacity x WatcherRow  (processes waiting on signal groups)
 //
@@ -27,7 +28,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 2;     // bump on ANY change in this file
+inline constexpr std::uint16_t kArenaLayoutVersion = 3;     // bump on ANY change in this file
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero
@@ -80,7 +81,9 @@ struct ArenaHeader {                                 //  off  size
   alignas(kCacheLine) std::atomic<std::uint64_t> groups_version;  //  576  bumped on any group table change
   alignas(kCacheLine) std::atomic<std::uint64_t> groups_lock;     //  640  pid holding the group table, 0 free
   alignas(kCacheLine) std::atomic<std::uint64_t> wake_syscalls;   //  704  FUTEX_WAKE calls made by publishers
-  std::uint8_t reserved2[kHeaderBytes - 768];                     //  768  zero
+  alignas(kCacheLine) std::atomic<std::uint64_t> channels_lock;   //  768  pid editing the channel table, 0 free
+  std::atomic<std::uint64_t> channel_data_used;                   //  776  bytes of the channel data pool handed out
+  std::uint8_t reserved2[kHeaderBytes - 832];                     //  832  zero
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
 static_assert(std::is_standard_layout_v<ArenaHeader>);
@@ -94,6 +97,7 @@ static_assert(offsetof(ArenaHeader, name) == 256 && offsetof(ArenaHeader, header
 static_assert(offsetof(ArenaHeader, generation) == 384 && offsetof(ArenaHeader, recovered_slots) == 448);
 static_assert(offsetof(ArenaHeader, attach_overflow) == 512 && offsetof(ArenaHeader, groups_version) == 576);
 static_assert(offsetof(ArenaHeader, groups_lock) == 640 && offsetof(ArenaHeader, wake_syscalls) == 704);
+static_assert(offsetof(ArenaHeader, channels_lock) == 768 && offsetof(ArenaHeader, channel_data_used) == 776);
 inline constexpr std::size_t kChecksumBegin = 4;    // the checksum covers [4, 320): all immutable fields
 inline constexpr std::size_t kChecksumEnd = 320;
 
@@ -129,7 +133,7 @@ static_assert(offsetof(SlotHeader, groups_seen) == 48 && offsetof(SlotHeader, ch
 static_assert(offsetof(SlotHeader, label_ids) == 64);
 
 // A signal group: a filter (Bloom mask plus exact name) and the words watchers sleep on.
-enum class GroupKind : std::uint32_t { free = 0, label = 1, key = 2 };
+enum class GroupKind : std::uint32_t { free = 0, label = 1, key = 2, channel = 3 };
 struct alignas(kCacheLine) SignalGroup {      // off size
   std::atomic<std::uint64_t> pulses;          //   0   8  publishes that matched; watchers compare
   std::atomic<std::uint64_t> waiters;         //   8   8  bitmap of watcher rows asleep on this group
@@ -175,6 +179,93 @@ struct alignas(kCacheLine) WatcherRow {       // off size
 };
 static_assert(std::is_standard_layout_v<WatcherRow> && sizeof(WatcherRow) == 64);
 static_assert(offsetof(WatcherRow, pid) == 4 && offsetof(WatcherRow, groups) == 8);
+
+// ---- channels -----------------------------------------------------------------------------------
+
+enum class Dtype : std::uint32_t { i8 = 1, u8, i16, u16, i32, u32, i64, f32, f64, c64 };
+enum class FullPolicy : std::uint32_t { wait = 0, drop = 1 };      // a lossless consumer's ring is full
+enum class ConsumerPolicy : std::uint32_t { lossy = 0, lossless = 1, latest = 2 };
+enum class ChannelState : std::uint32_t { free = 0, creating = 1, ready = 2 };
+
+// A channel descriptor. Line 0 is the writer's; the rest is fixed at creation.
+struct alignas(kCacheLine) ChannelDesc {         // off size
+  std::atomic<std::uint64_t> head;               //   0   8  blocks published: the next block's sequence number
+  std::atomic<std::uint32_t> writer_pid;         //   8   4  the channel's one writer, 0 none
+  std::atomic<std::uint32_t> state;              //  12   4  ChannelState, ready stored last with release
+  std::atomic<std::uint64_t> samples_written;    //  16   8
+  std::atomic<std::uint64_t> dropped_at_source;  //  24   8  blocks not written: a lossless consumer was full
+  std::atomic<std::uint64_t> writer_waits;       //  32   8  claims that waited for a lossless consumer
+  std::atomic<std::uint64_t> group_bits;         //  40   8  signal groups a publish pulses, cached
+  std::atomic<std::uint64_t> groups_seen;        //  48   8  header.groups_version group_bits was built from
+  std::atomic<std::uint64_t> last_publish_ns;    //  56   8  CLOCK_REALTIME of the last publish
+  char name[64];                                 //  64  64  zero-terminated
+  Dtype dtype;                                   // 128   4
+  std::uint32_t sample_bytes;                    // 132   4
+  std::uint32_t samples_per_block;               // 136   4
+  std::uint32_t ring_blocks;                     // 140   4  a power of two
+  std::uint64_t block_stride;                    // 144   8  BlockHeader + payload, 64-aligned
+  std::uint64_t ring_offset;                     // 152   8  from the arena base
+  std::uint64_t rate_bits;                       // 160   8  f64 bits of the sample rate in Hz
+  std::uint64_t labels;                          // 168   8  Bloom mask of the labels and the channel's own name
+  std::uint64_t label_ids;                       // 176   8  exact label ids
+  FullPolicy full_policy;                        // 184   4
+  std::uint32_t pyramid_levels;                  // 188   4
+  std::int64_t wait_timeout_ns;                  // 192   8  how long a writer waits for a full lossless consumer
+  std::uint64_t pyramid_offset;                  // 200   8  from the arena base
+  std::uint32_t pyramid_entries;                 // 208   4  entries per level, a power of two
+  std::uint32_t pyramid_factor;                  // 212   4  samples per level-0 entry; each level multiplies by it
+  char units[32];                                // 216  32
+  std::uint64_t created_ns;                      // 248   8
+  std::uint8_t reserved0[kChannelDescBytes - 256];  // 256  zero
+};
+static_assert(std::is_standard_layout_v<ChannelDesc> && sizeof(ChannelDesc) == kChannelDescBytes);
+static_assert(offsetof(ChannelDesc, writer_pid) == 8 && offsetof(ChannelDesc, state) == 12);
+static_assert(offsetof(ChannelDesc, last_publish_ns) == 56 && offsetof(ChannelDesc, name) == 64);
+static_assert(offsetof(ChannelDesc, dtype) == 128 && offsetof(ChannelDesc, block_stride) == 144);
+static_assert(offsetof(ChannelDesc, ring_offset) == 152 && offsetof(ChannelDesc, rate_bits) == 160);
+static_assert(offsetof(ChannelDesc, full_policy) == 184 && offsetof(ChannelDesc, wait_timeout_ns) == 192);
+static_assert(offsetof(ChannelDesc, pyramid_offset) == 200 && offsetof(ChannelDesc, units) == 216);
+static_assert(offsetof(ChannelDesc, created_ns) == 248);
+
+// The header of one block slot in a channel's ring; the samples follow.
+// state: 2*(seq+1) once block seq is published, 2*(seq+1)+1 while block seq is being written.
+struct alignas(kCacheLine) BlockHeader {         // off size
+  std::atomic<std::uint64_t> state;              //   0   8
+  std::atomic<std::uint32_t> samples;            //   8   4  samples in this block
+  std::atomic<std::uint32_t> flags;              //  12   4  driver flags
+  std::atomic<std::uint64_t> realtime_ns;        //  16   8  acquisition time, ns since the epoch
+  std::atomic<std::uint64_t> monotonic_ns;       //  24   8  acquisition time, CLOCK_MONOTONIC
+  std::uint64_t reserved0[4];                    //  32  32  zero
+};
+static_assert(std::is_standard_layout_v<BlockHeader> && sizeof(BlockHeader) == kCacheLine);
+static_assert(offsetof(BlockHeader, samples) == 8 && offsetof(BlockHeader, realtime_ns) == 16);
+
+// One min/max pyramid entry: tag = first sample index + 1 once written, 0 while being written.
+struct PyramidEntry {                            // off size
+  std::atomic<std::uint64_t> tag;                //   0   8
+  std::atomic<std::uint32_t> min_bits;           //   8   4  float32 bits
+  std::atomic<std::uint32_t> max_bits;           //  12   4  float32 bits
+};
+static_assert(std::is_standard_layout_v<PyramidEntry> && sizeof(PyramidEntry) == 16);
+
+// A consumer's row: who reads which channel, how far, and what it lost.
+struct alignas(kCacheLine) ConsumerRow {         // off size
+  std::atomic<std::uint32_t> pid;                //   0   4  0 when free
+  std::atomic<std::uint32_t> channel;            //   4   4  channel index
+  std::atomic<std::uint64_t> cursor;             //   8   8  next block sequence it will read
+  std::atomic<std::uint32_t> policy;             //  16   4  ConsumerPolicy
+  std::atomic<std::uint32_t> active;             //  20   4  1 once every field is set
+  std::atomic<std::uint64_t> heartbeat_ns;       //  24   8  CLOCK_MONOTONIC of its last read
+  std::atomic<std::uint64_t> blocks_read;        //  32   8
+  std::atomic<std::uint64_t> samples_read;       //  40   8
+  std::atomic<std::uint64_t> blocks_lost;        //  48   8  lapped by the writer
+  std::atomic<std::uint64_t> registered_ns;      //  56   8  CLOCK_REALTIME
+  char name[64];                                 //  64  64  what it is ("scope", "recorder", ...)
+  std::uint8_t reserved0[kConsumerBytes - 128];  // 128  zero
+};
+static_assert(std::is_standard_layout_v<ConsumerRow> && sizeof(ConsumerRow) == kConsumerBytes);
+static_assert(offsetof(ConsumerRow, cursor) == 8 && offsetof(ConsumerRow, heartbeat_ns) == 24);
+static_assert(offsetof(ConsumerRow, blocks_lost) == 48 && offsetof(ConsumerRow, name) == 64);
 
 // Vector row header; the row's floats follow, 64-aligned. Row i belongs to KV slot i.
 struct alignas(kCacheLine) VectorRowHeader {  // off size

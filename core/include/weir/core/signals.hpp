@@ -43,6 +43,8 @@ class GroupTable {
   [[nodiscard]] Result<std::uint32_t> acquire_label(std::string_view label);
   /// Finds or creates the group for one key's changes and counts one more subscriber.
   [[nodiscard]] Result<std::uint32_t> acquire_key(std::string_view key);
+  /// Finds or creates the group for one channel's published blocks.
+  [[nodiscard]] Result<std::uint32_t> acquire_channel(std::string_view channel);
   /// Drops one subscriber; the group is freed when none remain. Thread: any.
   void release(std::uint32_t group) noexcept;
   /// Finds or adds a label in the dictionary; returns its id (bit in a slot's label_ids).
@@ -62,11 +64,13 @@ enum class [[nodiscard]] WaitStatus : std::uint8_t {
   timed_out,  // nothing arrived within the timeout
 };
 
-/// One change a watcher learned of: the slot that changed and its insert generation.
+/// One change a watcher learned of: the KV slot that changed and its insert generation, or, when
+/// channel is set, the channel index (in slot) and the low 32 bits of the published block's sequence.
 struct Change {
   std::uint32_t group = 0;
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
+  bool channel = false;
 };
 
 /// A waiting party: owns one watcher row (its doorbell futex) and subscriptions to groups.
@@ -84,6 +88,7 @@ class Watcher {
   /// Subscribes to a label's group or a key's group. Cold path.
   [[nodiscard]] Result<std::uint32_t> subscribe_label(std::string_view label);
   [[nodiscard]] Result<std::uint32_t> subscribe_key(std::string_view key);
+  [[nodiscard]] Result<std::uint32_t> subscribe_channel(std::string_view channel);
 
   /// Sleeps until a subscribed group pulses or timeout_ns passes. Spins up to spin_ns first
   /// (for consumers that own a core), then sleeps on the doorbell futex. Returns at once when a

@@ -1,0 +1,36 @@
+#pragma once
+// Where a channel's pieces live in the mapping. Private to core.
+#include <cstdint>
+
+#include "weir/core/arena.hpp"
+#include "weir/core/arena_layout.hpp"
+
+namespace weir::core::detail {
+
+inline ChannelDesc* channel_desc(const Arena& arena, std::uint32_t index) noexcept {
+  return reinterpret_cast<ChannelDesc*>(arena.region(Region::channels)) + index;
+}
+inline std::byte* channel_pool(const Arena& arena) noexcept {
+  return arena.region(Region::channels) + std::uint64_t{arena.geometry().channel_capacity} * sizeof(ChannelDesc);
+}
+inline ConsumerRow* consumer_rows(const Arena& arena) noexcept {
+  return reinterpret_cast<ConsumerRow*>(arena.region(Region::consumers));
+}
+inline BlockHeader* block_at(const Arena& arena, const ChannelDesc& d, std::uint64_t seq) noexcept {
+  return reinterpret_cast<BlockHeader*>(arena.base() + d.ring_offset + (seq & (d.ring_blocks - 1)) * d.block_stride);
+}
+inline PyramidEntry* pyramid_entry(const Arena& arena, const ChannelDesc& d, std::uint32_t level,
+                                   std::uint64_t entry) noexcept {
+  return reinterpret_cast<PyramidEntry*>(arena.base() + d.pyramid_offset) +
+         std::uint64_t{level} * d.pyramid_entries + (entry & (d.pyramid_entries - 1));
+}
+/// Samples one level-`level` pyramid entry covers: factor^(level+1).
+inline std::uint64_t pyramid_span(const ChannelDesc& d, std::uint32_t level) noexcept {
+  std::uint64_t span = d.pyramid_factor;
+  for (std::uint32_t l = 0; l < level; ++l) span *= d.pyramid_factor;
+  return span;
+}
+constexpr std::uint64_t committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
+constexpr std::uint64_t writing_state(std::uint64_t seq) noexcept { return 2 * (seq + 1) + 1; }
+
+}  // namespace weir::core::detail

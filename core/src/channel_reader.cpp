@@ -1,0 +1,165 @@
+// Channel consumers: registration in the consumer table, in-place reads, exact loss counting.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backing.hpp"
+#include "channel_access.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/detail/seqlock.hpp"
+
+namespace weir::core {
+
+Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view channel, ConsumerPolicy policy,
+                                          std::string_view consumer_name, StartAt start, std::uint64_t sequence) {
+  auto index = find_channel(arena, channel);
+  if (!index) return tl::make_unexpected(index.error());
+  const std::string what = "consumer of channel '" + std::string(channel) + "'";
+  if (arena.read_only()) return fail(Errc::permission_denied, what + ": registering needs a writable mapping");
+  ConsumerRow* rows = detail::consumer_rows(arena);
+  const std::uint32_t capacity = arena.geometry().consumer_capacity;
+  const std::uint32_t me = detail::current_pid();
+  ConsumerRow* row = nullptr;
+  for (int pass = 0; pass < 2 && row == nullptr; ++pass) {
+    for (std::uint32_t r = 0; r < capacity && row == nullptr; ++r) {
+      std::uint32_t pid = rows[r].pid.load(std::memory_order_acquire);
+      const bool take = pid == 0 || (pass == 1 && !pid_alive(pid));  // reap dead consumers on the second pass
+      if (take && rows[r].pid.compare_exchange_strong(pid, me, std::memory_order_acq_rel)) row = &rows[r];
+    }
+  }
+  if (row == nullptr)
+    return fail(Errc::invalid_argument, what + ": the consumer table is full (" + std::to_string(capacity) + " rows)");
+  const ChannelDesc* d = detail::channel_desc(arena, *index);
+  const std::uint64_t head = d->head.load(std::memory_order_acquire);
+  std::uint64_t cursor = 0;
+  switch (start) {
+    case StartAt::oldest: cursor = head > d->ring_blocks ? head - d->ring_blocks + 1 : 0; break;
+    case StartAt::newest: cursor = head > 0 ? head - 1 : 0; break;
+    case StartAt::sequence: cursor = sequence; break;
+  }
+  row->active.store(0, std::memory_order_relaxed);
+  row->channel.store(*index, std::memory_order_relaxed);
+  row->cursor.store(cursor, std::memory_order_relaxed);
+  row->policy.store(static_cast<std::uint32_t>(policy), std::memory_order_relaxed);
+  row->heartbeat_ns.store(static_cast<std::uint64_t>(detail::monotonic_ns()), std::memory_order_relaxed);
+  row->blocks_read.store(0, std::memory_order_relaxed);
+  row->samples_read.store(0, std::memory_order_relaxed);
+  row->blocks_lost.store(0, std::memory_order_relaxed);
+  row->registered_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
+  std::memset(row->name, 0, sizeof(row->name));
+  std::memcpy(row->name, consumer_name.data(), std::min(consumer_name.size(), sizeof(row->name) - 1));
+  row->active.store(1, std::memory_order_release);  // every field above first: writers read them after this
+  return ChannelReader(arena, *index, row);
+}
+
+ChannelReader::ChannelReader(const Arena& arena, std::uint32_t index, ConsumerRow* row) noexcept
+    : arena_(&arena), desc_(detail::channel_desc(arena, index)), row_(row), index_(index) {}
+
+ChannelReader::ChannelReader(ChannelReader&& o) noexcept
+    : arena_(o.arena_), desc_(o.desc_), row_(o.row_), index_(o.index_) {
+  o.row_ = nullptr;
+}
+
+ChannelReader::~ChannelReader() {
+  if (row_ == nullptr || !arena_->is_open()) return;
+  if (row_->pid.load(std::memory_order_relaxed) != detail::current_pid()) return;  // a forked child's copy
+  row_->active.store(0, std::memory_order_release);  // a lossless writer stops counting us first
+  row_->pid.store(0, std::memory_order_release);
+}
+
+std::uint64_t ChannelReader::cursor() const noexcept { return row_->cursor.load(std::memory_order_relaxed); }
+
+NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
+  lost = 0;
+  std::uint64_t c = row_->cursor.load(std::memory_order_relaxed);  // only this reader moves it
+  const std::uint64_t head = desc_->head.load(std::memory_order_acquire);  // pairs with publish
+  const auto policy = static_cast<ConsumerPolicy>(row_->policy.load(std::memory_order_relaxed));
+  if (head == 0 || c >= head) return NextStatus::empty;
+  if (policy == ConsumerPolicy::latest) {
+    c = head - 1;  // a scope wants the newest block only; skipped blocks are not losses to it
+  } else if (head - c > desc_->ring_blocks) {
+    // Lapped: every block before head - ring has been overwritten (that one may be, its state says).
+    const std::uint64_t resume = head - desc_->ring_blocks;
+    lost = resume - c;
+    row_->blocks_lost.fetch_add(lost, std::memory_order_relaxed);
+    row_->cursor.store(resume, std::memory_order_release);
+    return NextStatus::lost;
+  }
+  const BlockHeader* b = detail::block_at(*arena_, *desc_, c);
+  const std::uint64_t state = b->state.load(std::memory_order_acquire);  // pairs with the commit store
+  if (state != detail::committed_state(c)) {
+    if (state < detail::committed_state(c)) return NextStatus::empty;  // its writer died before committing
+    lost = 1;  // overwritten between our head load and now
+    row_->blocks_lost.fetch_add(1, std::memory_order_relaxed);
+    row_->cursor.store(c + 1, std::memory_order_release);
+    return NextStatus::lost;
+  }
+  out.data = reinterpret_cast<const std::byte*>(b + 1);
+  out.samples = b->samples.load(std::memory_order_relaxed);
+  out.flags = b->flags.load(std::memory_order_relaxed);
+  out.sequence = c;
+  out.realtime_ns = b->realtime_ns.load(std::memory_order_relaxed);
+  out.monotonic_ns = b->monotonic_ns.load(std::memory_order_relaxed);
+  out.state = &b->state;
+  out.expected_state = state;
+  if (policy == ConsumerPolicy::latest) row_->cursor.store(c, std::memory_order_relaxed);
+  return NextStatus::ok;
+}
+
+bool ChannelReader::done(const BlockView& out) noexcept {
+  const bool valid = out.valid();
+  if (valid) {
+    row_->blocks_read.fetch_add(1, std::memory_order_relaxed);
+    row_->samples_read.fetch_add(out.samples, std::memory_order_relaxed);
+  } else {
+    row_->blocks_lost.fetch_add(1, std::memory_order_relaxed);  // overwritten while we used it
+  }
+  row_->heartbeat_ns.store(static_cast<std::uint64_t>(detail::monotonic_ns()), std::memory_order_relaxed);
+  row_->cursor.store(out.sequence + 1, std::memory_order_release);  // frees the slot for a lossless writer
+  return valid;
+}
+
+NextStatus ChannelReader::read_copy(std::span<std::byte> dst, BlockView& meta, std::uint64_t& lost) noexcept {
+  for (;;) {
+    const NextStatus st = next(meta, lost);
+    if (st != NextStatus::ok) return st;
+    const std::size_t bytes = std::min(dst.size(), std::size_t{meta.samples} * desc_->sample_bytes);
+    detail::seqlock_copy_out(dst.data(), meta.data, bytes);
+    if (done(meta)) return NextStatus::ok;
+    lost = 1;
+    return NextStatus::lost;
+  }
+}
+
+void envelope(const Arena& arena, std::uint32_t channel, std::uint64_t first_sample, std::uint64_t count,
+              std::span<float> mins, std::span<float> maxs) noexcept {
+  const ChannelDesc& d = *detail::channel_desc(arena, channel);
+  const std::size_t columns = std::min(mins.size(), maxs.size());
+  std::fill(mins.begin(), mins.end(), std::numeric_limits<float>::quiet_NaN());
+  std::fill(maxs.begin(), maxs.end(), std::numeric_limits<float>::quiet_NaN());
+  if (columns == 0 || count == 0) return;
+  const double per_column = static_cast<double>(count) / static_cast<double>(columns);
+  // The coarsest level whose entries are still no wider than a column: never more reads than needed.
+  std::uint32_t level = 0;
+  while (level + 1 < d.pyramid_levels && static_cast<double>(detail::pyramid_span(d, level + 1)) <= per_column)
+    ++level;
+  const std::uint64_t span = detail::pyramid_span(d, level);
+  const std::uint64_t first_entry = first_sample / span;
+  const std::uint64_t last_entry = (first_sample + count + span - 1) / span;
+  for (std::uint64_t e = first_entry; e < last_entry; ++e) {
+    const PyramidEntry& p = *detail::pyramid_entry(arena, d, level, e);
+    if (p.tag.load(std::memory_order_acquire) != e + 1) continue;  // not written yet, or overwritten
+    const float lo = std::bit_cast<float>(p.min_bits.load(std::memory_order_relaxed));
+    const float hi = std::bit_cast<float>(p.max_bits.load(std::memory_order_relaxed));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (p.tag.load(std::memory_order_relaxed) != e + 1) continue;
+    const std::uint64_t at = e * span < first_sample ? 0 : e * span - first_sample;
+    const auto column = std::min(columns - 1, static_cast<std::size_t>(static_cast<double>(at) / per_column));
+    mins[column] = std::isnan(mins[column]) ? lo : std::min(mins[column], lo);
+    maxs[column] = std::isnan(maxs[column]) ? hi : std::max(maxs[column], hi);
+  }
+}
+
+}  // namespace weir::core

@@ -1,0 +1,206 @@
+// The channel writer: claim a block slot in place, publish it, keep the pyramid, pulse the groups.
+#include <time.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+
+#include "backing.hpp"
+#include "channel_access.hpp"
+#include "signal_publish.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/detail/seqlock.hpp"
+
+namespace weir::core {
+
+namespace {
+
+constexpr std::int64_t kLosslessPollNs = 20'000;  // a writer held back by a lossless reader looks this often
+
+template <class T>
+void min_max_of(const std::byte* p, std::uint32_t n, float& lo, float& hi) noexcept {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, p + std::size_t{i} * sizeof(T), sizeof(T));
+    const auto f = static_cast<float>(v);
+    lo = f < lo ? f : lo;
+    hi = f > hi ? f : hi;
+  }
+}
+
+// Min and max of n samples as float (complex: the real part).
+void sample_range(Dtype dtype, const std::byte* p, std::uint32_t n, float& lo, float& hi) noexcept {
+  switch (dtype) {
+    case Dtype::i8: min_max_of<std::int8_t>(p, n, lo, hi); break;
+    case Dtype::u8: min_max_of<std::uint8_t>(p, n, lo, hi); break;
+    case Dtype::i16: min_max_of<std::int16_t>(p, n, lo, hi); break;
+    case Dtype::u16: min_max_of<std::uint16_t>(p, n, lo, hi); break;
+    case Dtype::i32: min_max_of<std::int32_t>(p, n, lo, hi); break;
+    case Dtype::u32: min_max_of<std::uint32_t>(p, n, lo, hi); break;
+    case Dtype::i64: min_max_of<std::int64_t>(p, n, lo, hi); break;
+    case Dtype::f32: min_max_of<float>(p, n, lo, hi); break;
+    case Dtype::f64: min_max_of<double>(p, n, lo, hi); break;
+    case Dtype::c64:
+      for (std::uint32_t i = 0; i < n; ++i) {
+        float re;
+        std::memcpy(&re, p + std::size_t{i} * 8, sizeof(re));
+        lo = re < lo ? re : lo;
+        hi = re > hi ? re : hi;
+      }
+      break;
+  }
+}
+
+void store_entry(PyramidEntry& e, std::uint64_t entry, float lo, float hi) noexcept {
+  e.tag.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);  // tag 0 is visible before the new values
+  e.min_bits.store(std::bit_cast<std::uint32_t>(lo), std::memory_order_relaxed);
+  e.max_bits.store(std::bit_cast<std::uint32_t>(hi), std::memory_order_relaxed);
+  e.tag.store(entry + 1, std::memory_order_release);
+}
+
+bool writer_held(std::uint32_t pid) noexcept { return pid != 0 && pid_alive(pid); }  // ours counts: one writer object
+
+}  // namespace
+
+Result<ChannelWriter> ChannelWriter::open(const Arena& arena, std::string_view name) {
+  auto index = find_channel(arena, name);
+  if (!index) return tl::make_unexpected(index.error());
+  if (arena.read_only()) return fail(Errc::permission_denied, "channel '" + std::string(name) + "': arena is read-only");
+  ChannelDesc* d = detail::channel_desc(arena, *index);
+  const std::uint32_t me = detail::current_pid();
+  std::uint32_t holder = d->writer_pid.load(std::memory_order_acquire);
+  for (;;) {
+    if (writer_held(holder))
+      return fail(Errc::already_exists, "channel '" + std::string(name) + "' already has a writer: pid " +
+                                            std::to_string(holder));
+    // Free or a dead writer's: take it. A dead writer's half-written block is simply rewritten.
+    if (d->writer_pid.compare_exchange_weak(holder, me, std::memory_order_acq_rel)) break;
+  }
+  return ChannelWriter(arena, *index);
+}
+
+ChannelWriter::ChannelWriter(const Arena& arena, std::uint32_t index) noexcept
+    : arena_(&arena), desc_(detail::channel_desc(arena, index)), index_(index),
+      seq_(desc_->head.load(std::memory_order_acquire)) {}
+
+ChannelWriter::ChannelWriter(ChannelWriter&& o) noexcept
+    : arena_(o.arena_), desc_(o.desc_), index_(o.index_), seq_(o.seq_), claimed_(o.claimed_),
+      acc_(o.acc_) {
+  o.desc_ = nullptr;
+}
+
+ChannelWriter::~ChannelWriter() {
+  if (desc_ == nullptr || !arena_->is_open()) return;
+  std::uint32_t me = detail::current_pid();
+  desc_->writer_pid.compare_exchange_strong(me, 0, std::memory_order_acq_rel);
+}
+
+// Whether every live lossless reader of this channel has room for block seq; reaps dead ones.
+bool ChannelWriter::wait_for_lossless(std::uint64_t seq) noexcept {
+  ConsumerRow* rows = detail::consumer_rows(*arena_);
+  const std::uint32_t capacity = arena_->geometry().consumer_capacity;
+  const auto full_row = [&]() -> ConsumerRow* {
+    for (std::uint32_t r = 0; r < capacity; ++r) {
+      ConsumerRow& row = rows[r];
+      if (row.active.load(std::memory_order_acquire) == 0 || row.channel.load(std::memory_order_relaxed) != index_ ||
+          static_cast<ConsumerPolicy>(row.policy.load(std::memory_order_relaxed)) != ConsumerPolicy::lossless)
+        continue;
+      if (seq - row.cursor.load(std::memory_order_acquire) < desc_->ring_blocks) continue;  // pairs with done()
+      return &row;
+    }
+    return nullptr;
+  };
+  ConsumerRow* blocking = full_row();
+  if (blocking == nullptr) return true;
+  if (desc_->full_policy == FullPolicy::drop) return false;
+  desc_->writer_waits.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t deadline = detail::monotonic_ns() + desc_->wait_timeout_ns;
+  for (; blocking != nullptr; blocking = full_row()) {
+    const std::uint32_t pid = blocking->pid.load(std::memory_order_relaxed);
+    if (!pid_alive(pid)) {  // killed while registered lossless: reap it so it never holds us back
+      blocking->active.store(0, std::memory_order_release);
+      std::uint32_t expected = pid;
+      blocking->pid.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+      continue;
+    }
+    if (detail::monotonic_ns() >= deadline) return false;
+    const timespec pause{0, kLosslessPollNs};
+    nanosleep(&pause, nullptr);
+  }
+  return true;
+}
+
+ClaimStatus ChannelWriter::claim(std::span<std::byte>& out) noexcept {
+  if (!wait_for_lossless(seq_)) {
+    desc_->dropped_at_source.fetch_add(1, std::memory_order_relaxed);  // a counter: nothing orders on it
+    claimed_ = false;
+    return ClaimStatus::dropped;
+  }
+  BlockHeader* b = detail::block_at(*arena_, *desc_, seq_);
+  b->state.store(detail::writing_state(seq_), std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);  // readers of the old block see "writing" before new bytes
+  out = {reinterpret_cast<std::byte*>(b + 1), std::size_t{desc_->samples_per_block} * desc_->sample_bytes};
+  claimed_ = true;
+  return ClaimStatus::ok;
+}
+
+void ChannelWriter::update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept {
+  const std::uint32_t factor = desc_->pyramid_factor;
+  for (std::uint32_t i = 0; i < count;) {
+    // Level 0 entries cover `factor` samples; a block need not be a multiple of it.
+    const std::uint64_t sample = first_sample + i;
+    const auto take = static_cast<std::uint32_t>(std::min<std::uint64_t>(count - i, factor - sample % factor));
+    sample_range(desc_->dtype, samples + std::size_t{i} * desc_->sample_bytes, take, acc_[0].lo, acc_[0].hi);
+    acc_[0].count += take;
+    i += take;
+    if ((sample + take) % factor != 0) continue;
+    // An entry is complete: store it and fold it into the level above, and so on up.
+    std::uint64_t entry = sample / factor;
+    for (std::uint32_t level = 0; level < desc_->pyramid_levels; ++level) {
+      Accumulator& a = acc_[level];
+      store_entry(*detail::pyramid_entry(*arena_, *desc_, level, entry), entry, a.lo, a.hi);
+      const bool last_level = level + 1 == desc_->pyramid_levels;
+      if (!last_level) {
+        Accumulator& up = acc_[level + 1];
+        up.lo = std::min(up.lo, a.lo);
+        up.hi = std::max(up.hi, a.hi);
+      }
+      a = Accumulator{};
+      if (last_level || (entry + 1) % factor != 0) break;
+      entry /= factor;
+    }
+  }
+}
+
+void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, std::uint64_t monotonic_ns,
+                            std::uint32_t flags) noexcept {
+  if (!claimed_) return;
+  claimed_ = false;
+  if (samples > desc_->samples_per_block) samples = desc_->samples_per_block;
+  BlockHeader* b = detail::block_at(*arena_, *desc_, seq_);
+  const std::uint64_t first_sample = desc_->samples_written.load(std::memory_order_relaxed);
+  update_pyramid(reinterpret_cast<const std::byte*>(b + 1), samples, first_sample);
+  b->samples.store(samples, std::memory_order_relaxed);
+  b->flags.store(flags, std::memory_order_relaxed);
+  b->realtime_ns.store(realtime_ns != 0 ? realtime_ns : static_cast<std::uint64_t>(detail::realtime_ns()),
+                       std::memory_order_relaxed);
+  b->monotonic_ns.store(monotonic_ns != 0 ? monotonic_ns : static_cast<std::uint64_t>(detail::monotonic_ns()),
+                        std::memory_order_relaxed);
+  b->state.store(detail::committed_state(seq_), std::memory_order_release);  // samples and header first
+  desc_->samples_written.store(first_sample + samples, std::memory_order_relaxed);
+  desc_->last_publish_ns.store(b->realtime_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  desc_->head.store(++seq_, std::memory_order_release);  // the block is visible before the head moves
+  std::byte* g = arena_->region(Region::groups);
+  const detail::SignalView v{&arena_->header(), reinterpret_cast<SignalGroup*>(g),
+                             reinterpret_cast<LogEntry*>(g + logs_offset_in_groups()),
+                             reinterpret_cast<WatcherRow*>(arena_->region(Region::watchers)),
+                             arena_->geometry().group_log_entries};
+  const std::uint64_t bits = detail::channel_group_bits(v, *desc_);
+  if (bits != 0) detail::pulse_groups(v, bits, index_ | detail::kChannelItem | ((seq_ - 1) << 32));
+}
+
+}  // namespace weir::core

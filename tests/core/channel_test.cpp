@@ -1,0 +1,309 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "test_util.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/signals.hpp"
+
+using namespace weir::core;
+using weir::test::ArenaGuard;
+using weir::test::unique_name;
+
+namespace {
+
+struct Fixture {
+  explicit Fixture(std::uint64_t channel_bytes = 4ULL << 20, std::uint32_t channels = 4)
+      : guard(unique_name("chan")), arena(std::move(Arena::create(guard.where(), options(channel_bytes, channels)).value())) {}
+  static ArenaOptions options(std::uint64_t channel_bytes, std::uint32_t channels) {
+    ArenaOptions o;
+    o.slot_count = 64;
+    o.value_bytes = 64;
+    o.vector_dim = 0;
+    o.channel_capacity = channels;
+    o.channel_data_bytes = channel_bytes;
+    return o;
+  }
+  ArenaGuard guard;
+  Arena arena;
+};
+
+ChannelSpec spec(const std::string& name, std::uint32_t block = 256, std::uint32_t ring = 8) {
+  ChannelSpec s;
+  s.name = name;
+  s.dtype = Dtype::f32;
+  s.rate_hz = 1e6;
+  s.units = "V";
+  s.samples_per_block = block;
+  s.ring_blocks = ring;
+  s.wait_timeout_ns = 200'000'000;
+  return s;
+}
+
+// Writes one block whose samples are seq*1000 + i, so a reader can check every value.
+void write_block(ChannelWriter& w, std::uint32_t n) {
+  std::span<std::byte> out;
+  REQUIRE(w.claim(out) == ClaimStatus::ok);
+  std::vector<float> v(n);
+  for (std::uint32_t i = 0; i < n; ++i) v[i] = static_cast<float>(w.next_sequence() * 1000 + i);
+  std::memcpy(out.data(), v.data(), n * sizeof(float));
+  w.publish(n);
+}
+
+bool block_ok(const BlockView& b) {
+  for (std::uint32_t i = 0; i < b.samples; ++i) {
+    float f;
+    std::memcpy(&f, b.data + i * sizeof(float), sizeof(f));
+    if (f != static_cast<float>(b.sequence * 1000 + i)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_SUITE("core.channel") {
+
+TEST_CASE("a reader follows a writer block by block, in place") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("adc0")));
+  auto w = ChannelWriter::open(f.arena, "adc0");
+  REQUIRE(w);
+  auto r = ChannelReader::open(f.arena, "adc0", ConsumerPolicy::lossy, "test", StartAt::oldest);
+  REQUIRE(r);
+  BlockView b;
+  std::uint64_t lost = 0;
+  CHECK(r->next(b, lost) == NextStatus::empty);
+  for (int i = 0; i < 5; ++i) write_block(*w, 256);
+  for (std::uint64_t seq = 0; seq < 5; ++seq) {
+    REQUIRE(r->next(b, lost) == NextStatus::ok);
+    CHECK(b.sequence == seq);
+    CHECK(b.samples == 256);
+    CHECK(b.realtime_ns > 0);
+    CHECK(block_ok(b));
+    CHECK(r->done(b));
+  }
+  CHECK(r->next(b, lost) == NextStatus::empty);
+  CHECK(r->row().blocks_read.load() == 5);
+  CHECK(r->row().samples_read.load() == 5 * 256);
+  auto info = list_channels(f.arena);
+  REQUIRE(info.size() == 1);
+  CHECK(info[0].blocks_written == 5);
+  CHECK(info[0].samples_written == 1280);
+  REQUIRE(info[0].consumers.size() == 1);
+  CHECK(info[0].consumers[0].name == "test");
+  CHECK(info[0].consumers[0].lag == 0);
+}
+
+TEST_CASE("a reader lapped many times over counts exactly the blocks it lost") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("fast", 64, 8)));
+  auto w = ChannelWriter::open(f.arena, "fast");
+  REQUIRE(w);
+  auto r = ChannelReader::open(f.arena, "fast", ConsumerPolicy::lossy, "slow", StartAt::oldest);
+  REQUIRE(r);
+  std::uint64_t read = 0, lost_total = 0;
+  constexpr std::uint64_t kWritten = 1000;
+  for (std::uint64_t i = 0; i < kWritten; ++i) {
+    write_block(*w, 64);
+    if (i % 37 != 0) continue;  // the reader wakes up now and then and drains what is there
+    for (;;) {
+      BlockView b;
+      std::uint64_t lost = 0;
+      const NextStatus st = r->next(b, lost);
+      if (st == NextStatus::empty) break;
+      if (st == NextStatus::lost) {
+        lost_total += lost;
+        continue;
+      }
+      CHECK(block_ok(b));
+      if (r->done(b)) ++read;
+    }
+  }
+  for (;;) {
+    BlockView b;
+    std::uint64_t lost = 0;
+    const NextStatus st = r->next(b, lost);
+    if (st == NextStatus::empty) break;
+    if (st == NextStatus::lost) lost_total += lost;
+    else if (r->done(b)) ++read;
+  }
+  CHECK(lost_total > 0);
+  CHECK(read + lost_total == kWritten);
+  CHECK(r->row().blocks_lost.load() == lost_total);
+}
+
+TEST_CASE("a full lossless reader makes the writer wait, then drop at the source and count it") {
+  Fixture f;
+  ChannelSpec s = spec("ll", 64, 4);
+  s.wait_timeout_ns = 20'000'000;
+  REQUIRE(create_channel(f.arena, s));
+  auto w = ChannelWriter::open(f.arena, "ll");
+  REQUIRE(w);
+  auto r = ChannelReader::open(f.arena, "ll", ConsumerPolicy::lossless, "archiver", StartAt::oldest);
+  REQUIRE(r);
+  for (int i = 0; i < 4; ++i) write_block(*w, 64);
+  std::span<std::byte> out;
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(w->claim(out) == ClaimStatus::dropped);  // ring full for the lossless reader
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(15));
+  CHECK(list_channels(f.arena)[0].dropped_at_source == 1);
+  // The reader frees one slot while the writer waits: the writer gets through.
+  std::thread reader([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    BlockView b;
+    std::uint64_t lost = 0;
+    REQUIRE(r->next(b, lost) == NextStatus::ok);
+    CHECK(r->done(b));
+  });
+  ChannelSpec slow = s;
+  CHECK(w->claim(out) == ClaimStatus::ok);
+  w->publish(64);
+  reader.join();
+  std::uint64_t read = 0, lost = 0;
+  for (BlockView b; r->next(b, lost) == NextStatus::ok;) read += r->done(b) ? 1 : 0;
+  CHECK(read == 4);
+  CHECK(r->row().blocks_lost.load() == 0);
+}
+
+TEST_CASE("a channel that drops at the source never waits for a lossless reader") {
+  Fixture f;
+  ChannelSpec s = spec("dropper", 64, 4);
+  s.full_policy = FullPolicy::drop;
+  REQUIRE(create_channel(f.arena, s));
+  auto w = ChannelWriter::open(f.arena, "dropper");
+  auto r = ChannelReader::open(f.arena, "dropper", ConsumerPolicy::lossless, "ll", StartAt::oldest);
+  REQUIRE(w);
+  REQUIRE(r);
+  for (int i = 0; i < 4; ++i) write_block(*w, 64);
+  std::span<std::byte> out;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) CHECK(w->claim(out) == ClaimStatus::dropped);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50));
+  CHECK(list_channels(f.arena)[0].dropped_at_source == 10);
+}
+
+TEST_CASE("a latest consumer sees only the newest block") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("scope", 64, 8)));
+  auto w = ChannelWriter::open(f.arena, "scope");
+  auto r = ChannelReader::open(f.arena, "scope", ConsumerPolicy::latest, "scope");
+  REQUIRE(w);
+  REQUIRE(r);
+  for (int i = 0; i < 20; ++i) write_block(*w, 64);
+  BlockView b;
+  std::uint64_t lost = 0;
+  REQUIRE(r->next(b, lost) == NextStatus::ok);
+  CHECK(b.sequence == 19);
+  CHECK(r->done(b));
+  CHECK(r->next(b, lost) == NextStatus::empty);
+  CHECK(r->row().blocks_lost.load() == 0);
+}
+
+TEST_CASE("a second writer on a channel is refused while the first lives") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("one")));
+  auto w = ChannelWriter::open(f.arena, "one");
+  REQUIRE(w);
+  auto w2 = ChannelWriter::open(f.arena, "one");
+  REQUIRE_FALSE(w2);
+  CHECK(w2.error().what.find("already has a writer") != std::string::npos);
+}
+
+TEST_CASE("the pyramid keeps every peak, whatever the span drawn") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("peaks", 1000, 16)));
+  auto w = ChannelWriter::open(f.arena, "peaks");
+  REQUIRE(w);
+  constexpr std::uint64_t kBlocks = 10;
+  std::vector<float> all;
+  for (std::uint64_t blk = 0; blk < kBlocks; ++blk) {
+    std::span<std::byte> out;
+    REQUIRE(w->claim(out) == ClaimStatus::ok);
+    std::vector<float> v(1000, 0.0F);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(all.size() + i) * 0.01F);
+    if (blk == 3) v[517] = 42.0F;   // one-sample spike
+    if (blk == 7) v[2] = -17.0F;
+    all.insert(all.end(), v.begin(), v.end());
+    std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+    w->publish(1000);
+  }
+  for (const std::size_t columns : {std::size_t{10}, std::size_t{100}, std::size_t{37}}) {
+    CAPTURE(columns);
+    std::vector<float> mins(columns), maxs(columns);
+    const std::uint64_t complete = all.size() / 4096 * 4096;  // whole top-level entries only
+    envelope(f.arena, 0, 0, complete, mins, maxs);
+    float hi = -1e9F, lo = 1e9F;
+    for (std::size_t c = 0; c < columns; ++c) {
+      if (!std::isnan(maxs[c])) hi = std::max(hi, maxs[c]);
+      if (!std::isnan(mins[c])) lo = std::min(lo, mins[c]);
+    }
+    CHECK(hi == 42.0F);
+    CHECK(lo == -17.0F);
+  }
+}
+
+TEST_CASE("bad channel specs are refused with the channel's name and the reason") {
+  Fixture f(1ULL << 20, 2);
+  SUBCASE("unknown dtype") { CHECK_FALSE(parse_dtype("f16")); }
+  SUBCASE("unknown policy") { CHECK_FALSE(parse_policy("sometimes")); }
+  SUBCASE("rates of zero, below zero or NaN") {
+    for (const double rate : {0.0, -5.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+      ChannelSpec s = spec("bad");
+      s.rate_hz = rate;
+      auto r = create_channel(f.arena, s);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().what.find("channel 'bad'") != std::string::npos);
+      CHECK(r.error().what.find("rate") != std::string::npos);
+    }
+  }
+  SUBCASE("a ring that is not a power of two") {
+    auto r = create_channel(f.arena, spec("odd", 64, 6));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what.find("power of two") != std::string::npos);
+  }
+  SUBCASE("a block that does not fit the arena's channel room") {
+    auto r = create_channel(f.arena, spec("huge", 1U << 20, 8));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().what.find("bytes left") != std::string::npos);
+  }
+  SUBCASE("a duplicate name and a full table") {
+    REQUIRE(create_channel(f.arena, spec("a", 64, 4)));
+    auto dup = create_channel(f.arena, spec("a", 64, 4));
+    REQUIRE_FALSE(dup);
+    CHECK(dup.error().what.find("already exists") != std::string::npos);
+    REQUIRE(create_channel(f.arena, spec("b", 64, 4)));
+    auto full = create_channel(f.arena, spec("c", 64, 4));
+    REQUIRE_FALSE(full);
+    CHECK(full.error().what.find("table is full") != std::string::npos);
+  }
+}
+
+TEST_CASE("publishing pulses the channel's group and its labels' groups") {
+  Fixture f;
+  ChannelSpec s = spec("adc3");
+  s.labels = {"adc"};
+  REQUIRE(create_channel(f.arena, s));
+  auto by_label = Watcher::create(f.arena);
+  auto by_name = Watcher::create(f.arena);
+  REQUIRE(by_label);
+  REQUIRE(by_name);
+  REQUIRE(by_label->subscribe_label("adc"));
+  REQUIRE(by_name->subscribe_channel("adc3"));
+  auto w = ChannelWriter::open(f.arena, "adc3");
+  REQUIRE(w);
+  write_block(*w, 16);
+  CHECK(by_label->wait(1'000'000'000) == WaitStatus::pulsed);
+  CHECK(by_name->wait(1'000'000'000) == WaitStatus::pulsed);
+  std::vector<Change> changes;
+  CHECK(by_name->drain([&](const Change& c) { changes.push_back(c); }) == 0);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].channel);
+  CHECK(changes[0].slot == 0);
+  CHECK(changes[0].generation == 0);
+}
+
+}  // TEST_SUITE
