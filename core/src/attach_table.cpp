@@ -1,10 +1,12 @@
 // Who has an arena open: the attach table, liveness, and the reports built on it.
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <span>
 
@@ -26,7 +28,19 @@ std::span<AttachEntry> attach_rows(const Arena& arena) noexcept {
 
 bool pid_alive(std::uint32_t pid) noexcept {
   if (pid == 0) return false;
-  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // A killed process its parent has not reaped yet still answers kill(); /proc says it is a zombie.
+  char path[32];
+  std::snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // no /proc: trust kill()
+  char buf[256];
+  const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');  // "pid (comm) S ...": comm may hold spaces
+  return close_paren == nullptr || close_paren[1] != ' ' || (close_paren[2] != 'Z' && close_paren[2] != 'X');
 }
 
 void Arena::attach() noexcept {

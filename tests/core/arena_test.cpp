@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -234,6 +235,22 @@ TEST_CASE("a read-only mapping refuses writes with a status, not a fault") {
   ValueType type{};
   REQUIRE(kv.get_scalar("k", bits, type) == KvStatus::ok);
   CHECK(bits == 1);
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("core.arena") {
+
+TEST_CASE("a killed process that is not yet reaped counts as dead") {
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  // Until waitpid, the child is a zombie: kill(pid, 0) still succeeds.
+  for (int i = 0; i < 1000 && pid_alive(static_cast<std::uint32_t>(child)); ++i) usleep(1000);
+  CHECK_FALSE(pid_alive(static_cast<std::uint32_t>(child)));
+  CHECK(kill(child, 0) == 0);
+  REQUIRE(waitpid(child, nullptr, 0) == child);
+  CHECK(pid_alive(static_cast<std::uint32_t>(getpid())));
 }
 
 }  // TEST_SUITE
