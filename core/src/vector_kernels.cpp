@@ -1,7 +1,7 @@
 // Scoring kernels: dot product and squared L2 distance of a query against one row, in three code
 // paths picked at run time. The row may be changing under a writer while it is read: like the copies in
-// detail/seqlock.hpp these reads race by design, and the caller's epoch re-check discards the result
-// (tests/tsan.supp names the score_ functions for that reason).
+// detail/seqlock.hpp these reads race by design, and the caller's epoch re-check discards the result;
+// they need the same TSan suppression (race:weir::core::detail::score_).
 // GCC 12's AVX-512 headers seed results with a self-initialised "undefined" vector, which its own
 // -Wuninitialized then reports once inlined (GCC PR 105593); the warning belongs to the header.
 #pragma GCC diagnostic push

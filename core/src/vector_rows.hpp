@@ -49,11 +49,9 @@ inline void release_row(VectorRowHeader& row) noexcept {
 
 /// Waits (bounded) for an odd epoch to move on; once the row has been odd for kStuckAfterNs since
 /// started_ns, checks the owner and recovers the row of a dead one (marking it torn). Returns false
-/// when the deadline passed first. `recovered`, when given, is incremented per recovery.
-/// Thread: any; recovery only when writable.
+/// when the deadline passed first. Thread: any; recovery only when writable.
 [[nodiscard]] bool settle_row(ArenaHeader& header, VectorRowHeader& row, std::uint64_t odd_epoch,
-                              std::int64_t started_ns, std::int64_t deadline_ns, bool writable,
-                              std::uint64_t* recovered = nullptr) noexcept;
+                              std::int64_t started_ns, std::int64_t deadline_ns, bool writable) noexcept;
 
 /// One pass of settle_row's check, without waiting: if the row has held odd_epoch since started_ns for
 /// at least kStuckAfterNs and the pid in it is dead, recovers it. Returns whether it recovered the row.

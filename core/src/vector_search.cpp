@@ -133,9 +133,7 @@ class Scan {
   std::size_t run(std::int64_t wait_ns, SearchStats& stats) noexcept {
     stats_ = &stats;
     for (std::uint32_t i = 0; i < c_.rows; ++i) {
-      if constexpr (kVectorPrefetchRows > 0) {
-        if (i + kVectorPrefetchRows < c_.rows) prefetch(i + kVectorPrefetchRows);
-      }
+      if constexpr (kVectorPrefetchRows > 0) prefetch_ahead(i);
       first_pass(i);
     }
     if (deferred_count_ != 0) second_pass(wait_ns);
@@ -144,9 +142,16 @@ class Scan {
   }
 
  private:
-  void prefetch(std::uint32_t i) const noexcept {
-    const auto* p = reinterpret_cast<const char*>(&c_.row(i));
-    for (std::uint64_t off = 0; off < c_.row_stride; off += kCacheLine) __builtin_prefetch(p + off);
+  // Two stages: the header line of row i + 2P, then, once it has arrived, the floats of row i + P if
+  // that row holds a vector. Rows without one cost a header line, never their floats.
+  void prefetch_ahead(std::uint32_t i) const noexcept {
+    if (i + 2 * kVectorPrefetchRows < c_.rows) __builtin_prefetch(&c_.row(i + 2 * kVectorPrefetchRows));
+    if (i + kVectorPrefetchRows >= c_.rows) return;
+    const VectorRowHeader& r = c_.row(i + kVectorPrefetchRows);
+    if ((r.flags.load(std::memory_order_relaxed) & kRowPresent) == 0) return;  // a hint only: no ordering
+    const auto* p = reinterpret_cast<const char*>(c_.row_data(i + kVectorPrefetchRows));
+    for (std::uint64_t off = 0; off + sizeof(VectorRowHeader) < c_.row_stride; off += kCacheLine)
+      __builtin_prefetch(p + off);
   }
 
   void consider(std::uint32_t i, const Scored& s) noexcept {

@@ -40,15 +40,12 @@ bool recover_if_dead(ArenaHeader& header, VectorRowHeader& row, std::uint64_t od
 }
 
 bool settle_row(ArenaHeader& header, VectorRowHeader& row, std::uint64_t odd_epoch, std::int64_t started_ns,
-                std::int64_t deadline_ns, bool writable, std::uint64_t* recovered) noexcept {
+                std::int64_t deadline_ns, bool writable) noexcept {
   int spins = 0;
   for (;;) {
     if (row.epoch.load(std::memory_order_acquire) != odd_epoch) return true;
     const std::int64_t now = monotonic_ns();
-    if (writable && recover_if_dead(header, row, odd_epoch, started_ns, now)) {
-      if (recovered != nullptr) ++*recovered;
-      return true;
-    }
+    if (writable && recover_if_dead(header, row, odd_epoch, started_ns, now)) return true;
     if (now >= deadline_ns) return false;
     row_backoff(spins);
   }

@@ -110,27 +110,34 @@ class VectorStore {
   explicit VectorStore(const Arena& arena) noexcept;
 
   /// Float32 per vector; 0 when the arena has no vector rows (every call then answers no_vectors).
+  /// Thread: any, like the two below (fixed at create).
   [[nodiscard]] std::uint32_t dim() const noexcept { return dim_; }
+  /// Rows, one per KV slot (0 without vectors).
   [[nodiscard]] std::uint32_t rows() const noexcept { return rows_; }
+  /// Longest key: the buffer size key_of() needs.
   [[nodiscard]] std::uint32_t key_bytes() const noexcept { return kv_.key_bytes(); }
 
   /// Stores the key's vector, inserting the key (type none) if missing. Returns busy at once if
   /// another writer holds the row. Thread: any. Fails with wrong_length unless v.size() == dim(),
   /// not_finite for NaN or infinity, and the KV failures of inserting the key.
   VectorStatus set(std::string_view key, std::span<const float> v) noexcept;
-  /// As set, but waits for a held row until timeout_ns (and recovers a dead writer's row).
+  /// As set, but waits for a held row until timeout_ns (and recovers a dead writer's row). Thread: any.
   VectorStatus set_wait(std::string_view key, std::span<const float> v, std::int64_t timeout_ns = kDefaultWaitNs) noexcept;
-  /// Stores the vector of a resolved key: no hashing. stale_handle if the key was deleted and its slot
-  /// reused, not_found if it was deleted. Thread: any.
+  /// Stores the vector of a resolved key: no hashing. Waits for a held row up to timeout_ns (0: busy at
+  /// once). stale_handle if the key was deleted and its slot reused, not_found if it was deleted.
+  /// Thread: any.
   VectorStatus set(KeyHandle handle, std::span<const float> v, std::int64_t timeout_ns = 0) noexcept;
 
   /// Copies the key's vector into out. Requires: out.size() == dim(), else wrong_length.
   /// no_vector when the key holds none; torn after a writer died in it. Waits, bounded, for a writer
   /// inside the row and recovers a dead one when the mapping is writable. Thread: any.
   VectorStatus get(std::string_view key, std::span<float> out) const noexcept;
+  /// As get(key), for a resolved key; stale_handle once its slot holds another key. Thread: any.
   VectorStatus get(KeyHandle handle, std::span<float> out) const noexcept;
-  /// Zero-copy: points into the arena. Check view.valid() after using the floats. Thread: any.
+  /// Zero-copy: points into the arena, with the row's epoch and norm. Check view.valid() after using
+  /// the floats. Fails as get does. Thread: any.
   VectorStatus view(std::string_view key, VectorView& out) const noexcept;
+  /// As view(key), for a resolved key. Thread: any.
   VectorStatus view(KeyHandle handle, VectorView& out) const noexcept;
 
   /// Top-k search over every present vector, best first; k = out.size(). count is how many hits were
