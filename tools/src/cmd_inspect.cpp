@@ -10,6 +10,7 @@
 
 #include "arena_access.hpp"
 #include "arena_report.hpp"
+#include "channel_report.hpp"
 #include "command.hpp"
 #include "output.hpp"
 #include "weir/core/arena.hpp"
@@ -169,7 +170,7 @@ void add_info(CLI::App& app, Action& action) {
 // ---- ls ----
 
 struct LsArgs {
-  bool json = false;
+  ChannelLsArgs channels;  // with a NAME: that arena's channels
 };
 
 std::string status_json(const core::ArenaStatus& status) {
@@ -186,7 +187,9 @@ std::string status_json(const core::ArenaStatus& status) {
   return out.str();
 }
 
-int run_ls(const LsArgs& args) {
+int run_ls(const LsArgs& ls) {
+  if (!ls.channels.where.empty()) return run_channel_ls(ls.channels);
+  const ChannelLsArgs& args = ls.channels;
   std::vector<core::ArenaStatus> arenas = core::list_shm_arenas();
   std::sort(arenas.begin(), arenas.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   if (args.json) {
@@ -223,8 +226,16 @@ int run_ls(const LsArgs& args) {
 
 void add_ls(CLI::App& app, Action& action) {
   auto args = std::make_shared<LsArgs>();
-  CLI::App* sub = app.add_subcommand("ls", "List the weir arenas in /dev/shm, flagging stale and invalid ones");
-  add_json_flag(*sub, args->json);
+  CLI::App* sub = app.add_subcommand(
+      "ls", "List the weir arenas in /dev/shm (stale and invalid ones flagged), or one arena's channels and consumers");
+  sub->add_option("NAME", args->channels.where, "an arena: list its channels, writers and consumers");
+  sub->add_flag("--watch", args->channels.watch, "with NAME: refresh live, with rates, until interrupted");
+  sub->add_option("--interval", args->channels.interval_s, "seconds between refreshes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  sub->add_option("--count", args->channels.count, "with --watch: stop after this many refreshes")
+      ->check(CLI::NonNegativeNumber);
+  add_json_flag(*sub, args->channels.json);
   bind_action(*sub, action, args, &run_ls);
 }
 
