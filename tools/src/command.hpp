@@ -42,8 +42,14 @@ void add_inspect_commands(CLI::App& app, Action& action);
 void add_kv_commands(CLI::App& app, Action& action);
 /// Registers incr, decr, and, or, xor and not. Requires: `action` outlives app.parse().
 void add_kv_atomic_commands(CLI::App& app, Action& action);
+/// Registers vset, vget and vsearch. Requires: `action` outlives app.parse().
+void add_vector_commands(CLI::App& app, Action& action);
+/// Registers watch and label. Requires: `action` outlives app.parse().
+void add_watch_commands(CLI::App& app, Action& action);
 /// Registers bench. Requires: `action` outlives app.parse().
 void add_bench_command(CLI::App& app, Action& action);
+/// Registers sim. Requires: `action` outlives app.parse().
+void add_sim_command(CLI::App& app, Action& action);
 /// Registers demo. Requires: `action` outlives app.parse().
 void add_demo_command(CLI::App& app, Action& action);
 

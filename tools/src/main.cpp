@@ -21,7 +21,10 @@ int main(int argc, char** argv) {
   add_inspect_commands(app, action);
   add_kv_commands(app, action);
   add_kv_atomic_commands(app, action);
+  add_vector_commands(app, action);
+  add_watch_commands(app, action);
   add_bench_command(app, action);
+  add_sim_command(app, action);
   add_demo_command(app, action);
 
   try {
