@@ -74,19 +74,20 @@ bool ChildProcess::read_exact(void* out, std::size_t n, std::int64_t timeout_ns)
   return true;
 }
 
-std::string exit_text(int status) {
-  if (WIFEXITED(status)) return "reader child exited with " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "reader child killed by signal " + std::to_string(WTERMSIG(status));
-  return "reader child stopped";
+std::string exit_text(int status, const char* who) {
+  if (WIFEXITED(status)) return std::string(who) + " exited with " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string(who) + " killed by signal " + std::to_string(WTERMSIG(status));
+  return std::string(who) + " stopped";
 }
 
-CpuPair::CpuPair() noexcept {
+CpuPair::CpuPair(Placement placement) noexcept {
   CPU_ZERO(&original_);
   if (::sched_getaffinity(0, sizeof original_, &original_) != 0) return;
   for (int cpu = 0; cpu < CPU_SETSIZE && second_ < 0; ++cpu) {
     if (!CPU_ISSET(cpu, &original_)) continue;
     (first_ < 0 ? first_ : second_) = cpu;
   }
+  if (placement == Placement::one_cpu) second_ = first_;
   if (second_ >= 0) pinned_ = pin(first_);
 }
 

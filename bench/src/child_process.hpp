@@ -30,16 +30,23 @@ class ChildProcess {
   int fd_;
 };
 
-/// "reader child exited with 3", "... killed by signal 9".
-[[nodiscard]] std::string exit_text(int status);
+/// "reader child exited with 3", "... killed by signal 9" (who: how the child is called).
+[[nodiscard]] std::string exit_text(int status, const char* who = "reader child");
 
-/// Puts this process on one CPU and, after fork, the child on another, so the two really run at
-/// once: left to the scheduler, a fresh child often time-shares its parent's CPU for milliseconds.
-/// Restores this process's CPU set when destroyed. Does nothing where fewer than two CPUs are allowed.
+/// Where a parent and its forked child run.
+enum class Placement : std::uint8_t {
+  two_cpus,  // one CPU each, so the two really run at once
+  one_cpu,   // both on the same CPU, so every hand-over is a context switch
+};
+
+/// Puts this process on the first allowed CPU and, after fork, the child on the second (two_cpus)
+/// or the same one (one_cpu): left to the scheduler, a fresh child often time-shares its parent's
+/// CPU for milliseconds, or migrates. Restores this process's CPU set when destroyed. Does nothing
+/// (pinned() is false) where fewer CPUs than the placement needs are allowed.
 /// Thread: the forking thread; pin_child() in the child only.
 class CpuPair {
  public:
-  CpuPair() noexcept;
+  explicit CpuPair(Placement placement = Placement::two_cpus) noexcept;
   CpuPair(const CpuPair&) = delete;
   CpuPair& operator=(const CpuPair&) = delete;
   ~CpuPair();

@@ -19,6 +19,23 @@ Stats summarize(std::vector<double> per_op_ns) {
   return stats;
 }
 
+std::int64_t percentile(std::span<const std::int64_t> sorted, double q) noexcept {
+  const double rank = std::ceil(q * static_cast<double>(sorted.size()));  // 1-based
+  const std::size_t i = rank < 1.0 ? 0 : static_cast<std::size_t>(rank) - 1;
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+double clock_read_ns() {
+  std::vector<double> batches;
+  for (int b = 0; b < kClockBatches; ++b) {
+    const std::int64_t start_ns = now_ns();
+    std::int64_t last_ns = start_ns;
+    for (int i = 0; i < kClockBatchCalls; ++i) last_ns = now_ns();
+    batches.push_back(static_cast<double>(last_ns - start_ns) / kClockBatchCalls);
+  }
+  return summarize(std::move(batches)).median_ns;
+}
+
 void Results::add(std::string name, const Measured& m, std::string_view what) {
   if (m.failures != 0) note_failures(name, m.failures, m.calls, what);
   Row row;
@@ -58,21 +75,60 @@ std::string number(double v, int decimals) {
 constexpr int kNsDecimals = 2;        // ns/op printed to 10 ps: below the noise, above rounding
 constexpr int kRatioDecimals = 3;
 constexpr int kFractionDecimals = 6;
-constexpr std::size_t kAlignedColumns = 7;  // all but the last (note) column are padded
+constexpr std::size_t kAlignedColumns = 8;  // all but the last (note) column are padded
 
-std::string busy_note(const Row& row) {
-  if (!row.busy_fraction) return {};
+std::string row_note(const Row& row) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "busy %.3f%%", *row.busy_fraction * 100.0);
+  if (row.busy_fraction) {
+    std::snprintf(buf, sizeof buf, "busy %.3f%%", *row.busy_fraction * 100.0);
+    return buf;
+  }
+  if (row.wake_fraction) {
+    std::snprintf(buf, sizeof buf, "woke %.1f%%", *row.wake_fraction * 100.0);
+    return buf;
+  }
+  return {};
+}
+
+// "<=1.5", "<30ns". (snprintf, not "<=" + std::string: GCC 12 -O3 warns falsely on that.)
+std::string format_target(const char* op, double limit, const char* unit) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%g%s", op, limit, unit);
   return buf;
 }
 
 }  // namespace
 
+void compare(Results& results, std::span<const Comparison> comparisons) {
+  for (const Comparison& c : comparisons) {
+    Row* row = nullptr;
+    for (Row& r : results.rows())
+      if (r.name == c.name) row = &r;
+    const Row* base = results.find(c.baseline);
+    if (row == nullptr) continue;  // a case that could not run was reported on stderr
+    if (base != nullptr && base->stats.median_ns > 0) {
+      row->baseline = std::string(c.baseline);
+      row->ratio = row->stats.median_ns / base->stats.median_ns;
+    }
+    switch (c.goal) {
+      case Goal::none: break;
+      case Goal::ratio_at_most:
+        if (!row->ratio) break;
+        row->target = format_target("<=", c.limit, "");
+        row->pass = *row->ratio <= c.limit;
+        break;
+      case Goal::below_ns:
+        row->target = format_target("<", c.limit, "ns");
+        row->pass = row->stats.median_ns < c.limit;
+        break;
+    }
+  }
+}
+
 void print_json(const std::vector<Row>& rows) {
   // Names, baselines and targets are fixed ASCII without quotes or backslashes: no escaping needed.
   for (const Row& row : rows) {
-    std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"ns/op\"";
+    std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"" + std::string(row.unit) + "\"";
     line += ",\"median\":" + number(row.stats.median_ns, kNsDecimals);
     line += ",\"min\":" + number(row.stats.min_ns, kNsDecimals);
     line += ",\"max\":" + number(row.stats.max_ns, kNsDecimals);
@@ -86,47 +142,52 @@ void print_json(const std::vector<Row>& rows) {
       line += *row.pass ? ",\"pass\":true" : ",\"pass\":false";
     }
     if (row.busy_fraction) line += ",\"busy_fraction\":" + number(*row.busy_fraction, kFractionDecimals);
+    if (row.wake_fraction) line += ",\"wake_fraction\":" + number(*row.wake_fraction, kFractionDecimals);
     line += "}\n";
     std::fputs(line.c_str(), stdout);
   }
   std::fflush(stdout);
 }
 
-void print_table(const std::vector<Row>& rows, const Config& config) {
+void print_table(const std::vector<Row>& rows, std::string_view title) {
   struct Cells {
-    std::string name, median, min, max, baseline, ratio, target, note;
+    std::string name, unit, median, min, max, baseline, ratio, target, note;
   };
+  bool mixed_units = false;
+  for (const Row& row : rows) mixed_units = mixed_units || row.unit != rows.front().unit;
   std::vector<Cells> table;
-  table.push_back({"name", "median", "min", "max", "baseline", "ratio", "target", "note"});
+  table.push_back({"name", "unit", "median", "min", "max", "baseline", "ratio", "target", "note"});
   for (const Row& row : rows) {
     Cells c{row.name,
+            std::string(row.unit),
             number(row.stats.median_ns, kNsDecimals),
             number(row.stats.min_ns, kNsDecimals),
             number(row.stats.max_ns, kNsDecimals),
             row.ratio ? row.baseline : std::string("-"),
             row.ratio ? number(*row.ratio, kRatioDecimals) : std::string("-"),
             "-",
-            busy_note(row)};
+            row_note(row)};
     if (!row.target.empty() && row.pass) c.target = row.target + (*row.pass ? " PASS" : " MISS");
     table.push_back(std::move(c));
   }
   std::size_t w[kAlignedColumns] = {};
   for (const Cells& c : table) {
-    const std::string* cols[kAlignedColumns] = {&c.name, &c.median, &c.min, &c.max, &c.baseline, &c.ratio, &c.target};
+    const std::string* cols[kAlignedColumns] = {&c.name, &c.unit,     &c.median, &c.min,
+                                                &c.max,  &c.baseline, &c.ratio,  &c.target};
     for (std::size_t i = 0; i < kAlignedColumns; ++i) w[i] = std::max(w[i], cols[i]->size());
   }
-  std::printf("weir bench kv: ns/op, median/min/max of %d repetitions of ~%" PRId64 " ms each%s\n", config.reps,
-              config.rep_ns() / 1'000'000, config.quick ? " (--quick)" : "");
+  std::printf("%.*s\n", static_cast<int>(title.size()), title.data());
   for (const Cells& c : table) {
     // Text columns align left, numbers right.
     std::string line = c.name + std::string(w[0] - c.name.size() + 2, ' ');
-    line += std::string(w[1] - c.median.size(), ' ') + c.median + "  ";
-    line += std::string(w[2] - c.min.size(), ' ') + c.min + "  ";
-    line += std::string(w[3] - c.max.size(), ' ') + c.max + "  ";
-    line += c.baseline + std::string(w[4] - c.baseline.size() + 2, ' ');
-    line += std::string(w[5] - c.ratio.size(), ' ') + c.ratio + "  ";
+    if (mixed_units) line += c.unit + std::string(w[1] - c.unit.size() + 2, ' ');
+    line += std::string(w[2] - c.median.size(), ' ') + c.median + "  ";
+    line += std::string(w[3] - c.min.size(), ' ') + c.min + "  ";
+    line += std::string(w[4] - c.max.size(), ' ') + c.max + "  ";
+    line += c.baseline + std::string(w[5] - c.baseline.size() + 2, ' ');
+    line += std::string(w[6] - c.ratio.size(), ' ') + c.ratio + "  ";
     line += c.target;
-    if (!c.note.empty()) line += std::string(w[6] - c.target.size() + 2, ' ') + c.note;
+    if (!c.note.empty()) line += std::string(w[7] - c.target.size() + 2, ' ') + c.note;
     std::puts(line.c_str());
   }
   std::fflush(stdout);

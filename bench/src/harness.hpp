@@ -3,12 +3,16 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace weir::bench {
 
+inline constexpr int kExitOk = 0;                           // run_bench's exit codes: done (targets missed included)
+inline constexpr int kExitFailed = 1;                       // a call returned the wrong status, or set-up failed
+inline constexpr int kExitUsage = 2;                        // bad arguments
 inline constexpr std::uint32_t kSmallBytes = 64;            // the small value size
 inline constexpr std::uint32_t kLargeBytes = 4096;          // the large value size, also the arena's value_bytes
 inline constexpr std::uint32_t kArenaSlots = 4096;          // slots of the bench arena and of the bare seqlock map
@@ -22,6 +26,8 @@ inline constexpr std::uint64_t kCalibrateStartOps = 1024;   // first calibration
 inline constexpr std::int64_t kCalibrateFraction = 10;      // calibrate until a loop takes this part of a rep
 inline constexpr std::uint64_t kCalibrateGrowth = 4;        // calibration loop growth per step
 inline constexpr std::uint64_t kMaxOpsPerRep = 1ULL << 34;  // guards calibration against a broken clock
+inline constexpr int kClockBatches = 16;                    // clock-cost estimate: median of this many batches
+inline constexpr int kClockBatchCalls = 1000;               // ... of this many back-to-back clock reads
 
 static_assert((kKeyCount & (kKeyCount - 1)) == 0, "i % kKeyCount must stay a mask");
 
@@ -61,6 +67,14 @@ struct Stats {
 
 /// Median, min and max of per-repetition ns/op. Requires: at least one sample.
 [[nodiscard]] Stats summarize(std::vector<double> per_op_ns);
+
+/// The nearest-rank q-quantile (0 < q <= 1) of ascending samples: the smallest sample with at least
+/// q of all samples at or below it. Requires: sorted is sorted and not empty.
+[[nodiscard]] std::int64_t percentile(std::span<const std::int64_t> sorted, double q) noexcept;
+
+/// What one now_ns() costs here, the median of a few batches of back-to-back reads: the overhead
+/// inside each `before; op; after` sample of the cases that time single calls.
+[[nodiscard]] double clock_read_ns();
 
 struct Measured {
   Stats stats;
@@ -107,10 +121,15 @@ template <class Op>
   return m;
 }
 
+inline constexpr std::string_view kUnitNsPerOp = "ns/op";  // a repetition's elapsed time over its operations
+inline constexpr std::string_view kUnitNs = "ns";          // a latency: one percentile of a repetition's samples
+
 struct Row {
   std::string name;
+  std::string_view unit = kUnitNsPerOp;
   Stats stats;
   std::optional<double> busy_fraction;  // cross-process reads: share that returned busy
+  std::optional<double> wake_fraction;  // publishes with a waiter: share that made a FUTEX_WAKE
   std::string baseline;                 // empty: none
   std::optional<double> ratio;          // median / baseline median
   std::string target;                   // "<=1.5", "<30ns"; empty: none
@@ -137,9 +156,24 @@ class Results {
   std::uint64_t failures_ = 0;
 };
 
+enum class Goal : std::uint8_t { none, ratio_at_most, below_ns };
+
+/// A line's baseline and target: ratio = median / baseline median; the goal is checked on every run.
+struct Comparison {
+  std::string_view name;
+  std::string_view baseline;
+  Goal goal;
+  double limit;  // a ratio for ratio_at_most, ns (per op) for below_ns
+};
+
+/// Fills in baseline, ratio, target and pass of the rows the table names; rows or baselines that
+/// are missing (a case that could not run, reported already) are skipped.
+void compare(Results& results, std::span<const Comparison> comparisons);
+
 /// One JSON object per row and line on stdout.
 void print_json(const std::vector<Row>& rows);
-/// An aligned table on stdout, with a header naming the unit and the repetitions.
-void print_table(const std::vector<Row>& rows, const Config& config);
+/// An aligned table on stdout under `title` (one line naming the suite, unit and repetitions); a
+/// unit column is added when the rows do not all share one unit.
+void print_table(const std::vector<Row>& rows, std::string_view title);
 
 }  // namespace weir::bench

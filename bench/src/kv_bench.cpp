@@ -1,4 +1,5 @@
-// `weir bench kv`: argument parsing, the bench arena's lifetime, ratios and targets.
+// `weir bench kv|signals`: argument parsing and the choice of suite; for kv, the bench arena's
+// lifetime, ratios and targets. The signals suite lives in signal_bench.cpp.
 #include "weir/bench/kv_bench.hpp"
 
 #include <unistd.h>
@@ -10,29 +11,19 @@
 #include <string_view>
 
 #include "cases.hpp"
+#include "signal_cases.hpp"
 
 namespace weir::bench {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
-
 constexpr const char* kUsage =
-    "usage: weir bench kv [--json] [--reps N] [--quick]\n"
+    "usage: weir bench kv|signals [--json] [--reps N] [--quick]\n"
+    "  kv         KvStore get/set against a bare seqlock and memcpy\n"
+    "  signals    signal-group wake latency against a bare futex, and publish cost\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    a tenth of the work per repetition (noisier; for tests)\n";
-
-enum class Goal : std::uint8_t { none, ratio_at_most, below_ns };
-
-struct Comparison {
-  std::string_view name;
-  std::string_view baseline;
-  Goal goal;
-  double limit;  // a ratio for ratio_at_most, ns/op for below_ns
-};
 
 // Every ratio and target of the report, in one place.
 constexpr Comparison kComparisons[] = {
@@ -54,39 +45,6 @@ constexpr Comparison kComparisons[] = {
     {"base.seqlock.read.4KiB", "base.memcpy.4KiB", Goal::none, 0.0},
 };
 
-// "<=1.5", "<30ns". (snprintf, not "<=" + std::string: GCC 12 -O3 warns falsely on that.)
-std::string format_target(const char* op, double limit, const char* unit) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s%g%s", op, limit, unit);
-  return buf;
-}
-
-void compare(Results& results) {
-  for (const Comparison& c : kComparisons) {
-    Row* row = nullptr;
-    for (Row& r : results.rows())
-      if (r.name == c.name) row = &r;
-    const Row* base = results.find(c.baseline);
-    if (row == nullptr) continue;  // a case that could not run was reported on stderr
-    if (base != nullptr && base->stats.median_ns > 0) {
-      row->baseline = std::string(c.baseline);
-      row->ratio = row->stats.median_ns / base->stats.median_ns;
-    }
-    switch (c.goal) {
-      case Goal::none: break;
-      case Goal::ratio_at_most:
-        if (!row->ratio) break;
-        row->target = format_target("<=", c.limit, "");
-        row->pass = *row->ratio <= c.limit;
-        break;
-      case Goal::below_ns:
-        row->target = format_target("<", c.limit, "ns");
-        row->pass = row->stats.median_ns < c.limit;
-        break;
-    }
-  }
-}
-
 std::optional<int> parse_reps(std::string_view text) {
   int reps = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reps);
@@ -97,9 +55,9 @@ std::optional<int> parse_reps(std::string_view text) {
 // Returns the config, or the exit code to return at once (usage printed).
 std::optional<Config> parse_args(const std::vector<std::string>& args, int& exit_code) {
   exit_code = kExitUsage;
-  if (args.empty() || args[0] != "kv") {
-    std::fputs(args.empty() ? "weir bench: which benchmark? (only 'kv' exists)\n"
-                            : "weir bench: unknown benchmark (only 'kv' exists)\n",
+  if (args.empty() || (args[0] != "kv" && args[0] != "signals")) {
+    std::fputs(args.empty() ? "weir bench: which benchmark? ('kv' or 'signals')\n"
+                            : "weir bench: unknown benchmark ('kv' or 'signals')\n",
                stderr);
     std::fputs(kUsage, stderr);
     return std::nullopt;
@@ -137,17 +95,7 @@ std::optional<Config> parse_args(const std::vector<std::string>& args, int& exit
   return config;
 }
 
-}  // namespace
-
-int run_bench(const std::vector<std::string>& args) {
-  int exit_code = kExitOk;
-  const auto maybe_config = parse_args(args, exit_code);
-  if (!maybe_config) return exit_code;
-  const Config& config = *maybe_config;
-#ifndef __OPTIMIZE__
-  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
-#endif
-
+int run_kv_suite(const Config& config) {
   const std::string arena_name = "bench." + std::to_string(::getpid());
   core::ArenaOptions options;
   options.slot_count = kArenaSlots;
@@ -177,17 +125,33 @@ int run_bench(const std::vector<std::string>& args) {
   }
   if (aborted) return kExitFailed;
 
-  compare(results);
-  if (config.json)
+  compare(results, kComparisons);
+  if (config.json) {
     print_json(results.rows());
-  else
-    print_table(results.rows(), config);
+  } else {
+    char title[128];
+    std::snprintf(title, sizeof title, "weir bench kv: ns/op, median/min/max of %d repetitions of ~%lld ms each%s",
+                  config.reps, static_cast<long long>(config.rep_ns() / 1'000'000), config.quick ? " (--quick)" : "");
+    print_table(results.rows(), title);
+  }
   if (results.failures() != 0) {
     std::fprintf(stderr, "weir bench: %llu failed calls or set-ups: the numbers printed are not trustworthy\n",
                  static_cast<unsigned long long>(results.failures()));
     return kExitFailed;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& args) {
+  int exit_code = kExitOk;
+  const auto maybe_config = parse_args(args, exit_code);
+  if (!maybe_config) return exit_code;
+#ifndef __OPTIMIZE__
+  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
+#endif
+  return args[0] == "signals" ? run_signals_suite(*maybe_config) : run_kv_suite(*maybe_config);
 }
 
 }  // namespace weir::bench

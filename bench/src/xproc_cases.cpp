@@ -23,8 +23,6 @@ constexpr std::int64_t kChildStartTimeoutNs = 5'000'000'000;   // child attach a
 constexpr std::int64_t kChildResultTimeoutNs = 5'000'000'000;  // a repetition's result after stop
 constexpr std::int64_t kChildExitTimeoutNs = 2'000'000'000;    // child exit after its last result
 constexpr std::int64_t kWriteGapNs = 1'000;                    // the writer publishes about once per microsecond
-constexpr int kClockBatches = 16;                              // clock-cost estimate: median of this many batches
-constexpr int kClockBatchCalls = 1000;                         // ... of this many back-to-back clock reads
 constexpr std::uint32_t kWarmupReps = 1;                       // first repetitions, not reported
 constexpr int kChildSetupFailed = 3;                           // child exit codes
 constexpr int kChildTimedOut = 4;
@@ -64,18 +62,6 @@ bool words_agree(const std::byte* src) noexcept {
     if (word != first) return false;
   }
   return true;
-}
-
-// What one now_ns() costs: the overhead inside each `before; write; after` sample.
-double clock_read_ns() {
-  std::vector<double> batches;
-  for (int b = 0; b < kClockBatches; ++b) {
-    const std::int64_t start_ns = now_ns();
-    std::int64_t last_ns = start_ns;
-    for (int i = 0; i < kClockBatchCalls; ++i) last_ns = now_ns();
-    batches.push_back(static_cast<double>(last_ns - start_ns) / kClockBatchCalls);
-  }
-  return summarize(std::move(batches)).median_ns;
 }
 
 // The control words are flags only: the data they announce travels through the arena or the pipe,
