@@ -12,22 +12,6 @@ namespace weir::core {
 
 namespace {
 
-ArenaOptions options_of(const ArenaHeader& h) {
-  const Geometry& g = h.geometry;
-  ArenaOptions o;
-  o.slot_count = g.slot_count;
-  o.key_bytes = g.key_bytes;
-  o.value_bytes = g.value_bytes;
-  o.max_probe = g.max_probe;
-  o.channel_capacity = g.channel_capacity;
-  o.channel_data_bytes = g.channel_data_bytes;
-  o.consumer_capacity = g.consumer_capacity;
-  o.vector_dim = g.vector_dim;
-  o.group_log_entries = g.group_log_entries;
-  o.mode = h.mode;
-  return o;
-}
-
 Result<SnapshotStats> copy_keys(const Arena& from, Arena& to, const std::string& what) {
   const KvStore src(from);
   KvStore dst(to);

@@ -89,6 +89,22 @@ Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
   return {};
 }
 
+ArenaOptions options_of(const ArenaHeader& h) {
+  const Geometry& g = h.geometry;
+  ArenaOptions o;
+  o.slot_count = g.slot_count;
+  o.key_bytes = g.key_bytes;
+  o.value_bytes = g.value_bytes;
+  o.max_probe = g.max_probe;
+  o.channel_capacity = g.channel_capacity;
+  o.channel_data_bytes = g.channel_data_bytes;
+  o.consumer_capacity = g.consumer_capacity;
+  o.vector_dim = g.vector_dim;
+  o.group_log_entries = g.group_log_entries;
+  o.mode = h.mode;
+  return o;
+}
+
 Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, const std::string& what) {
   const auto refuse = [&](const std::string& why) { return fail(Errc::layout_mismatch, what + ": " + why); };
   if (mapped_bytes < kHeaderBytes)
@@ -108,19 +124,8 @@ Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, 
   if ((h.create_flags & ~kCreatePrefaulted) != 0) return refuse("unknown create flags " + num(h.create_flags));
 
   const Geometry& g = h.geometry;
-  ArenaOptions o;
-  o.slot_count = g.slot_count;
-  o.key_bytes = g.key_bytes;
-  o.value_bytes = g.value_bytes;
-  o.max_probe = g.max_probe;
-  o.channel_capacity = g.channel_capacity;
-  o.channel_data_bytes = g.channel_data_bytes;
-  o.consumer_capacity = g.consumer_capacity;
-  o.vector_dim = g.vector_dim;
-  o.group_log_entries = g.group_log_entries;
-  o.mode = h.mode;
   ArenaHeader planned{};
-  if (auto r = plan_layout(o, planned); !r) return refuse("geometry invalid: " + r.error().what);
+  if (auto r = plan_layout(options_of(h), planned); !r) return refuse("geometry invalid: " + r.error().what);
   if (std::memcmp(&planned.geometry, &g, sizeof(Geometry)) != 0) return refuse("geometry fields are inconsistent");
   if (std::memcmp(planned.regions, h.regions, sizeof(h.regions)) != 0)
     return refuse("region table does not match the geometry");

@@ -105,6 +105,9 @@ class Arena {
   std::int32_t attach_row_ = -1;
 };
 
+/// The options that plan exactly this header's geometry (placement options left at defaults).
+[[nodiscard]] ArenaOptions options_of(const ArenaHeader& header);
+
 /// Validates a header against the real mapping size. Pure: reads only [base, base + mapped_bytes).
 [[nodiscard]] Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes,
                                            const std::string& what);
