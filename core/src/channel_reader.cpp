@@ -102,6 +102,7 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   out.sequence = c;
   out.realtime_ns = b->realtime_ns.load(std::memory_order_relaxed);
   out.monotonic_ns = b->monotonic_ns.load(std::memory_order_relaxed);
+  out.first_sample = b->first_sample.load(std::memory_order_relaxed);
   out.state = &b->state;
   out.expected_state = state;
   if (policy == ConsumerPolicy::latest) row_->cursor.store(c, std::memory_order_relaxed);
@@ -144,6 +145,11 @@ void envelope(const Arena& arena, std::uint32_t channel, std::uint64_t first_sam
   // The coarsest level whose entries are still no wider than a column: never more reads than needed.
   std::uint32_t level = 0;
   while (level + 1 < d.pyramid_levels && static_cast<double>(detail::pyramid_span(d, level + 1)) <= per_column)
+    ++level;
+  // A level only remembers pyramid_entries entries: go coarser until it reaches back to `first`.
+  const std::uint64_t written = d.samples_written.load(std::memory_order_acquire);
+  const std::uint64_t back = written > first_sample ? written - first_sample : 0;
+  while (level + 1 < d.pyramid_levels && back > std::uint64_t{d.pyramid_entries} * detail::pyramid_span(d, level))
     ++level;
   const std::uint64_t span = detail::pyramid_span(d, level);
   const std::uint64_t first_entry = first_sample / span;

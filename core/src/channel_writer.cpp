@@ -185,6 +185,7 @@ void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, st
   const std::uint64_t first_sample = desc_->samples_written.load(std::memory_order_relaxed);
   update_pyramid(reinterpret_cast<const std::byte*>(b + 1), samples, first_sample);
   b->samples.store(samples, std::memory_order_relaxed);
+  b->first_sample.store(first_sample, std::memory_order_relaxed);
   b->flags.store(flags, std::memory_order_relaxed);
   b->realtime_ns.store(realtime_ns != 0 ? realtime_ns : static_cast<std::uint64_t>(detail::realtime_ns()),
                        std::memory_order_relaxed);

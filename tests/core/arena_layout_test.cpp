@@ -80,6 +80,7 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ChannelDesc, units) == 216);
   CHECK(sizeof(BlockHeader) == 64);
   CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
+  CHECK(offsetof(BlockHeader, first_sample) == 32);
   CHECK(sizeof(PyramidEntry) == 16);
   CHECK(sizeof(ConsumerRow) == 256);
   CHECK(offsetof(ConsumerRow, policy) == 16);

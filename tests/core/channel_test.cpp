@@ -307,3 +307,29 @@ TEST_CASE("publishing pulses the channel's group and its labels' groups") {
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("core.channel") {
+
+TEST_CASE("each block carries the index of its first sample, even after short blocks") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("idx", 100, 8)));
+  auto w = ChannelWriter::open(f.arena, "idx");
+  auto r = ChannelReader::open(f.arena, "idx", ConsumerPolicy::lossy, "t", StartAt::oldest);
+  REQUIRE(w);
+  REQUIRE(r);
+  for (const std::uint32_t n : {100U, 30U, 100U}) {
+    std::span<std::byte> out;
+    REQUIRE(w->claim(out) == ClaimStatus::ok);
+    w->publish(n);
+  }
+  std::vector<std::uint64_t> firsts;
+  BlockView b;
+  std::uint64_t lost = 0;
+  while (r->next(b, lost) == NextStatus::ok) {
+    firsts.push_back(b.first_sample);
+    CHECK(r->done(b));
+  }
+  CHECK(firsts == std::vector<std::uint64_t>{0, 100, 130});
+}
+
+}  // TEST_SUITE

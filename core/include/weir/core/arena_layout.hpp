@@ -235,10 +235,12 @@ struct alignas(kCacheLine) BlockHeader {         // off size
   std::atomic<std::uint32_t> flags;              //  12   4  driver flags
   std::atomic<std::uint64_t> realtime_ns;        //  16   8  acquisition time, ns since the epoch
   std::atomic<std::uint64_t> monotonic_ns;       //  24   8  acquisition time, CLOCK_MONOTONIC
-  std::uint64_t reserved0[4];                    //  32  32  zero
+  std::atomic<std::uint64_t> first_sample;       //  32   8  index of its first sample in the channel's stream
+  std::uint64_t reserved0[3];                    //  40  24  zero
 };
 static_assert(std::is_standard_layout_v<BlockHeader> && sizeof(BlockHeader) == kCacheLine);
 static_assert(offsetof(BlockHeader, samples) == 8 && offsetof(BlockHeader, realtime_ns) == 16);
+static_assert(offsetof(BlockHeader, first_sample) == 32);
 
 // One min/max pyramid entry: tag = first sample index + 1 once written, 0 while being written.
 struct PyramidEntry {                            // off size

@@ -124,6 +124,7 @@ struct BlockView {
   std::uint64_t sequence = 0;
   std::uint64_t realtime_ns = 0;
   std::uint64_t monotonic_ns = 0;
+  std::uint64_t first_sample = 0;  // index of the block's first sample in the channel's stream
   const std::atomic<std::uint64_t>* state = nullptr;
   std::uint64_t expected_state = 0;
   [[nodiscard]] bool valid() const noexcept {
@@ -175,9 +176,10 @@ class ChannelReader {
   std::uint32_t index_;
 };
 
-/// Min/max of samples [first, first + count) from the channel's pyramid (or raw blocks for spans
-/// finer than one level-0 entry), split into `columns` buckets: what a scope draws. Buckets with
-/// no data are NaN. Thread: any.
+/// Min/max of samples [first, first + count) from the channel's pyramid, split into `columns`
+/// buckets: what a scope draws. Uses the coarsest level no wider than a column that still reaches
+/// back to `first`. Buckets where no pyramid entry starts are NaN (columns finer than 16 samples:
+/// draw those from the raw blocks). Thread: any.
 void envelope(const Arena& arena, std::uint32_t channel, std::uint64_t first_sample, std::uint64_t count,
               std::span<float> mins, std::span<float> maxs) noexcept;
 
