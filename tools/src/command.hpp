@@ -52,5 +52,7 @@ void add_bench_command(CLI::App& app, Action& action);
 void add_sim_command(CLI::App& app, Action& action);
 /// Registers demo. Requires: `action` outlives app.parse().
 void add_demo_command(CLI::App& app, Action& action);
+/// Registers scope. Requires: `action` outlives app.parse().
+void add_scope_command(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

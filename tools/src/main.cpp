@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add_bench_command(app, action);
   add_sim_command(app, action);
   add_demo_command(app, action);
+  add_scope_command(app, action);
 
   try {
     app.parse(argc, argv);
