@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev
   libboost-dev libnuma-dev liblua5.4-dev libhdf5-dev libfftw3-dev
+  libzmq3-dev tmux
   python3 procps util-linux
 )
 missing=()
