@@ -349,6 +349,9 @@ KvStatus KvStore::read_slot(std::uint32_t i, std::uint32_t generation, std::stri
       view->info_ = info;
     } else if (info.length > out.size()) {
       status = KvStatus::value_too_large;
+    } else if (info.length <= detail::kSmallCopyBytes && out.size() >= detail::kSmallCopyBytes) {
+      // One fixed-size copy, no call; integer values too: integer ops bump the epoch checked below.
+      detail::seqlock_copy_out_small(out.data(), value_ptr(i));
     } else if (is_word_type(info.type) && info.length == sizeof(std::uint64_t)) {
       const std::uint64_t w = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(value_ptr(i)))
                                   .load(std::memory_order_relaxed);
