@@ -1,5 +1,6 @@
 // `weir bench kv|signals`: argument parsing and the choice of suite; for kv, the bench arena's
 // lifetime, ratios and targets. The signals suite lives in signal_bench.cpp.
+#include "extra_suites.hpp"
 #include "weir/bench/kv_bench.hpp"
 
 #include <unistd.h>
@@ -145,6 +146,8 @@ int run_kv_suite(const Config& config) {
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "vectors") return run_vector_suite(args);
+  if (!args.empty() && args[0] == "channels") return run_channel_suite(args);
   int exit_code = kExitOk;
   const auto maybe_config = parse_args(args, exit_code);
   if (!maybe_config) return exit_code;

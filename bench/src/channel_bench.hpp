@@ -1,0 +1,243 @@
+#pragma once
+// The channels suite's common ground: what every writer and reader does with a block, the reader
+// children and their CPUs, and one transfer of a fixed number of blocks from this process to a
+// forked reader, whatever carries them. Private to bench/.
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bare_seqlock.hpp"
+#include "child_process.hpp"
+#include "harness.hpp"
+
+namespace weir::bench {
+
+inline constexpr std::int64_t kStallTimeoutNs = 5'000'000'000;       // a wait without progress gives up after this
+inline constexpr std::int64_t kChildReadyTimeoutNs = 5'000'000'000;  // a child's set-up (attach, bind, register)
+inline constexpr std::int64_t kChildExitTimeoutNs = 5'000'000'000;   // a child's exit after its report
+inline constexpr int kSpinsBeforeYield = 256;                        // busy polls before a wait starts yielding
+inline constexpr int kChildOk = 0;                                   // reader children's exit codes
+inline constexpr int kChildSetupFailed = 3;
+inline constexpr int kChildStalled = 4;
+inline constexpr int kChildPipeFailed = 5;
+inline constexpr int kChildThrew = 6;
+
+/// What a writer puts in a block: a copy of the source block, then the block's sequence number in
+/// its first 8 bytes (the source holds samples, so the rest reads as a signal).
+inline void fill_block(std::byte* dst, const std::byte* src, std::size_t bytes, std::uint64_t seq) noexcept {
+  std::memcpy(dst, src, bytes);
+  std::memcpy(dst, &seq, sizeof seq);
+}
+
+/// The sequence number a writer stamped into a block.
+[[nodiscard]] inline std::uint64_t block_sequence(const std::byte* block) noexcept {
+  std::uint64_t seq = 0;
+  std::memcpy(&seq, block, sizeof seq);
+  return seq;
+}
+
+/// What every reader does with a block it holds, wherever it lies (in place in shared memory, or in
+/// the buffer a socket read into): loads the first 8 bytes of each cache line and sums them, so
+/// every line of the block reaches the reader's core.
+[[nodiscard]] inline std::uint64_t touch_block(const std::byte* block, std::size_t bytes) noexcept {
+  std::uint64_t sum = 0;
+  for (std::size_t off = 0; off < bytes; off += 64) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, block + off, sizeof word);
+    sum += word;
+  }
+  return sum;
+}
+
+/// A wait for the other side: spins kSpinsBeforeYield times, then yields, and gives up once it has
+/// yielded for kStallTimeoutNs without reset() (progress) in between. Thread: its owner's.
+class Patience {
+ public:
+  void reset() noexcept {
+    spins_ = 0;
+    yielding_since_ns_ = 0;
+  }
+  /// False once the wait has lasted too long.
+  [[nodiscard]] bool wait() noexcept {
+    if (++spins_ < kSpinsBeforeYield) {
+      cpu_relax();
+      return true;
+    }
+    const std::int64_t t = now_ns();
+    if (yielding_since_ns_ == 0) yielding_since_ns_ = t;
+    if (t - yielding_since_ns_ > kStallTimeoutNs) return false;
+    (void)::sched_yield();
+    return true;
+  }
+
+ private:
+  int spins_ = 0;
+  std::int64_t yielding_since_ns_ = 0;
+};
+
+/// Flags between this process and its reader children, in a MAP_SHARED mapping made before fork.
+/// They order nothing themselves (blocks travel through their transport, reports through a pipe),
+/// except final_head, which is stored before stop with release and read after it with acquire.
+struct Control {
+  alignas(64) std::atomic<std::uint32_t> ready{0};       // children that are set up and reading
+  alignas(64) std::atomic<std::uint32_t> stop{0};        // the writer is done: drain and report
+  alignas(64) std::atomic<std::uint64_t> final_head{0};  // the writer's next sequence number at stop
+};
+
+/// A reader child's report, sent once through its pipe when it is done (well under PIPE_BUF).
+struct ReaderReport {
+  std::int64_t end_ns = 0;       // steady clock (CLOCK_MONOTONIC, shared by all processes) after the last block
+  std::uint64_t blocks = 0;      // blocks read
+  std::uint64_t lost = 0;        // blocks the reader counted lost (next() said so, or done() found the block reused)
+  std::uint64_t bad = 0;         // blocks out of order or with a wrong sequence stamp
+  std::uint64_t sum = 0;         // the touch_block sums: keeps the reads
+  std::uint64_t row_read = 0;    // channels: the consumer row's own counters at the end
+  std::uint64_t row_lost = 0;
+  std::uint64_t end_cursor = 0;  // channels: the reader's cursor at the end
+};
+
+/// The CPUs the suite runs on: this process on the first allowed CPU, reader child k on the
+/// (k mod (n - 1))-th of the others, so writer and readers never share a CPU where two or more are
+/// allowed. Restores this process's CPU set when destroyed. Thread: the forking thread; pin_child()
+/// in a child only.
+class CpuPlan {
+ public:
+  CpuPlan() noexcept {
+    CPU_ZERO(&original_);
+    if (::sched_getaffinity(0, sizeof original_, &original_) != 0) return;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &original_)) cpus_.push_back(cpu);
+    pinned_ = cpus_.size() >= 2 && pin(cpus_[0]);
+  }
+  CpuPlan(const CpuPlan&) = delete;
+  CpuPlan& operator=(const CpuPlan&) = delete;
+  ~CpuPlan() {
+    if (pinned_) (void)::sched_setaffinity(0, sizeof original_, &original_);
+  }
+
+  /// Whether writer and readers run on different CPUs.
+  [[nodiscard]] bool pinned() const noexcept { return pinned_; }
+  /// CPUs left for reader children (0 when not pinned).
+  [[nodiscard]] std::size_t reader_cpus() const noexcept { return pinned_ ? cpus_.size() - 1 : 0; }
+  void pin_child(std::size_t k) const noexcept {
+    if (pinned_) (void)pin(cpus_[1 + k % (cpus_.size() - 1)]);
+  }
+
+ private:
+  static bool pin(int cpu) noexcept {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return ::sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  cpu_set_t original_;
+  std::vector<int> cpus_;
+  bool pinned_ = false;
+};
+
+/// Forks reader child k: it closes the pipe's read end, moves to its CPU, runs body(fd) (which
+/// writes its ReaderReport to fd and returns an exit code) and _exits without running the parent's
+/// destructors. Returns the child, killed and reaped when the pointer is destroyed before it
+/// exited, or nullptr when pipe or fork failed.
+template <class Body>
+[[nodiscard]] std::unique_ptr<ChildProcess> spawn_reader(const CpuPlan& cpus, std::size_t k, Body&& body) {
+  int fds[2] = {-1, -1};
+  if (::pipe(fds) != 0) return nullptr;
+  std::fflush(nullptr);  // nothing buffered may be written twice
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    (void)::close(fds[0]);
+    cpus.pin_child(k);
+    int rc = kChildThrew;
+    try {
+      rc = body(fds[1]);
+    } catch (...) {  // rc stays kChildThrew: nothing may unwind into the parent's frames here
+    }
+    ::_exit(rc);
+  }
+  (void)::close(fds[1]);
+  if (pid < 0) {
+    (void)::close(fds[0]);
+    return nullptr;
+  }
+  return std::make_unique<ChildProcess>(pid, fds[0]);
+}
+
+/// Sends the report; the child's exit code.
+[[nodiscard]] inline int send_report(int fd, const ReaderReport& report) noexcept {
+  return ::write(fd, &report, sizeof report) == static_cast<ssize_t>(sizeof report) ? kChildOk : kChildPipeFailed;
+}
+
+/// Waits until `count` children are set up (control.ready), each still running. Returns an empty
+/// string, or what went wrong.
+[[nodiscard]] std::string wait_ready(const Control& control, std::uint32_t count,
+                                     std::vector<std::unique_ptr<ChildProcess>>& children);
+
+/// Reads a child's report and waits for its exit; empty string, or what went wrong.
+[[nodiscard]] std::string collect(ChildProcess& child, ReaderReport& report);
+
+/// One transfer: `blocks` blocks of `block_bytes` from this process to one reader child that must
+/// see every one, in order, through a ring of `ring_blocks` slots where the transport has one.
+struct TransferSpec {
+  std::size_t block_bytes = 0;
+  std::uint64_t blocks = 0;
+  std::uint32_t ring_blocks = 0;
+};
+
+/// Elapsed ns from the writer's first block to the reader's last, or nullopt with `error` set.
+using TransferResult = std::optional<std::int64_t>;
+
+/// Runs one transfer: forks the reader child, which runs child_body(Control&, fd) (it sets
+/// control.ready once set up, reads spec.blocks blocks and sends its report), waits for it, then
+/// runs write_all(std::string& error) here, which returns false (error set) if it could not write
+/// every block. Checks the report: every block read, none lost, none out of order.
+template <class ChildBody, class WriteAll>
+[[nodiscard]] TransferResult run_transfer(const TransferSpec& spec, const CpuPlan& cpus, ChildBody&& child_body,
+                                          WriteAll&& write_all, std::string& error) {
+  SharedMapping map(sizeof(Control));
+  if (!map.valid()) {
+    error = "mmap of the control block failed";
+    return std::nullopt;
+  }
+  auto* control = new (map.data()) Control{};
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  children.push_back(spawn_reader(cpus, 0, [&](int fd) { return child_body(*control, fd); }));
+  if (children.back() == nullptr) {
+    error = "pipe or fork failed";
+    return std::nullopt;
+  }
+  if (error = wait_ready(*control, 1, children); !error.empty()) return std::nullopt;
+  const std::int64_t start_ns = now_ns();
+  if (!write_all(error)) return std::nullopt;  // the child is killed on the way out
+  ReaderReport report;
+  if (error = collect(*children.back(), report); !error.empty()) return std::nullopt;
+  if (report.blocks != spec.blocks || report.lost != 0 || report.bad != 0) {
+    error = "reader saw " + std::to_string(report.blocks) + " of " + std::to_string(spec.blocks) + " blocks, " +
+            std::to_string(report.lost) + " lost, " + std::to_string(report.bad) + " out of order";
+    return std::nullopt;
+  }
+  return report.end_ns - start_ns;
+}
+
+/// The bare floors: a minimal shared-memory SPSC ring, a Unix stream socket pair, ZeroMQ ipc
+/// PUSH/PULL. Each writes spec.blocks blocks (fill_block from `source`) that the reader touches.
+[[nodiscard]] TransferResult transfer_ring(const TransferSpec& spec, const CpuPlan& cpus,
+                                           const std::vector<std::byte>& source, std::string& error);
+[[nodiscard]] TransferResult transfer_unix(const TransferSpec& spec, const CpuPlan& cpus,
+                                           const std::vector<std::byte>& source, std::string& error);
+/// Whether this build has the ZeroMQ baseline (libzmq was found).
+[[nodiscard]] bool have_zmq() noexcept;
+[[nodiscard]] TransferResult transfer_zmq(const TransferSpec& spec, const CpuPlan& cpus,
+                                          const std::vector<std::byte>& source, std::string& error);
+
+}  // namespace weir::bench
