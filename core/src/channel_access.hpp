@@ -30,6 +30,15 @@ inline std::uint64_t pyramid_span(const ChannelDesc& d, std::uint32_t level) noe
   for (std::uint32_t l = 0; l < level; ++l) span *= d.pyramid_factor;
   return span;
 }
+/// Retires an active consumer row (its process closed it, died, or the row is being reused): the
+/// row stops counting for its channel's writer. Thread: any; exactly one caller wins the row.
+inline void retire_consumer(const Arena& arena, ConsumerRow& row) noexcept {
+  std::uint32_t active = 1;
+  if (!row.active.compare_exchange_strong(active, 0, std::memory_order_acq_rel)) return;
+  if (static_cast<ConsumerPolicy>(row.policy.load(std::memory_order_relaxed)) == ConsumerPolicy::lossless)
+    channel_desc(arena, row.channel.load(std::memory_order_relaxed))->lossless_readers.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 constexpr std::uint64_t committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
 constexpr std::uint64_t writing_state(std::uint64_t seq) noexcept { return 2 * (seq + 1) + 1; }
 

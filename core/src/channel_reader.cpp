@@ -26,7 +26,10 @@ Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view c
     for (std::uint32_t r = 0; r < capacity && row == nullptr; ++r) {
       std::uint32_t pid = rows[r].pid.load(std::memory_order_acquire);
       const bool take = pid == 0 || (pass == 1 && !pid_alive(pid));  // reap dead consumers on the second pass
-      if (take && rows[r].pid.compare_exchange_strong(pid, me, std::memory_order_acq_rel)) row = &rows[r];
+      if (take && rows[r].pid.compare_exchange_strong(pid, me, std::memory_order_acq_rel)) {
+        row = &rows[r];
+        detail::retire_consumer(arena, *row);  // a dead process's row may still count for its channel
+      }
     }
   }
   if (row == nullptr)
@@ -50,6 +53,8 @@ Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view c
   row->registered_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
   std::memset(row->name, 0, sizeof(row->name));
   std::memcpy(row->name, consumer_name.data(), std::min(consumer_name.size(), sizeof(row->name) - 1));
+  if (policy == ConsumerPolicy::lossless)
+    detail::channel_desc(arena, *index)->lossless_readers.fetch_add(1, std::memory_order_acq_rel);
   row->active.store(1, std::memory_order_release);  // every field above first: writers read them after this
   return ChannelReader(arena, *index, row);
 }
@@ -65,7 +70,7 @@ ChannelReader::ChannelReader(ChannelReader&& o) noexcept
 ChannelReader::~ChannelReader() {
   if (row_ == nullptr || !arena_->is_open()) return;
   if (row_->pid.load(std::memory_order_relaxed) != detail::current_pid()) return;  // a forked child's copy
-  row_->active.store(0, std::memory_order_release);  // a lossless writer stops counting us first
+  detail::retire_consumer(*arena_, *row_);  // a lossless writer stops counting us first
   row_->pid.store(0, std::memory_order_release);
 }
 

@@ -20,8 +20,25 @@ namespace {
 
 constexpr std::int64_t kLosslessPollNs = 20'000;  // a writer held back by a lossless reader looks this often
 
+// Min and max of one level-0 entry's kPyramidFactor samples: a fixed-size loop over locals, which
+// the compiler vectorises (the running accumulators stay out of memory until the entry is done).
 template <class T>
-void min_max_of(const std::byte* p, std::uint32_t n, float& lo, float& hi) noexcept {
+void entry_range(const std::byte* p, float& lo, float& hi) noexcept {
+  T v[kPyramidFactor];
+  std::memcpy(v, p, sizeof(v));
+  float l = lo, h = hi;
+  for (std::uint32_t i = 0; i < kPyramidFactor; ++i) {
+    const auto f = static_cast<float>(v[i]);
+    l = f < l ? f : l;
+    h = f > h ? f : h;
+  }
+  lo = l;
+  hi = h;
+}
+
+// The same for a partial entry of n < kPyramidFactor samples (block edges only).
+template <class T>
+void partial_range(const std::byte* p, std::uint32_t n, float& lo, float& hi) noexcept {
   for (std::uint32_t i = 0; i < n; ++i) {
     T v;
     std::memcpy(&v, p + std::size_t{i} * sizeof(T), sizeof(T));
@@ -31,28 +48,11 @@ void min_max_of(const std::byte* p, std::uint32_t n, float& lo, float& hi) noexc
   }
 }
 
-// Min and max of n samples as float (complex: the real part).
-void sample_range(Dtype dtype, const std::byte* p, std::uint32_t n, float& lo, float& hi) noexcept {
-  switch (dtype) {
-    case Dtype::i8: min_max_of<std::int8_t>(p, n, lo, hi); break;
-    case Dtype::u8: min_max_of<std::uint8_t>(p, n, lo, hi); break;
-    case Dtype::i16: min_max_of<std::int16_t>(p, n, lo, hi); break;
-    case Dtype::u16: min_max_of<std::uint16_t>(p, n, lo, hi); break;
-    case Dtype::i32: min_max_of<std::int32_t>(p, n, lo, hi); break;
-    case Dtype::u32: min_max_of<std::uint32_t>(p, n, lo, hi); break;
-    case Dtype::i64: min_max_of<std::int64_t>(p, n, lo, hi); break;
-    case Dtype::f32: min_max_of<float>(p, n, lo, hi); break;
-    case Dtype::f64: min_max_of<double>(p, n, lo, hi); break;
-    case Dtype::c64:
-      for (std::uint32_t i = 0; i < n; ++i) {
-        float re;
-        std::memcpy(&re, p + std::size_t{i} * 8, sizeof(re));
-        lo = re < lo ? re : lo;
-        hi = re > hi ? re : hi;
-      }
-      break;
-  }
-}
+// Complex samples are drawn by their real part: read them as pairs and keep the first.
+struct RealOfComplex {
+  float re, im;
+  explicit operator float() const noexcept { return re; }
+};
 
 void store_entry(PyramidEntry& e, std::uint64_t entry, float lo, float hi) noexcept {
   e.tag.store(0, std::memory_order_relaxed);
@@ -101,6 +101,7 @@ ChannelWriter::~ChannelWriter() {
 
 // Whether every live lossless reader of this channel has room for block seq; reaps dead ones.
 bool ChannelWriter::wait_for_lossless(std::uint64_t seq) noexcept {
+  if (desc_->lossless_readers.load(std::memory_order_acquire) == 0) return true;  // lossy readers never hold us
   ConsumerRow* rows = detail::consumer_rows(*arena_);
   const std::uint32_t capacity = arena_->geometry().consumer_capacity;
   const auto full_row = [&]() -> ConsumerRow* {
@@ -122,7 +123,7 @@ bool ChannelWriter::wait_for_lossless(std::uint64_t seq) noexcept {
   for (; blocking != nullptr; blocking = full_row()) {
     const std::uint32_t pid = blocking->pid.load(std::memory_order_relaxed);
     if (!pid_alive(pid)) {  // killed while registered lossless: reap it so it never holds us back
-      blocking->active.store(0, std::memory_order_release);
+      detail::retire_consumer(*arena_, *blocking);
       std::uint32_t expected = pid;
       blocking->pid.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
       continue;
@@ -149,29 +150,51 @@ ClaimStatus ChannelWriter::claim(std::span<std::byte>& out) noexcept {
 }
 
 void ChannelWriter::update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept {
-  const std::uint32_t factor = desc_->pyramid_factor;
+  switch (desc_->dtype) {
+    case Dtype::i8: update_pyramid_as<std::int8_t>(samples, count, first_sample); break;
+    case Dtype::u8: update_pyramid_as<std::uint8_t>(samples, count, first_sample); break;
+    case Dtype::i16: update_pyramid_as<std::int16_t>(samples, count, first_sample); break;
+    case Dtype::u16: update_pyramid_as<std::uint16_t>(samples, count, first_sample); break;
+    case Dtype::i32: update_pyramid_as<std::int32_t>(samples, count, first_sample); break;
+    case Dtype::u32: update_pyramid_as<std::uint32_t>(samples, count, first_sample); break;
+    case Dtype::i64: update_pyramid_as<std::int64_t>(samples, count, first_sample); break;
+    case Dtype::f32: update_pyramid_as<float>(samples, count, first_sample); break;
+    case Dtype::f64: update_pyramid_as<double>(samples, count, first_sample); break;
+    case Dtype::c64: update_pyramid_as<RealOfComplex>(samples, count, first_sample); break;
+  }
+}
+
+template <class T>
+void ChannelWriter::update_pyramid_as(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept {
+  static_assert(kPyramidFactor > 0 && (kPyramidFactor & (kPyramidFactor - 1)) == 0, "a power of two: masks, no division");
+  Accumulator& a0 = acc_[0];
   for (std::uint32_t i = 0; i < count;) {
-    // Level 0 entries cover `factor` samples; a block need not be a multiple of it.
     const std::uint64_t sample = first_sample + i;
-    const auto take = static_cast<std::uint32_t>(std::min<std::uint64_t>(count - i, factor - sample % factor));
-    sample_range(desc_->dtype, samples + std::size_t{i} * desc_->sample_bytes, take, acc_[0].lo, acc_[0].hi);
-    acc_[0].count += take;
+    const auto offset = static_cast<std::uint32_t>(sample & (kPyramidFactor - 1));
+    const std::byte* p = samples + std::size_t{i} * sizeof(T);
+    std::uint32_t take = kPyramidFactor - offset;
+    if (offset == 0 && count - i >= kPyramidFactor) {
+      entry_range<T>(p, a0.lo, a0.hi);  // the common case: a whole entry
+    } else {
+      take = std::min(take, count - i);
+      partial_range<T>(p, take, a0.lo, a0.hi);
+    }
     i += take;
-    if ((sample + take) % factor != 0) continue;
+    if (((sample + take) & (kPyramidFactor - 1)) != 0) continue;  // the entry goes on in the next block
     // An entry is complete: store it and fold it into the level above, and so on up.
-    std::uint64_t entry = sample / factor;
-    for (std::uint32_t level = 0; level < desc_->pyramid_levels; ++level) {
+    std::uint64_t entry = sample / kPyramidFactor;
+    for (std::uint32_t level = 0; level < kPyramidLevels; ++level) {
       Accumulator& a = acc_[level];
       store_entry(*detail::pyramid_entry(*arena_, *desc_, level, entry), entry, a.lo, a.hi);
-      const bool last_level = level + 1 == desc_->pyramid_levels;
+      const bool last_level = level + 1 == kPyramidLevels;
       if (!last_level) {
         Accumulator& up = acc_[level + 1];
         up.lo = std::min(up.lo, a.lo);
         up.hi = std::max(up.hi, a.hi);
       }
       a = Accumulator{};
-      if (last_level || (entry + 1) % factor != 0) break;
-      entry /= factor;
+      if (last_level || (entry + 1) % kPyramidFactor != 0) break;
+      entry /= kPyramidFactor;
     }
   }
 }

@@ -78,6 +78,7 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ChannelDesc, wait_timeout_ns) == 192);
   CHECK(offsetof(ChannelDesc, pyramid_entries) == 208);
   CHECK(offsetof(ChannelDesc, units) == 216);
+  CHECK(offsetof(ChannelDesc, lossless_readers) == 256);
   CHECK(sizeof(BlockHeader) == 64);
   CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
   CHECK(offsetof(BlockHeader, first_sample) == 32);

@@ -216,7 +216,8 @@ struct alignas(kCacheLine) ChannelDesc {         // off size
   std::uint32_t pyramid_factor;                  // 212   4  samples per level-0 entry; each level multiplies by it
   char units[32];                                // 216  32
   std::uint64_t created_ns;                      // 248   8
-  std::uint8_t reserved0[kChannelDescBytes - 256];  // 256  zero
+  std::atomic<std::uint32_t> lossless_readers;   // 256   4  active lossless rows: 0 lets claim() skip the table
+  std::uint8_t reserved0[kChannelDescBytes - 260];  // 260  zero
 };
 static_assert(std::is_standard_layout_v<ChannelDesc> && sizeof(ChannelDesc) == kChannelDescBytes);
 static_assert(offsetof(ChannelDesc, writer_pid) == 8 && offsetof(ChannelDesc, state) == 12);
@@ -225,7 +226,7 @@ static_assert(offsetof(ChannelDesc, dtype) == 128 && offsetof(ChannelDesc, block
 static_assert(offsetof(ChannelDesc, ring_offset) == 152 && offsetof(ChannelDesc, rate_bits) == 160);
 static_assert(offsetof(ChannelDesc, full_policy) == 184 && offsetof(ChannelDesc, wait_timeout_ns) == 192);
 static_assert(offsetof(ChannelDesc, pyramid_offset) == 200 && offsetof(ChannelDesc, units) == 216);
-static_assert(offsetof(ChannelDesc, created_ns) == 248);
+static_assert(offsetof(ChannelDesc, created_ns) == 248 && offsetof(ChannelDesc, lossless_readers) == 256);
 
 // The header of one block slot in a channel's ring; the samples follow.
 // state: 2*(seq+1) once block seq is published, 2*(seq+1)+1 while block seq is being written.

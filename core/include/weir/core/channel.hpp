@@ -101,11 +101,12 @@ class ChannelWriter {
   ChannelWriter(const Arena& arena, std::uint32_t index) noexcept;
   bool wait_for_lossless(std::uint64_t seq) noexcept;
   void update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
+  template <class T>
+  void update_pyramid_as(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
 
   struct Accumulator {  // a pyramid entry being built, per level
     float lo = std::numeric_limits<float>::infinity();
     float hi = -std::numeric_limits<float>::infinity();
-    std::uint64_t count = 0;
   };
   const Arena* arena_;
   ChannelDesc* desc_;
