@@ -24,16 +24,24 @@ constexpr std::int64_t kLosslessPollNs = 20'000;  // a writer held back by a los
 // the compiler vectorises (the running accumulators stay out of memory until the entry is done).
 template <class T>
 void entry_range(const std::byte* p, float& lo, float& hi) noexcept {
+  static_assert(kPyramidFactor == 16, "the halving tree below is written for 16 samples");
   T v[kPyramidFactor];
   std::memcpy(v, p, sizeof(v));
-  float l = lo, h = hi;
-  for (std::uint32_t i = 0; i < kPyramidFactor; ++i) {
-    const auto f = static_cast<float>(v[i]);
-    l = f < l ? f : l;
-    h = f > h ? f : h;
+  float l[8], h[8];
+  // A halving tree of independent lanes: element-wise min/max the compiler turns into vector ops
+  // (a running scalar min is a serial chain it must not reorder).
+  for (int i = 0; i < 8; ++i) {
+    const auto a = static_cast<float>(v[i]), b = static_cast<float>(v[i + 8]);
+    l[i] = a < b ? a : b;
+    h[i] = a > b ? a : b;
   }
-  lo = l;
-  hi = h;
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) {
+      l[i] = l[i] < l[i + w] ? l[i] : l[i + w];
+      h[i] = h[i] > h[i + w] ? h[i] : h[i + w];
+    }
+  lo = l[0] < lo ? l[0] : lo;
+  hi = h[0] > hi ? h[0] : hi;
 }
 
 // The same for a partial entry of n < kPyramidFactor samples (block edges only).
