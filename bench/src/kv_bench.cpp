@@ -1,6 +1,7 @@
 // `weir bench kv|signals`: argument parsing and the choice of suite; for kv, the bench arena's
 // lifetime, ratios and targets. The signals suite lives in signal_bench.cpp.
 #include "extra_suites.hpp"
+#include "suite_report.hpp"
 #include "weir/bench/kv_bench.hpp"
 
 #include <unistd.h>
@@ -19,9 +20,11 @@ namespace weir::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: weir bench kv|signals [--json] [--reps N] [--quick]\n"
+    "usage: weir bench kv|signals|vectors|channels [--json] [--reps N] [--quick]\n"
     "  kv         KvStore get/set against a bare seqlock and memcpy\n"
     "  signals    signal-group wake latency against a bare futex, and publish cost\n"
+    "  vectors    top-10 search against a dot-product loop and a memory stream\n"
+    "  channels   channel throughput against an SPSC ring, a Unix socket and ZeroMQ\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    a tenth of the work per repetition (noisier; for tests)\n";
@@ -46,54 +49,17 @@ constexpr Comparison kComparisons[] = {
     {"base.seqlock.read.4KiB", "base.memcpy.4KiB", Goal::none, 0.0},
 };
 
-std::optional<int> parse_reps(std::string_view text) {
-  int reps = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reps);
-  if (ec != std::errc{} || end != text.data() + text.size() || reps < 1 || reps > kMaxReps) return std::nullopt;
-  return reps;
-}
-
 // Returns the config, or the exit code to return at once (usage printed).
 std::optional<Config> parse_args(const std::vector<std::string>& args, int& exit_code) {
   exit_code = kExitUsage;
   if (args.empty() || (args[0] != "kv" && args[0] != "signals")) {
-    std::fputs(args.empty() ? "weir bench: which benchmark? ('kv' or 'signals')\n"
-                            : "weir bench: unknown benchmark ('kv' or 'signals')\n",
+    std::fputs(args.empty() ? "weir bench: which benchmark? ('kv', 'signals', 'vectors' or 'channels')\n"
+                            : "weir bench: unknown benchmark ('kv', 'signals', 'vectors' or 'channels')\n",
                stderr);
     std::fputs(kUsage, stderr);
     return std::nullopt;
   }
-  Config config;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    std::optional<std::string_view> reps_text;
-    if (arg == "--json") {
-      config.json = true;
-    } else if (arg == "--quick") {
-      config.quick = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      exit_code = kExitOk;
-      return std::nullopt;
-    } else if (arg == "--reps" && i + 1 < args.size()) {
-      reps_text = args[++i];
-    } else if (arg.starts_with("--reps=")) {
-      reps_text = arg.substr(std::string_view("--reps=").size());
-    } else {
-      std::fprintf(stderr, "weir bench: unknown or incomplete option '%.*s'\n%s", static_cast<int>(arg.size()),
-                   arg.data(), kUsage);
-      return std::nullopt;
-    }
-    if (reps_text) {
-      const auto reps = parse_reps(*reps_text);
-      if (!reps) {
-        std::fprintf(stderr, "weir bench: --reps wants a whole number from 1 to %d\n", kMaxReps);
-        return std::nullopt;
-      }
-      config.reps = *reps;
-    }
-  }
-  return config;
+  return parse_suite_options(args, kUsage, exit_code);
 }
 
 int run_kv_suite(const Config& config) {
