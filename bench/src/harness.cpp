@@ -62,15 +62,17 @@ const Row* Results::find(std::string_view name) const noexcept {
   return nullptr;
 }
 
-namespace {
-
 // JSON has no NaN or infinity; a non-finite number would be a harness bug, so it prints as null.
-std::string number(double v, int decimals) {
+std::string json_number(double v, int decimals) {
   if (!std::isfinite(v)) return "null";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
+
+namespace {
+
+std::string number(double v, int decimals) { return json_number(v, decimals); }
 
 constexpr int kNsDecimals = 2;        // ns/op printed to 10 ps: below the noise, above rounding
 constexpr int kRatioDecimals = 3;
@@ -125,27 +127,28 @@ void compare(Results& results, std::span<const Comparison> comparisons) {
   }
 }
 
-void print_json(const std::vector<Row>& rows) {
+std::string row_json_fields(const Row& row) {
   // Names, baselines and targets are fixed ASCII without quotes or backslashes: no escaping needed.
-  for (const Row& row : rows) {
-    std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"" + std::string(row.unit) + "\"";
-    line += ",\"median\":" + number(row.stats.median_ns, kNsDecimals);
-    line += ",\"min\":" + number(row.stats.min_ns, kNsDecimals);
-    line += ",\"max\":" + number(row.stats.max_ns, kNsDecimals);
-    line += ",\"reps\":" + std::to_string(row.stats.reps);
-    if (!row.baseline.empty() && row.ratio) {
-      line += ",\"baseline\":\"" + row.baseline + "\"";
-      line += ",\"ratio\":" + number(*row.ratio, kRatioDecimals);
-    }
-    if (!row.target.empty() && row.pass) {
-      line += ",\"target\":\"" + row.target + "\"";
-      line += *row.pass ? ",\"pass\":true" : ",\"pass\":false";
-    }
-    if (row.busy_fraction) line += ",\"busy_fraction\":" + number(*row.busy_fraction, kFractionDecimals);
-    if (row.wake_fraction) line += ",\"wake_fraction\":" + number(*row.wake_fraction, kFractionDecimals);
-    line += "}\n";
-    std::fputs(line.c_str(), stdout);
+  std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"" + std::string(row.unit) + "\"";
+  line += ",\"median\":" + number(row.stats.median_ns, kNsDecimals);
+  line += ",\"min\":" + number(row.stats.min_ns, kNsDecimals);
+  line += ",\"max\":" + number(row.stats.max_ns, kNsDecimals);
+  line += ",\"reps\":" + std::to_string(row.stats.reps);
+  if (!row.baseline.empty() && row.ratio) {
+    line += ",\"baseline\":\"" + row.baseline + "\"";
+    line += ",\"ratio\":" + number(*row.ratio, kRatioDecimals);
   }
+  if (!row.target.empty() && row.pass) {
+    line += ",\"target\":\"" + row.target + "\"";
+    line += *row.pass ? ",\"pass\":true" : ",\"pass\":false";
+  }
+  if (row.busy_fraction) line += ",\"busy_fraction\":" + number(*row.busy_fraction, kFractionDecimals);
+  if (row.wake_fraction) line += ",\"wake_fraction\":" + number(*row.wake_fraction, kFractionDecimals);
+  return line;
+}
+
+void print_json(const std::vector<Row>& rows) {
+  for (const Row& row : rows) std::fputs((row_json_fields(row) + "}\n").c_str(), stdout);
   std::fflush(stdout);
 }
 

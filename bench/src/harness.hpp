@@ -170,6 +170,10 @@ struct Comparison {
 /// are missing (a case that could not run, reported already) are skipped.
 void compare(Results& results, std::span<const Comparison> comparisons);
 
+/// A number for JSON with `decimals` places; non-finite prints as null.
+[[nodiscard]] std::string json_number(double v, int decimals);
+/// A row's JSON object without its closing brace, so a suite can append fields of its own.
+[[nodiscard]] std::string row_json_fields(const Row& row);
 /// One JSON object per row and line on stdout.
 void print_json(const std::vector<Row>& rows);
 /// An aligned table on stdout under `title` (one line naming the suite, unit and repetitions); a

@@ -9,23 +9,11 @@ namespace weir::bench {
 
 namespace {
 
-// The harness's precision, so lines of every suite read alike.
-constexpr int kValueDecimals = 2;
-constexpr int kRatioDecimals = 3;
-
 std::optional<int> parse_reps(std::string_view text) {
   int reps = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reps);
   if (ec != std::errc{} || end != text.data() + text.size() || reps < 1 || reps > kMaxReps) return std::nullopt;
   return reps;
-}
-
-// JSON has no NaN or infinity: a non-finite number prints as null.
-std::string number(double v, int decimals) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 std::string format_at_least(double limit) {
@@ -95,7 +83,7 @@ std::vector<Field>& Fields::row_fields(std::string_view row) {
 }
 
 void Fields::add(std::string_view row, std::string key, double value, int decimals) {
-  row_fields(row).push_back({std::move(key), number(value, decimals)});
+  row_fields(row).push_back({std::move(key), json_number(value, decimals)});
 }
 
 void Fields::add(std::string_view row, std::string key, std::uint64_t value) {
@@ -134,21 +122,9 @@ void print_report(const std::vector<Row>& rows, const Fields& fields, bool json,
     std::fflush(stdout);
     return;
   }
-  // The harness's JSON line, field for field, with the extras before the closing brace.
+  // The harness's JSON line, with the extras before the closing brace.
   for (const Row& row : rows) {
-    std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"" + std::string(row.unit) + "\"";
-    line += ",\"median\":" + number(row.stats.median_ns, kValueDecimals);
-    line += ",\"min\":" + number(row.stats.min_ns, kValueDecimals);
-    line += ",\"max\":" + number(row.stats.max_ns, kValueDecimals);
-    line += ",\"reps\":" + std::to_string(row.stats.reps);
-    if (!row.baseline.empty() && row.ratio) {
-      line += ",\"baseline\":\"" + row.baseline + "\"";
-      line += ",\"ratio\":" + number(*row.ratio, kRatioDecimals);
-    }
-    if (!row.target.empty() && row.pass) {
-      line += ",\"target\":\"" + row.target + "\"";
-      line += *row.pass ? ",\"pass\":true" : ",\"pass\":false";
-    }
+    std::string line = row_json_fields(row);
     if (const std::vector<Field>* extra = fields.of(row.name))
       for (const Field& f : *extra) line += ",\"" + f.key + "\":" + f.json;
     line += "}\n";
