@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "live_arena.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
@@ -99,53 +100,17 @@ class ExampleChild {
   pid_t pid_ = -1;
 };
 
-// A fresh arena for one test, created here and removed from /dev/shm however the test ends.
-class ScratchArena {
- public:
-  ScratchArena() {
-    static std::atomic<int> counter{0};
-    name_ = "asiotest" + std::to_string(getpid()) + "n" + std::to_string(counter.fetch_add(1));
-    auto arena = weir::core::Arena::create(name_);
-    REQUIRE(arena);
-    arena_ = std::move(*arena);
-  }
-  ScratchArena(const ScratchArena&) = delete;
-  ScratchArena& operator=(const ScratchArena&) = delete;
-  ~ScratchArena() {
-    arena_.close();
-    std::error_code ignored;
-    std::filesystem::remove("/dev/shm/weir." + name_, ignored);
-  }
-  [[nodiscard]] const std::string& name() const { return name_; }
-  [[nodiscard]] const weir::core::Arena& arena() const { return arena_; }
 
- private:
-  std::string name_;
-  weir::core::Arena arena_;
-};
-
-// Whether a group of that name has a subscriber asleep on it, within kStepTimeout. The example's
-// bridge thread sleeps only once every subscription is made.
-bool watcher_asleep(const weir::core::Arena& arena, std::string_view group_name) {
-  const auto deadline = Clock::now() + kStepTimeout;
-  while (Clock::now() < deadline) {
-    for (const weir::core::GroupInfo& g : weir::core::GroupTable(arena).list()) {
-      if (g.name == group_name && g.subscribers > 0 && g.waiters != 0) return true;
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  return false;
-}
 
 }  // namespace
 
 TEST_SUITE("examples.asio_watch") {
 
 TEST_CASE("asio_watch prints each watched key's new value and exits 0 at --count") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("asiotest");
   weir::core::KvStore kv(scratch.arena());
   ExampleChild child({scratch.name(), "temp", "pressure", "--count", "3"});
-  REQUIRE(watcher_asleep(scratch.arena(), "pressure"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "pressure"));
 
   REQUIRE(kv.set_f64("temp", 1.5) == weir::core::KvStatus::ok);
   REQUIRE(kv.set_i64("other", 9) == weir::core::KvStatus::ok);  // not watched
@@ -161,27 +126,27 @@ TEST_CASE("asio_watch prints each watched key's new value and exits 0 at --count
 }
 
 TEST_CASE("asio_watch reports a deleted key") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("asiotest");
   weir::core::KvStore kv(scratch.arena());
   REQUIRE(kv.set_i64("temp", 1) == weir::core::KvStatus::ok);
   ExampleChild child({scratch.name(), "temp", "--count", "1"});
-  REQUIRE(watcher_asleep(scratch.arena(), "temp"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "temp"));
   REQUIRE(kv.del("temp") == weir::core::KvStatus::ok);
   CHECK(child.wait_exit() == 0);
   CHECK(contains(child.out(), "temp = (not_found)\n"));
 }
 
 TEST_CASE("asio_watch exits 1 when its timer fires before --count changes") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("asiotest");
   ExampleChild child({scratch.name(), "temp", "--count", "1", "--seconds", "1"});
   CHECK(child.wait_exit() == 1);
   CHECK(contains(child.err(), "timed out after 1 s with 0 of 1 changes"));
 }
 
 TEST_CASE("asio_watch stops on SIGTERM and releases its subscription") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("asiotest");
   ExampleChild child({scratch.name(), "temp"});
-  REQUIRE(watcher_asleep(scratch.arena(), "temp"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "temp"));
   REQUIRE(::kill(child.pid(), SIGTERM) == 0);
   CHECK(child.wait_exit() == 0);
   CHECK(weir::core::GroupTable(scratch.arena()).list().empty());

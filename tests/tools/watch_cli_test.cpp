@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "live_arena.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
@@ -155,43 +156,7 @@ int run_weir(const std::vector<std::string>& args, std::string* err = nullptr) {
   return code;
 }
 
-// A fresh arena for one test, created here and removed from /dev/shm however the test ends.
-class ScratchArena {
- public:
-  ScratchArena() {
-    static std::atomic<int> counter{0};
-    name_ = "watchtest" + std::to_string(getpid()) + "n" + std::to_string(counter.fetch_add(1));
-    auto arena = weir::core::Arena::create(name_);
-    REQUIRE(arena);
-    arena_ = std::move(*arena);
-  }
-  ScratchArena(const ScratchArena&) = delete;
-  ScratchArena& operator=(const ScratchArena&) = delete;
-  ~ScratchArena() {
-    arena_.close();
-    std::error_code ignored;
-    std::filesystem::remove("/dev/shm/weir." + name_, ignored);
-  }
-  [[nodiscard]] const std::string& name() const { return name_; }
-  [[nodiscard]] const weir::core::Arena& arena() const { return arena_; }
 
- private:
-  std::string name_;
-  weir::core::Arena arena_;
-};
-
-// Whether a group of that name has a subscriber asleep on it, within kStepTimeout. A sleeping
-// watcher has finished subscribing, so no write after this can be missed.
-bool watcher_asleep(const weir::core::Arena& arena, std::string_view group_name) {
-  const auto deadline = Clock::now() + kStepTimeout;
-  while (Clock::now() < deadline) {
-    for (const weir::core::GroupInfo& g : weir::core::GroupTable(arena).list()) {
-      if (g.name == group_name && g.subscribers > 0 && g.waiters != 0) return true;
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  return false;
-}
 
 bool group_exists(const weir::core::Arena& arena, std::string_view group_name) {
   for (const weir::core::GroupInfo& g : weir::core::GroupTable(arena).list()) {
@@ -217,10 +182,10 @@ std::optional<double> json_number(const std::string& line, std::string_view fiel
 TEST_SUITE("tools.watch") {
 
 TEST_CASE("watch --json prints one line per write with key, value and latency, then exits at --count") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   weir::core::KvStore kv(scratch.arena());
   WeirChild child({"watch", scratch.name(), "key:temp", "--count", "2", "--json", "--timeout", "10"});
-  REQUIRE(watcher_asleep(scratch.arena(), "temp"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "temp"));
 
   REQUIRE(kv.set_i64("temp", 41) == weir::core::KvStatus::ok);
   const std::optional<std::string> first = child.read_line();
@@ -249,11 +214,11 @@ TEST_CASE("watch --json prints one line per write with key, value and latency, t
 }
 
 TEST_CASE("watch prints a deleted key as deleted") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   weir::core::KvStore kv(scratch.arena());
   REQUIRE(kv.set_i64("temp", 1) == weir::core::KvStatus::ok);
   WeirChild child({"watch", scratch.name(), "--key", "temp", "--count", "1", "--json", "--timeout", "10"});
-  REQUIRE(watcher_asleep(scratch.arena(), "temp"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "temp"));
   REQUIRE(kv.del("temp") == weir::core::KvStatus::ok);
   const std::optional<std::string> line = child.read_line();
   REQUIRE(line);
@@ -263,7 +228,7 @@ TEST_CASE("watch prints a deleted key as deleted") {
 }
 
 TEST_CASE("a label watch hears writes to a labelled key and not to an unlabelled one") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   weir::core::KvStore kv(scratch.arena());
   REQUIRE(run_weir({"label", scratch.name(), "sensor.a", "adc", "fast"}) == kExitOk);
   weir::core::ValueInfo info;
@@ -272,7 +237,7 @@ TEST_CASE("a label watch hears writes to a labelled key and not to an unlabelled
   CHECK(info.type == weir::core::ValueType::none);
 
   WeirChild child({"watch", scratch.name(), "adc", "--count", "1", "--timeout", "10"});
-  REQUIRE(watcher_asleep(scratch.arena(), "adc"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "adc"));
   REQUIRE(kv.set_i64("sensor.b", 5) == weir::core::KvStatus::ok);  // unlabelled: must not count
   REQUIRE(kv.set_i64("sensor.a", 7) == weir::core::KvStatus::ok);
 
@@ -285,11 +250,11 @@ TEST_CASE("a label watch hears writes to a labelled key and not to an unlabelled
 }
 
 TEST_CASE("a key followed by both its name and a label prints once per write") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   weir::core::KvStore kv(scratch.arena());
   REQUIRE(run_weir({"label", scratch.name(), "temp", "adc"}) == kExitOk);
   WeirChild child({"watch", scratch.name(), "key:temp", "adc", "--json", "--count", "2", "--timeout", "10"});
-  REQUIRE(watcher_asleep(scratch.arena(), "adc"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "adc"));
 
   REQUIRE(kv.set_i64("temp", 1) == weir::core::KvStatus::ok);
   const std::optional<std::string> first = child.read_line();
@@ -305,7 +270,7 @@ TEST_CASE("a key followed by both its name and a label prints once per write") {
 }
 
 TEST_CASE("watch --timeout with nothing written stops within a second") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   SUBCASE("without --count it exits 0") {
     const auto start = Clock::now();
     WeirChild child({"watch", scratch.name(), "key:nothing", "--timeout", "0.2"});
@@ -320,19 +285,19 @@ TEST_CASE("watch --timeout with nothing written stops within a second") {
 }
 
 TEST_CASE("watch stops on SIGTERM and releases its subscription") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   WeirChild child({"watch", scratch.name(), "key:temp", "--timeout", "10"});
-  REQUIRE(watcher_asleep(scratch.arena(), "temp"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "temp"));
   REQUIRE(::kill(child.pid(), SIGTERM) == 0);
   CHECK(child.wait_exit(2s) == kExitOk);
   CHECK_FALSE(group_exists(scratch.arena(), "temp"));  // the last subscriber left, so the group is free
 }
 
 TEST_CASE("a watcher killed while waiting does not leave writers making wake syscalls") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   weir::core::KvStore kv(scratch.arena());
   WeirChild child({"watch", scratch.name(), "key:temp", "--timeout", "10"});
-  REQUIRE(watcher_asleep(scratch.arena(), "temp"));
+  REQUIRE(weir::test::watcher_asleep(scratch.arena(), "temp"));
   REQUIRE(::kill(child.pid(), SIGKILL) == 0);
   REQUIRE(child.wait_exit() == kKilledBySignal);  // reaped: a zombie would still count as alive
 
@@ -351,7 +316,7 @@ TEST_CASE("watch on a missing arena exits 1 naming it") {
 }
 
 TEST_CASE("watch without a key or label is a usage error") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   std::string err;
   CHECK(run_weir({"watch", scratch.name()}, &err) == kExitUsage);
   CHECK(contains(err, "needs a LABEL"));
@@ -359,7 +324,7 @@ TEST_CASE("watch without a key or label is a usage error") {
 }
 
 TEST_CASE("watch of a label that does not fit the label dictionary fails naming the label") {
-  ScratchArena scratch;
+  weir::test::ScratchArena scratch("watchtest");
   const std::string long_label(100, 'x');
   std::string err;
   CHECK(run_weir({"watch", scratch.name(), long_label, "--timeout", "1"}, &err) == kExitError);
