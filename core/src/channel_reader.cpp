@@ -53,6 +53,10 @@ Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view c
   row->registered_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
   std::memset(row->name, 0, sizeof(row->name));
   std::memcpy(row->name, consumer_name.data(), std::min(consumer_name.size(), sizeof(row->name) - 1));
+  for (auto* counter : {&row->blocks_out, &row->blocks_skipped, &row->errors, &row->proc_p50_ns, &row->proc_p99_ns,
+                        &row->bytes_out})
+    counter->store(0, std::memory_order_relaxed);
+  std::memset(row->kind, 0, sizeof(row->kind));
   if (policy == ConsumerPolicy::lossless)
     detail::channel_desc(arena, *index)->lossless_readers.fetch_add(1, std::memory_order_acq_rel);
   row->active.store(1, std::memory_order_release);  // every field above first: writers read them after this
@@ -72,6 +76,12 @@ ChannelReader::~ChannelReader() {
   if (row_->pid.load(std::memory_order_relaxed) != detail::current_pid()) return;  // a forked child's copy
   detail::retire_consumer(*arena_, *row_);  // a lossless writer stops counting us first
   row_->pid.store(0, std::memory_order_release);
+}
+
+void ChannelReader::set_kind(std::string_view kind) noexcept {
+  char text[sizeof(ConsumerRow::kind)] = {};
+  std::memcpy(text, kind.data(), std::min(kind.size(), sizeof(text) - 1));
+  std::memcpy(row_->kind, text, sizeof(text));  // racy readers see old or new bytes; `weir ls` only prints it
 }
 
 std::uint64_t ChannelReader::cursor() const noexcept { return row_->cursor.load(std::memory_order_relaxed); }

@@ -192,6 +192,13 @@ std::vector<ChannelInfo> list_channels(const Arena& arena) {
       ci.samples_read = row.samples_read.load(std::memory_order_relaxed);
       ci.blocks_lost = row.blocks_lost.load(std::memory_order_relaxed);
       ci.lag = c.blocks_written > ci.cursor ? c.blocks_written - ci.cursor : 0;
+      ci.kind = std::string(row.kind, strnlen(row.kind, sizeof(row.kind)));
+      ci.blocks_out = row.blocks_out.load(std::memory_order_relaxed);
+      ci.blocks_skipped = row.blocks_skipped.load(std::memory_order_relaxed);
+      ci.errors = row.errors.load(std::memory_order_relaxed);
+      ci.proc_p50_ns = row.proc_p50_ns.load(std::memory_order_relaxed);
+      ci.proc_p99_ns = row.proc_p99_ns.load(std::memory_order_relaxed);
+      ci.bytes_out = row.bytes_out.load(std::memory_order_relaxed);
       c.consumers.push_back(std::move(ci));
     }
     out.push_back(std::move(c));

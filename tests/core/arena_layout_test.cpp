@@ -12,7 +12,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 3);
+  CHECK(kArenaLayoutVersion == 4);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -87,6 +87,10 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ConsumerRow, policy) == 16);
   CHECK(offsetof(ConsumerRow, blocks_read) == 32);
   CHECK(offsetof(ConsumerRow, registered_ns) == 56);
+  CHECK(offsetof(ConsumerRow, blocks_out) == 128);
+  CHECK(offsetof(ConsumerRow, proc_p99_ns) == 160);
+  CHECK(offsetof(ConsumerRow, bytes_out) == 168);
+  CHECK(offsetof(ConsumerRow, kind) == 176);
   CHECK(sizeof(VectorRowHeader) == 64);
   CHECK(offsetof(VectorRowHeader, generation) == 16);
   CHECK(offsetof(VectorRowHeader, flags) == 20);

@@ -38,7 +38,14 @@ std::string channel_json(const core::ChannelInfo& c, const core::ChannelInfo* be
         .number("blocks_read", k.blocks_read)
         .number("samples_read", k.samples_read)
         .number("blocks_lost", k.blocks_lost)
-        .number("lag_blocks", k.lag);
+        .number("lag_blocks", k.lag)
+        .text("kind", k.kind)
+        .number("blocks_out", k.blocks_out)
+        .number("blocks_skipped", k.blocks_skipped)
+        .number("errors", k.errors)
+        .number("proc_p50_ns", k.proc_p50_ns)
+        .number("proc_p99_ns", k.proc_p99_ns)
+        .number("bytes_out", k.bytes_out);
     consumers.raw(o.str());
   }
   JsonObject o;
@@ -72,9 +79,16 @@ void print_human(const std::string& where, const Snapshot& now, const Snapshot* 
                fmt::format("{}x{}", c.ring_blocks, c.samples_per_block), c.blocks_written, bps, c.dropped_at_source,
                c.writer_pid == 0 ? std::string{"none"}
                                  : fmt::format("pid {}{}", c.writer_pid, c.writer_alive ? "" : " (dead)"));
-    for (const auto& k : c.consumers)
+    for (const auto& k : c.consumers) {
       fmt::print("      consumer {:<14} pid {:<8}{:<9} read {:<10} lost {:<8} lag {}{}\n", k.name, k.pid,
                  core::policy_name(k.policy), k.blocks_read, k.blocks_lost, k.lag, k.alive ? "" : "  (dead)");
+      if (!k.kind.empty())
+        fmt::print("        {:<20} out {:<10} skipped {:<8} errors {:<6} p50 {:.1f} us  p99 {:.1f} us{}\n", k.kind,
+                   k.blocks_out, k.blocks_skipped, k.errors, static_cast<double>(k.proc_p50_ns) / 1e3,
+                   static_cast<double>(k.proc_p99_ns) / 1e3,
+                   k.bytes_out != 0 ? fmt::format("  wrote {:.1f} MiB", static_cast<double>(k.bytes_out) / 1048576.0)
+                                    : std::string{});
+    }
   }
 }
 

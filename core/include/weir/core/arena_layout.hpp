@@ -28,7 +28,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 3;     // bump on ANY change in this file
+inline constexpr std::uint16_t kArenaLayoutVersion = 4;     // bump on ANY change in this file
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero
@@ -264,11 +264,20 @@ struct alignas(kCacheLine) ConsumerRow {         // off size
   std::atomic<std::uint64_t> blocks_lost;        //  48   8  lapped by the writer
   std::atomic<std::uint64_t> registered_ns;      //  56   8  CLOCK_REALTIME
   char name[64];                                 //  64  64  what it is ("scope", "recorder", ...)
-  std::uint8_t reserved0[kConsumerBytes - 128];  // 128  zero
+  // Counters the consuming part itself keeps (a shard host, a recorder); zero for plain readers.
+  std::atomic<std::uint64_t> blocks_out;         // 128   8  output blocks or records published
+  std::atomic<std::uint64_t> blocks_skipped;     // 136   8  input blocks it chose not to process
+  std::atomic<std::uint64_t> errors;             // 144   8  blocks whose processing failed
+  std::atomic<std::uint64_t> proc_p50_ns;        // 152   8  processing time per block, recent p50
+  std::atomic<std::uint64_t> proc_p99_ns;        // 160   8  recent p99
+  std::atomic<std::uint64_t> bytes_out;          // 168   8  bytes written (recorders: to disk)
+  char kind[32];                                 // 176  32  the part: "shard:fft", "record:hdf5", ...
+  std::uint8_t reserved0[kConsumerBytes - 208];  // 208  zero
 };
 static_assert(std::is_standard_layout_v<ConsumerRow> && sizeof(ConsumerRow) == kConsumerBytes);
 static_assert(offsetof(ConsumerRow, cursor) == 8 && offsetof(ConsumerRow, heartbeat_ns) == 24);
 static_assert(offsetof(ConsumerRow, blocks_lost) == 48 && offsetof(ConsumerRow, name) == 64);
+static_assert(offsetof(ConsumerRow, blocks_out) == 128 && offsetof(ConsumerRow, kind) == 176);
 
 // Vector row header; the row's floats follow, 64-aligned. Row i belongs to KV slot i.
 struct alignas(kCacheLine) VectorRowHeader {  // off size

@@ -51,6 +51,8 @@ struct ConsumerInfo {
   std::string name;
   std::uint64_t cursor = 0, blocks_read = 0, samples_read = 0, blocks_lost = 0;
   std::uint64_t lag = 0;  // blocks published but not yet read
+  std::string kind;      // the part reading, "" for a plain reader
+  std::uint64_t blocks_out = 0, blocks_skipped = 0, errors = 0, proc_p50_ns = 0, proc_p99_ns = 0, bytes_out = 0;
 };
 
 struct ChannelInfo {
@@ -168,6 +170,11 @@ class ChannelReader {
   [[nodiscard]] const ChannelDesc& desc() const noexcept { return *desc_; }
   [[nodiscard]] std::uint32_t channel_index() const noexcept { return index_; }
   [[nodiscard]] const ConsumerRow& row() const noexcept { return *row_; }
+  /// The part-level counters of this consumer's row (blocks_out, errors, proc_p50_ns, ...), which
+  /// the consuming part keeps itself so `weir ls` shows them. Store with relaxed order.
+  [[nodiscard]] ConsumerRow& counters() noexcept { return *row_; }
+  /// Names the part reading ("shard:fft", "record:hdf5"), shown by `weir ls`. Cold path.
+  void set_kind(std::string_view kind) noexcept;
 
  private:
   ChannelReader(const Arena& arena, std::uint32_t index, ConsumerRow* row) noexcept;
