@@ -54,5 +54,11 @@ void add_sim_command(CLI::App& app, Action& action);
 void add_demo_command(CLI::App& app, Action& action);
 /// Registers scope. Requires: `action` outlives app.parse().
 void add_scope_command(CLI::App& app, Action& action);
+/// Registers shard (built with dsp_shards/host). Requires: `action` outlives app.parse().
+void add_shard_command(CLI::App& app, Action& action);
+/// Registers record (built with recorders/stream). Requires: `action` outlives app.parse().
+void add_record_command(CLI::App& app, Action& action);
+/// Registers replay (built with acquisition/replay). Requires: `action` outlives app.parse().
+void add_replay_command(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

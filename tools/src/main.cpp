@@ -27,6 +27,15 @@ int main(int argc, char** argv) {
   add_sim_command(app, action);
   add_demo_command(app, action);
   add_scope_command(app, action);
+#ifdef WEIR_HAVE_SHARD_HOST
+  add_shard_command(app, action);
+#endif
+#ifdef WEIR_HAVE_RECORDER
+  add_record_command(app, action);
+#endif
+#ifdef WEIR_HAVE_REPLAY
+  add_replay_command(app, action);
+#endif
 
   try {
     app.parse(argc, argv);

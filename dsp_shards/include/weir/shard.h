@@ -1,0 +1,153 @@
+/* weir shard ABI, version 1: the one header a shard (built in or third party) is written against.
+ *
+ * A shard is a processing unit run by a shard host (`weir shard`). A shared object exports one C
+ * function, weir_shard_entry, which returns a static weir_shard_api table: the shard's name, the
+ * ABI version it was built for, its parameters, and configure / process / stop. Built-in shards
+ * return the same table from a function linked into the host.
+ *
+ * Lifecycle, all on one host thread:
+ *   configure  cold path: parse and range-check parameters, check the input's dtype and rate,
+ *              plan (FFTW), allocate, and declare outputs. Returns NULL and fills `error` on refusal.
+ *   process    hot path, once per input block: read the samples in place, write outputs through the
+ *              host. No allocation, no locks, no I/O, no exceptions across the boundary. Returns 0,
+ *              or a negative number when the block could not be processed (the host counts it).
+ *   stop       frees everything configure made; flushes nothing to disk.
+ *
+ * Outputs are declared in configure into cfg->outputs (up to WEIR_SHARD_MAX_OUTPUTS): a derived
+ * channel (the host creates it in the arena if missing, and becomes its one writer) or a key (the
+ * host resolves a handle once). process refers to them by index.
+ *
+ * Plain C, no padding surprises: every struct below is read across the .so boundary. Any change to
+ * a struct or function type bumps WEIR_SHARD_ABI_VERSION; the host refuses a shard whose
+ * abi_version or struct_size differs from its own.
+ */
+#ifndef WEIR_SHARD_H
+#define WEIR_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEIR_SHARD_ABI_VERSION 1u
+#define WEIR_SHARD_ENTRY_SYMBOL "weir_shard_entry"
+#define WEIR_SHARD_MAX_OUTPUTS 32u
+#define WEIR_SHARD_MAX_PARAMS 32u
+#define WEIR_SHARD_NAME_BYTES 64u
+#define WEIR_SHARD_ERROR_BYTES 512u
+
+/* Sample types: the same numbers as the arena's channel dtypes. */
+enum weir_dtype {
+  WEIR_DTYPE_I8 = 1, WEIR_DTYPE_U8, WEIR_DTYPE_I16, WEIR_DTYPE_U16, WEIR_DTYPE_I32, WEIR_DTYPE_U32,
+  WEIR_DTYPE_I64, WEIR_DTYPE_F32, WEIR_DTYPE_F64, WEIR_DTYPE_C64
+};
+
+enum weir_param_type { WEIR_PARAM_INT = 1, WEIR_PARAM_REAL, WEIR_PARAM_TEXT, WEIR_PARAM_BOOL };
+
+/* One parameter the shard accepts, for `weir shard KIND --help` and for the host's range check:
+ * the host refuses an unknown name, a value that does not parse as `type`, or a number outside
+ * [min, max] before configure is called. `choices` (TEXT only, may be NULL) is a '|'-separated list
+ * of the accepted words. */
+typedef struct weir_shard_param {
+  const char* name;
+  uint32_t type; /* weir_param_type */
+  uint32_t reserved;
+  const char* default_value; /* text form; NULL: required */
+  double min, max;           /* INT and REAL only */
+  const char* choices;
+  const char* help;
+} weir_shard_param;
+
+enum weir_output_kind { WEIR_OUTPUT_CHANNEL = 1, WEIR_OUTPUT_KEY = 2 };
+/* Key value types: the same numbers as the arena's key types. */
+enum weir_key_type { WEIR_KEY_BYTES = 1, WEIR_KEY_TEXT = 2, WEIR_KEY_I64 = 3, WEIR_KEY_U64 = 4, WEIR_KEY_F64 = 5 };
+
+/* An output declared by configure. For a channel every field matters; for a key only name,
+ * key_type and max_bytes (the largest value it will write). */
+typedef struct weir_shard_output {
+  char name[WEIR_SHARD_NAME_BYTES];
+  uint32_t kind;  /* weir_output_kind */
+  uint32_t dtype; /* weir_dtype, channels */
+  double rate_hz; /* channels: samples per second of the output stream (a spectrum: bins x spectra/s) */
+  uint32_t samples_per_block; /* channels */
+  uint32_t key_type;          /* keys: weir_key_type */
+  uint64_t max_bytes;         /* keys */
+  char units[32];
+  char labels[128]; /* comma-separated Bloom labels for a channel, may be empty */
+} weir_shard_output;
+
+/* What configure is given, and fills. */
+typedef struct weir_shard_config {
+  uint32_t abi_version; /* the host's WEIR_SHARD_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(weir_shard_config) in the host */
+  const char* instance; /* this shard's name in the arena, e.g. "fft0" */
+  const char* input_channel;
+  uint32_t input_dtype;
+  uint32_t input_samples_per_block;
+  double input_rate_hz;
+  const char* input_units;
+  const char* output_base; /* --output, or the input channel's name when not given */
+  uint32_t param_count;
+  uint32_t reserved;
+  const char* const* param_names;  /* every declared parameter, defaults filled in by the host */
+  const char* const* param_values; /* text form, already range-checked */
+  /* Filled by configure: */
+  uint32_t output_count;
+  uint32_t reserved2;
+  weir_shard_output outputs[WEIR_SHARD_MAX_OUTPUTS];
+} weir_shard_config;
+
+/* One input block, in place in the arena. The samples are valid until process returns; the host
+ * re-validates the seqlock afterwards and discards the outputs' effect count if it was torn. */
+typedef struct weir_shard_block {
+  const void* samples;
+  uint32_t count; /* samples in this block */
+  uint32_t flags;
+  uint64_t sequence;
+  uint64_t realtime_ns;
+  uint64_t monotonic_ns;
+  uint64_t first_sample; /* index of samples[0] in the input stream */
+} weir_shard_block;
+
+/* What process may call. All of these are hot-path safe: no allocation, no locks, no syscalls
+ * except a futex wake when a subscriber sleeps. */
+typedef struct weir_shard_host {
+  void* self;
+  /* Claims the next block of channel output `output`: returns where to write up to *capacity
+   * samples, or NULL when the block was dropped at the source (counted by the arena). */
+  void* (*claim)(void* self, uint32_t output, uint32_t* capacity);
+  /* Publishes the claimed block with `samples` samples, its time (0: now) and flags. */
+  void (*publish)(void* self, uint32_t output, uint32_t samples, uint64_t realtime_ns, uint32_t flags);
+  /* Writes key output `output`: `bytes` bytes (at most its max_bytes). Returns 0, or -1 when the
+   * key is held by another writer past a short bounded wait (counted as an error by the host). */
+  int (*set_key)(void* self, uint32_t output, const void* value, size_t bytes);
+  /* Cold-path diagnostics only (never per block): level 0 info, 1 warning, 2 error. */
+  void (*log)(void* self, int level, const char* message);
+} weir_shard_host;
+
+typedef struct weir_shard weir_shard; /* the shard's own instance, opaque to the host */
+
+typedef struct weir_shard_api {
+  uint32_t abi_version; /* WEIR_SHARD_ABI_VERSION the shard was built against */
+  uint32_t struct_size; /* sizeof(weir_shard_api) as the shard saw it */
+  const char* name;     /* the kind: "fft", "filter", ... */
+  const char* description;
+  const weir_shard_param* params;
+  uint32_t param_count;
+  uint32_t input_dtypes; /* bit (1 << dtype) for every accepted input dtype */
+  weir_shard* (*configure)(weir_shard_config* cfg, char* error, size_t error_bytes);
+  int (*process)(weir_shard* shard, const weir_shard_block* in, const weir_shard_host* host);
+  void (*stop)(weir_shard* shard);
+} weir_shard_api;
+
+/* The one symbol a shard shared object exports. host_abi_version is the host's; a shard may refuse
+ * (return NULL) when it cannot serve that version. */
+typedef const weir_shard_api* (*weir_shard_entry_fn)(uint32_t host_abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEIR_SHARD_H */
