@@ -111,9 +111,16 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
     row_->cursor.store(c + 1, std::memory_order_release);
     return NextStatus::lost;
   }
+  out.flags = b->flags.load(std::memory_order_relaxed);
+  if ((out.flags & kBlockGapFlag) != 0) {  // a gap the writer published: no data, one block lost
+    if (policy == ConsumerPolicy::latest) return NextStatus::empty;
+    lost = 1;
+    row_->blocks_lost.fetch_add(1, std::memory_order_relaxed);
+    row_->cursor.store(c + 1, std::memory_order_release);
+    return NextStatus::lost;
+  }
   out.data = reinterpret_cast<const std::byte*>(b + 1);
   out.samples = b->samples.load(std::memory_order_relaxed);
-  out.flags = b->flags.load(std::memory_order_relaxed);
   out.sequence = c;
   out.realtime_ns = b->realtime_ns.load(std::memory_order_relaxed);
   out.monotonic_ns = b->monotonic_ns.load(std::memory_order_relaxed);

@@ -217,7 +217,7 @@ void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, st
   update_pyramid(reinterpret_cast<const std::byte*>(b + 1), samples, first_sample);
   b->samples.store(samples, std::memory_order_relaxed);
   b->first_sample.store(first_sample, std::memory_order_relaxed);
-  b->flags.store(flags, std::memory_order_relaxed);
+  b->flags.store(flags & ~kBlockGapFlag, std::memory_order_relaxed);  // bit 31 is skip()'s alone
   b->realtime_ns.store(realtime_ns != 0 ? realtime_ns : static_cast<std::uint64_t>(detail::realtime_ns()),
                        std::memory_order_relaxed);
   b->monotonic_ns.store(monotonic_ns != 0 ? monotonic_ns : static_cast<std::uint64_t>(detail::monotonic_ns()),
@@ -226,6 +226,42 @@ void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, st
   desc_->samples_written.store(first_sample + samples, std::memory_order_relaxed);
   desc_->last_publish_ns.store(b->realtime_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
   desc_->head.store(++seq_, std::memory_order_release);  // the block is visible before the head moves
+  pulse();
+}
+
+void ChannelWriter::skip(std::uint64_t blocks) noexcept {
+  if (blocks == 0 || claimed_) return;
+  const std::uint64_t ring = desc_->ring_blocks;
+  const bool jump = blocks > ring;
+  if (jump) {
+    // No reader could see more than the last `ring` of them anyway: jump the head past the rest once
+    // every lossless reader has read what the ring holds, so nothing unread is overwritten. Readers
+    // then find themselves lapped and count the jump lost.
+    (void)wait_for_lossless(seq_ + ring - 1);
+    seq_ += blocks - ring;
+    desc_->head.store(seq_, std::memory_order_release);
+    blocks = ring;
+  }
+  const std::uint64_t first_sample = desc_->samples_written.load(std::memory_order_relaxed);
+  for (; blocks > 0; --blocks) {
+    // After a jump every slot of the ring has been read already; otherwise wait as claim() does (a
+    // gap is lost anyway: on a timeout it goes ahead).
+    if (!jump) (void)wait_for_lossless(seq_);
+    BlockHeader* b = detail::block_at(*arena_, *desc_, seq_);
+    b->state.store(detail::writing_state(seq_), std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    b->samples.store(0, std::memory_order_relaxed);
+    b->flags.store(kBlockGapFlag, std::memory_order_relaxed);
+    b->first_sample.store(first_sample, std::memory_order_relaxed);
+    b->realtime_ns.store(0, std::memory_order_relaxed);
+    b->monotonic_ns.store(0, std::memory_order_relaxed);
+    b->state.store(detail::committed_state(seq_), std::memory_order_release);
+    desc_->head.store(++seq_, std::memory_order_release);
+  }
+  pulse();
+}
+
+void ChannelWriter::pulse() noexcept {
   std::byte* g = arena_->region(Region::groups);
   const detail::SignalView v{&arena_->header(), reinterpret_cast<SignalGroup*>(g),
                              reinterpret_cast<LogEntry*>(g + logs_offset_in_groups()),

@@ -136,6 +136,56 @@ TEST_CASE("a reader lapped many times over counts exactly the blocks it lost") {
   CHECK(r->row().blocks_lost.load() == lost_total);
 }
 
+TEST_CASE("a gap the writer skips is counted lost by every reader, short or longer than the ring") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("gappy", 64, 8)));
+  auto w = ChannelWriter::open(f.arena, "gappy");
+  REQUIRE(w);
+  auto lossy = ChannelReader::open(f.arena, "gappy", ConsumerPolicy::lossy, "lossy", StartAt::oldest);
+  auto lossless = ChannelReader::open(f.arena, "gappy", ConsumerPolicy::lossless, "lossless", StartAt::oldest);
+  REQUIRE(lossy);
+  REQUIRE(lossless);
+  struct Tally {
+    std::vector<std::uint64_t> sequences;
+    std::uint64_t lost = 0;
+  };
+  const auto drain = [](ChannelReader& r, Tally& t) {
+    for (;;) {
+      BlockView b;
+      std::uint64_t lost = 0;
+      const NextStatus st = r.next(b, lost);
+      if (st == NextStatus::empty) return;
+      if (st == NextStatus::lost) {
+        t.lost += lost;
+        continue;
+      }
+      CHECK(block_ok(b));
+      if (r.done(b)) t.sequences.push_back(b.sequence);
+    }
+  };
+  Tally a, b;
+  write_block(*w, 64);   // 0
+  w->skip(3);            // 1..3: shorter than the ring
+  write_block(*w, 64);   // 4
+  drain(*lossy, a);
+  drain(*lossless, b);
+  w->skip(20);           // 5..24: longer than the ring; the lossless reader has read everything
+  drain(*lossless, b);   // a lossless writer waits for its readers to pass the gap like any block
+  write_block(*w, 64);   // 25
+  write_block(*w, 64);   // 26
+  drain(*lossy, a);
+  drain(*lossless, b);
+  for (const Tally* t : {&a, &b}) {
+    CHECK(t->sequences == std::vector<std::uint64_t>{0, 4, 25, 26});
+    CHECK(t->lost == 23);
+  }
+  CHECK(lossy->row().blocks_lost.load() == 23);
+  CHECK(w->next_sequence() == 27);
+  const auto info = list_channels(f.arena);
+  CHECK(info[0].samples_written == 4 * 64);
+  CHECK(info[0].dropped_at_source == 0);
+}
+
 TEST_CASE("a full lossless reader makes the writer wait, then drop at the source and count it") {
   Fixture f;
   ChannelSpec s = spec("ll", 64, 4);

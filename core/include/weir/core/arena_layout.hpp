@@ -242,6 +242,9 @@ struct alignas(kCacheLine) BlockHeader {         // off size
 static_assert(std::is_standard_layout_v<BlockHeader> && sizeof(BlockHeader) == kCacheLine);
 static_assert(offsetof(BlockHeader, samples) == 8 && offsetof(BlockHeader, realtime_ns) == 16);
 static_assert(offsetof(BlockHeader, first_sample) == 32);
+// BlockHeader::flags bit 31: the block is a gap marker (ChannelWriter::skip), carrying no samples;
+// readers count it lost. Drivers use bits 0-30.
+inline constexpr std::uint32_t kBlockGapFlag = 1U << 31;
 
 // One min/max pyramid entry: tag = first sample index + 1 once written, 0 while being written.
 struct PyramidEntry {                            // off size

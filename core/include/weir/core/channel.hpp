@@ -95,6 +95,12 @@ class ChannelWriter {
   void publish(std::uint32_t samples, std::uint64_t realtime_ns = 0, std::uint64_t monotonic_ns = 0,
                std::uint32_t flags = 0) noexcept;
 
+  /// Publishes a gap: the next `blocks` sequence numbers carry no data (a replayed recording's lost
+  /// blocks), and every reader counts each of them lost, exactly as if the writer had lapped it.
+  /// Never overwrites a block a lossless consumer has not read, unless the channel drops. Requires:
+  /// no claim() outstanding. Hot path: no allocation.
+  void skip(std::uint64_t blocks) noexcept;
+
   [[nodiscard]] std::uint32_t samples_per_block() const noexcept { return desc_->samples_per_block; }
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return seq_; }
   [[nodiscard]] const ChannelDesc& desc() const noexcept { return *desc_; }
@@ -102,6 +108,7 @@ class ChannelWriter {
  private:
   ChannelWriter(const Arena& arena, std::uint32_t index) noexcept;
   bool wait_for_lossless(std::uint64_t seq) noexcept;
+  void pulse() noexcept;
   void update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
   template <class T>
   void update_pyramid_as(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
