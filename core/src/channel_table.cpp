@@ -62,6 +62,23 @@ const char* policy_name(ConsumerPolicy policy) noexcept {
   return "unknown";
 }
 
+namespace {
+
+// Pyramid entries per level: one per kPyramidFactor samples the ring holds, a power of two.
+std::uint64_t pyramid_entries_per_level(const ChannelSpec& spec) {
+  const std::uint64_t ring_samples = std::uint64_t{spec.samples_per_block} * spec.ring_blocks;
+  return std::bit_ceil(std::max<std::uint64_t>(1, ring_samples / kPyramidFactor));
+}
+
+}  // namespace
+
+std::uint64_t channel_footprint(const ChannelSpec& spec) noexcept {
+  const std::uint64_t block_stride =
+      sizeof(BlockHeader) + round_up(std::uint64_t{spec.samples_per_block} * dtype_bytes(spec.dtype), kCacheLine);
+  return block_stride * spec.ring_blocks +
+         round_up(kPyramidLevels * pyramid_entries_per_level(spec) * sizeof(PyramidEntry), kCacheLine);
+}
+
 Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec) {
   const std::string what = "channel '" + spec.name + "' in " + arena.location().describe();
   const auto refuse = [&](const std::string& why) { return fail(Errc::invalid_argument, what + ": " + why); };
@@ -90,9 +107,8 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
   const std::uint64_t block_stride =
       sizeof(BlockHeader) + round_up(std::uint64_t{spec.samples_per_block} * sample_bytes, kCacheLine);
   const std::uint64_t ring_bytes = block_stride * spec.ring_blocks;
-  const std::uint64_t ring_samples = std::uint64_t{spec.samples_per_block} * spec.ring_blocks;
-  const std::uint64_t entries = std::bit_ceil(std::max<std::uint64_t>(1, ring_samples / kPyramidFactor));
-  const std::uint64_t pyramid_bytes = round_up(kPyramidLevels * entries * sizeof(PyramidEntry), kCacheLine);
+  const std::uint64_t pyramid_bytes = channel_footprint(spec) - ring_bytes;
+  const std::uint64_t entries = pyramid_entries_per_level(spec);
 
   ArenaHeader& h = arena.header();
   detail::PidLock lock(h.channels_lock);

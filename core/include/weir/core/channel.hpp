@@ -40,6 +40,8 @@ struct ChannelSpec {
 /// of zero, negative or NaN, a block too large, or a ring size that is not a power of two.
 /// Thread: any (cold path, serialised by the channel-table lock).
 [[nodiscard]] Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec);
+/// Bytes of the arena's channel pool a channel of this spec takes (ring and pyramid). Pure.
+[[nodiscard]] std::uint64_t channel_footprint(const ChannelSpec& spec) noexcept;
 /// Index of the ready channel called name.
 [[nodiscard]] Result<std::uint32_t> find_channel(const Arena& arena, std::string_view name);
 
