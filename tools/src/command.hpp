@@ -60,5 +60,7 @@ void add_shard_command(CLI::App& app, Action& action);
 void add_record_command(CLI::App& app, Action& action);
 /// Registers replay (built with acquisition/replay). Requires: `action` outlives app.parse().
 void add_replay_command(CLI::App& app, Action& action);
+/// Registers check (built with config/). Requires: `action` outlives app.parse().
+void add_check_command(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

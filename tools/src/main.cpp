@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
 #ifdef WEIR_HAVE_REPLAY
   add_replay_command(app, action);
 #endif
+#ifdef WEIR_HAVE_CONFIG
+  add_check_command(app, action);
+#endif
 
   try {
     app.parse(argc, argv);

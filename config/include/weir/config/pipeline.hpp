@@ -1,0 +1,112 @@
+#pragma once
+// A pipeline: what one Lua file declares (an arena, channels, drivers, shards, recorders), loaded
+// in a restricted Lua state and checked before anything starts. Vocabulary: docs/design/pipelines.md.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weir/core/arena.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/error.hpp"
+
+namespace weir::config {
+
+/// Where a declaration is in its file, for `file:line: what is wrong`.
+struct Origin {
+  std::string file;
+  int line = 0;
+  [[nodiscard]] std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+struct ArenaDecl {
+  Origin origin;
+  std::string name;                 // shm name, file path containing '/', or memfd:NAME
+  core::ArenaOptions options;       // slots, channels, channel_mb, consumers, numa_node, ...
+  bool attach = false;              // attach to an existing arena instead of creating one
+};
+
+struct ChannelDecl {
+  Origin origin;
+  core::ChannelSpec spec;
+};
+
+/// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
+struct PartDecl {
+  Origin origin;
+  std::string kind;      // driver: "sim" | "replay"; shard: "fft" | ... | a .so path; record: "hdf5"
+  std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
+  bool thread = false;
+  int max_restarts = 5;  // restarts in a row before the supervisor gives up on it
+  std::map<std::string, std::string> params;  // every other key, as text (numbers with %.17g)
+};
+
+struct DriverDecl : PartDecl {
+  std::vector<std::string> channels;  // the channels it writes
+};
+
+struct ShardDecl : PartDecl {
+  std::string input;     // a channel (declared or another shard's output) or a label
+  std::string output;    // output base; "" = the input's name
+  std::string policy = "lossy";
+};
+
+struct RecordDecl : PartDecl {
+  std::vector<std::string> channels;  // glob patterns
+  std::vector<std::string> keys;      // glob patterns
+  std::string out;
+  std::string policy = "lossless";
+};
+
+struct Pipeline {
+  std::string file;
+  std::string text;  // the file as read, for recorders' run metadata
+  ArenaDecl arena;
+  std::vector<ChannelDecl> channels;
+  std::vector<DriverDecl> drivers;
+  std::vector<ShardDecl> shards;
+  std::vector<RecordDecl> records;
+};
+
+/// What a shard kind would produce for an input: lets check() know shards' outputs and refuse bad
+/// parameters without this module depending on the shard host. Returns the output channels (key
+/// outputs need none), or an error naming the shard and the problem.
+using ShardResolver = std::function<core::Result<std::vector<core::ChannelSpec>>(const ShardDecl&, const core::ChannelSpec& input)>;
+
+struct LoadLimits {
+  std::size_t memory_bytes = 64U << 20;        // Lua heap while loading
+  std::uint64_t instructions = 50'000'000;     // VM instructions while loading
+};
+
+/// Runs the file in a restricted Lua state (no io, os, require, load of bytecode, debug) and
+/// collects its declarations. Errors: `file:line: what`, with a did-you-mean for unknown keys.
+[[nodiscard]] core::Result<Pipeline> load_pipeline(const std::string& path, const LoadLimits& limits = {});
+/// The same, from text already in memory; `chunk_name` is the file name errors show.
+[[nodiscard]] core::Result<Pipeline> load_pipeline_text(const std::string& text, const std::string& chunk_name,
+                                                        const LoadLimits& limits = {});
+
+/// Channels declared, plus shards' outputs as the resolver reports them, in dependency order.
+struct Resolved {
+  std::vector<core::ChannelSpec> channels;            // everything the arena will hold
+  std::map<std::string, std::string> channel_writer;  // channel -> the part that writes it
+  std::map<std::string, std::vector<std::string>> shard_inputs;   // shard -> input channels
+  std::map<std::string, std::vector<std::string>> record_inputs;  // recorder -> channels
+  std::uint64_t channel_bytes = 0;                    // pool bytes the channels take
+  std::uint64_t arena_bytes = 0;                      // the whole arena's mapping
+  std::uint32_t consumers_needed = 0;
+};
+
+/// Cross-checks: a shard input no channel provides, a recorder pattern matching nothing, two
+/// writers for one channel, geometry too small for the channels, consumers or keys declared.
+/// Each error is `file:line: what`. `resolver` may be empty: shards then have no known outputs.
+[[nodiscard]] core::Result<Resolved> resolve(const Pipeline& pipeline, const ShardResolver& resolver);
+
+/// The resolved pipeline as text for people: every part, its process, inputs, outputs, the arena.
+[[nodiscard]] std::string describe(const Pipeline& pipeline, const Resolved& resolved);
+
+/// True when `name` matches the glob `pattern` (`*`, `?`, `[...]`).
+[[nodiscard]] bool glob_match(const std::string& pattern, const std::string& name) noexcept;
+
+}  // namespace weir::config

@@ -1,0 +1,70 @@
+// `weir check`: the resolved pipeline as text for people.
+#include <fmt/format.h>
+
+#include "weir/config/pipeline.hpp"
+
+namespace weir::config {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s.empty() ? "-" : s;
+}
+
+std::string params_text(const std::map<std::string, std::string>& params) {
+  std::string s;
+  for (const auto& [k, v] : params) s += fmt::format(" {}={}", k, v);
+  return s;
+}
+
+std::string outputs_of(const Resolved& r, const std::string& part) {
+  std::vector<std::string> out;
+  for (const auto& [channel, writer] : r.channel_writer)
+    if (writer == part) out.push_back(channel);
+  return joined(out);
+}
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+
+}  // namespace
+
+std::string describe(const Pipeline& p, const Resolved& r) {
+  std::string s = fmt::format("pipeline {}\n", p.file);
+  const core::ArenaOptions& o = p.arena.options;
+  if (p.arena.attach)
+    s += fmt::format("arena '{}': attached, not created\n", p.arena.name);
+  else
+    s += fmt::format("arena '{}': {:.1f} MiB ({} key slots x {} B, {} of {} channels, {:.1f} of {:.1f} MiB channel pool, "
+                     "{} of {} consumer rows{})\n",
+                     p.arena.name, mib(r.arena_bytes), o.slot_count, o.value_bytes, r.channels.size(),
+                     o.channel_capacity, mib(r.channel_bytes), mib(o.channel_data_bytes), r.consumers_needed,
+                     o.consumer_capacity, o.numa_node >= 0 ? fmt::format(", NUMA node {}", o.numa_node) : "");
+  s += fmt::format("channels ({}):\n", r.channels.size());
+  for (const auto& c : r.channels) {
+    const auto w = r.channel_writer.find(c.name);
+    s += fmt::format("  {:<20} {:<4} {:>10.6g} Hz  {} x {} blocks  {:<6} written by {}\n", c.name,
+                     core::dtype_name(c.dtype), c.rate_hz, c.samples_per_block, c.ring_blocks, c.units,
+                     w != r.channel_writer.end() ? w->second : std::string("nobody"));
+  }
+  s += "parts, in start order:\n";
+  for (const auto& d : p.drivers)
+    s += fmt::format("  driver \"{}\" ({}) {}  writes {}{}\n", d.name, d.kind, d.thread ? "thread " : "process",
+                     joined(d.channels), params_text(d.params));
+  for (const auto& sh : p.shards) {
+    const auto in = r.shard_inputs.find(sh.name);
+    s += fmt::format("  shard \"{}\" ({}) {}  reads {} ({}) -> {}{}\n", sh.name, sh.kind,
+                     sh.thread ? "thread " : "process", in != r.shard_inputs.end() ? joined(in->second) : "-",
+                     sh.policy, outputs_of(r, "shard \"" + sh.name + "\""), params_text(sh.params));
+  }
+  for (const auto& rec : p.records) {
+    const auto in = r.record_inputs.find(rec.name);
+    s += fmt::format("  record \"{}\" ({}) {}  reads {} ({}) -> {}{}\n", rec.name, rec.kind,
+                     rec.thread ? "thread " : "process", in != r.record_inputs.end() ? joined(in->second) : "-",
+                     rec.policy, rec.out, params_text(rec.params));
+  }
+  return s;
+}
+
+}  // namespace weir::config

@@ -1,0 +1,164 @@
+#include "fields.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace weir::config::detail {
+
+using core::Result;
+
+std::string Value::as_text() const {
+  switch (type) {
+    case Type::integer: return std::to_string(integer);
+    case Type::number: {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.17g", number);
+      return buf;
+    }
+    case Type::boolean: return boolean ? "true" : "false";
+    case Type::text: return text;
+    case Type::list: break;
+  }
+  std::string joined;
+  for (const auto& item : list) joined += (joined.empty() ? "" : ",") + item;
+  return joined;
+}
+
+const char* Value::type_name() const noexcept {
+  switch (type) {
+    case Type::number: return "a number";
+    case Type::integer: return "an integer";
+    case Type::text: return "a string";
+    case Type::boolean: return "a boolean";
+    case Type::list: return "a list";
+  }
+  return "a value";
+}
+
+core::Error error_at(const Origin& origin, const std::string& message) {
+  return core::Error{core::Errc::invalid_argument, origin.where() + ": " + message};
+}
+
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string did_you_mean(const std::string& word, std::span<const char* const> known) {
+  const char* best = nullptr;
+  std::size_t best_distance = 3;
+  for (const char* k : known) {
+    const std::size_t d = edit_distance(word, k);
+    if (d < best_distance) best = k, best_distance = d;
+  }
+  return best != nullptr ? std::string(" (did you mean '") + best + "'?)" : std::string{};
+}
+
+core::Error Fields::error(const std::string& message) const { return error_at(origin_, what_ + ": " + message); }
+
+std::optional<Value> Fields::take(const std::string& key) {
+  const auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  Value taken = std::move(it->second);
+  values_.erase(it);
+  return taken;
+}
+
+Result<std::string> Fields::text(const std::string& key, std::optional<std::string> fallback) {
+  const std::optional<Value> v = take(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    return tl::make_unexpected(error("'" + key + "' is required"));
+  }
+  if (v->type != Value::Type::text)
+    return tl::make_unexpected(error("'" + key + "' must be a string, not " + v->type_name()));
+  return v->text;
+}
+
+Result<long long> Fields::integer(const std::string& key, long long lo, long long hi, std::optional<long long> fallback) {
+  const std::optional<Value> v = take(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    return tl::make_unexpected(error("'" + key + "' is required"));
+  }
+  long long n = 0;
+  if (v->type == Value::Type::integer) {
+    n = v->integer;
+  } else if (v->type == Value::Type::number && std::floor(v->number) == v->number && std::abs(v->number) < 9e18) {
+    n = static_cast<long long>(v->number);
+  } else {
+    return tl::make_unexpected(error("'" + key + "' must be a whole number, not " +
+                                     (v->type == Value::Type::number ? v->as_text() : std::string(v->type_name()))));
+  }
+  if (n < lo || n > hi)
+    return tl::make_unexpected(error("'" + key + "' = " + std::to_string(n) + " is out of range " + std::to_string(lo) +
+                                     " to " + std::to_string(hi)));
+  return n;
+}
+
+Result<double> Fields::number(const std::string& key, std::optional<double> fallback) {
+  const std::optional<Value> v = take(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    return tl::make_unexpected(error("'" + key + "' is required"));
+  }
+  if (v->type == Value::Type::integer) return static_cast<double>(v->integer);
+  if (v->type != Value::Type::number)
+    return tl::make_unexpected(error("'" + key + "' must be a number, not " + v->type_name()));
+  return v->number;
+}
+
+Result<bool> Fields::boolean(const std::string& key, std::optional<bool> fallback) {
+  const std::optional<Value> v = take(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    return tl::make_unexpected(error("'" + key + "' is required"));
+  }
+  if (v->type != Value::Type::boolean)
+    return tl::make_unexpected(error("'" + key + "' must be true or false, not " + v->type_name()));
+  return v->boolean;
+}
+
+Result<std::vector<std::string>> Fields::list(const std::string& key, bool required) {
+  const std::optional<Value> v = take(key);
+  if (!v) {
+    if (required) return tl::make_unexpected(error("'" + key + "' is required"));
+    return std::vector<std::string>{};
+  }
+  if (v->type == Value::Type::text) return std::vector<std::string>{v->text};  // one name alone is a list of one
+  if (v->type != Value::Type::list)
+    return tl::make_unexpected(error("'" + key + "' must be a list of names, not " + v->type_name()));
+  return v->list;
+}
+
+Result<std::map<std::string, std::string>> Fields::rest(std::span<const char* const> allowed) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : values_) {
+    if (!allowed.empty() &&
+        std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }))
+      return tl::make_unexpected(error("unknown key '" + key + "'" + did_you_mean(key, allowed)));
+    out[key] = value.as_text();
+  }
+  values_.clear();
+  return out;
+}
+
+Result<void> Fields::no_other_keys(std::span<const char* const> known) {
+  if (values_.empty()) return {};
+  const std::string& key = values_.begin()->first;
+  return tl::make_unexpected(error("unknown key '" + key + "'" + did_you_mean(key, known)));
+}
+
+}  // namespace weir::config::detail

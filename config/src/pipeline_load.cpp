@@ -1,0 +1,318 @@
+// From the declarations a pipeline file made to a typed Pipeline: every key checked for its type
+// and range, unknown keys refused with a did-you-mean, each error with the declaration's file:line.
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include "fields.hpp"
+#include "lua_state.hpp"
+#include "weir/config/pipeline.hpp"
+
+namespace weir::config {
+
+using core::Result;
+using detail::Fields;
+using detail::Value;
+
+namespace {
+
+constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "channel_mb", "consumers",
+                                "vector_dim", "numa_node", "mode", "attach", "replace"};
+constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms"};
+constexpr std::array kDriverKinds{"sim", "replay"};
+constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "frequency", "chirp_to", "sweep",
+                                "count_rate", "rise", "tau", "noise", "full_scale", "fast"};
+constexpr std::array kReplayParams{"file", "speed", "loop"};
+constexpr std::array kRecordKinds{"hdf5"};
+constexpr std::array kRecordParams{"flush_ms", "rotate_mb", "rotate_s", "compress", "run", "snapshot_every"};
+constexpr std::array kPolicies{"lossy", "lossless", "latest"};
+
+struct RawDecl {
+  std::string kind, name;
+  Origin origin;
+  std::map<std::string, Value> body;
+};
+
+// Reads the value on top of the stack. Only strings, numbers, booleans and lists of those are settings.
+Result<Value> read_value(lua_State* L, const Origin& origin, const std::string& what, const std::string& key) {
+  Value v;
+  switch (lua_type(L, -1)) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, -1)) {
+        v.type = Value::Type::integer;
+        v.integer = lua_tointeger(L, -1);
+      } else {
+        v.type = Value::Type::number;
+        v.number = lua_tonumber(L, -1);
+      }
+      return v;
+    case LUA_TSTRING: v.text = lua_tostring(L, -1); return v;
+    case LUA_TBOOLEAN:
+      v.type = Value::Type::boolean;
+      v.boolean = lua_toboolean(L, -1) != 0;
+      return v;
+    case LUA_TTABLE: {
+      v.type = Value::Type::list;
+      const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        const int t = lua_type(L, -1);
+        if (t != LUA_TSTRING && t != LUA_TNUMBER) {
+          lua_pop(L, 1);
+          return tl::make_unexpected(detail::error_at(origin, what + ": '" + key + "' must list names; item " +
+                                                                  std::to_string(i) + " is a " + lua_typename(L, t)));
+        }
+        v.list.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      return v;
+    }
+    default:
+      return tl::make_unexpected(detail::error_at(
+          origin, what + ": '" + key + "' is a " + lua_typename(L, lua_type(L, -1)) + "; settings are strings, numbers, "
+                                                                                        "booleans or lists"));
+  }
+}
+
+std::string field_text(lua_State* L, const char* field) {
+  lua_getfield(L, -1, field);
+  std::string s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
+  return s;
+}
+
+Result<std::vector<RawDecl>> read_decls(lua_State* L, int ref) {
+  std::vector<RawDecl> out;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    RawDecl d;
+    d.kind = field_text(L, "kind");
+    d.name = field_text(L, "name");
+    d.origin.file = field_text(L, "src");
+    lua_getfield(L, -1, "line");
+    d.origin.line = static_cast<int>(lua_tointeger(L, -1));
+    lua_pop(L, 1);
+    const std::string what = d.name.empty() ? d.kind : d.kind + " \"" + d.name + "\"";
+    lua_getfield(L, -1, "body");
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        lua_pop(L, 4);
+        return tl::make_unexpected(detail::error_at(d.origin, what + ": settings are name = value; found a value "
+                                                                     "without a name (a list where a table was meant?)"));
+      }
+      const std::string key = lua_tostring(L, -2);
+      auto v = read_value(L, d.origin, what, key);
+      lua_pop(L, 1);
+      if (!v) {
+        lua_pop(L, 4);
+        return tl::make_unexpected(v.error());
+      }
+      d.body.emplace(key, std::move(*v));
+    }
+    lua_pop(L, 2);  // body, declaration
+    out.push_back(std::move(d));
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+#define WEIR_TRY(var, expr)                                \
+  auto var##_r = (expr);                                   \
+  if (!var##_r) return tl::make_unexpected(var##_r.error()); \
+  auto var = std::move(*var##_r)
+
+Result<void> load_arena(Fields f, ArenaDecl& a) {
+  a.origin = f.origin();
+  WEIR_TRY(name, f.text("name"));
+  a.name = name;
+  core::ArenaOptions& o = a.options;
+  o.vector_dim = 0;  // a pipeline has no vectors unless it asks
+  WEIR_TRY(slots, f.integer("slots", 1, 1 << 24, o.slot_count));
+  WEIR_TRY(key_bytes, f.integer("key_bytes", 8, 4096, o.key_bytes));
+  WEIR_TRY(value_bytes, f.integer("value_bytes", 8, 1 << 24, o.value_bytes));
+  WEIR_TRY(channels, f.integer("channels", 0, 4096, o.channel_capacity));
+  WEIR_TRY(channel_mb, f.number("channel_mb", static_cast<double>(o.channel_data_bytes >> 20)));
+  WEIR_TRY(consumers, f.integer("consumers", 1, 65536, o.consumer_capacity));
+  WEIR_TRY(vector_dim, f.integer("vector_dim", 0, 65536, 0));
+  WEIR_TRY(numa_node, f.integer("numa_node", -1, 1023, -1));
+  WEIR_TRY(mode, f.text("mode", "0600"));
+  WEIR_TRY(attach, f.boolean("attach", false));
+  WEIR_TRY(replace, f.boolean("replace", false));
+  if (!(channel_mb > 0 && channel_mb <= 1 << 20)) return tl::make_unexpected(f.error("'channel_mb' must be 0 to 1048576"));
+  char* end = nullptr;
+  const unsigned long mode_bits = std::strtoul(mode.c_str(), &end, 8);
+  if (mode.empty() || *end != '\0' || (mode_bits & ~0770UL) != 0 || (mode_bits & 0600UL) != 0600UL)
+    return tl::make_unexpected(f.error("'mode' = \"" + mode + "\" must be octal like \"0600\" or \"0660\"; the owner "
+                                       "reads and writes, others get nothing"));
+  o.slot_count = static_cast<std::uint32_t>(slots);
+  o.key_bytes = static_cast<std::uint32_t>(key_bytes);
+  o.value_bytes = static_cast<std::uint32_t>(value_bytes);
+  o.channel_capacity = static_cast<std::uint32_t>(channels);
+  o.channel_data_bytes = static_cast<std::uint64_t>(channel_mb * 1048576.0);
+  o.consumer_capacity = static_cast<std::uint32_t>(consumers);
+  o.vector_dim = static_cast<std::uint32_t>(vector_dim);
+  o.numa_node = static_cast<int>(numa_node);
+  o.mode = static_cast<std::uint32_t>(mode_bits);
+  o.replace_stale = replace;
+  a.attach = attach;
+  return f.no_other_keys(kArenaKeys);
+}
+
+Result<void> load_channel(const std::string& name, Fields f, ChannelDecl& c) {
+  c.origin = f.origin();
+  core::ChannelSpec& s = c.spec;
+  s.name = name;
+  WEIR_TRY(dtype, f.text("dtype", "f32"));
+  auto parsed = core::parse_dtype(dtype);
+  if (!parsed) return tl::make_unexpected(f.error(parsed.error().what));
+  s.dtype = *parsed;
+  WEIR_TRY(rate, f.number("rate"));
+  WEIR_TRY(block, f.integer("block", 1, core::kMaxSamplesPerBlock, 4096));
+  WEIR_TRY(ring, f.integer("ring", 2, core::kMaxRingBlocks, core::kDefaultRingBlocks));
+  WEIR_TRY(units, f.text("units", "V"));
+  WEIR_TRY(labels, f.list("labels", false));
+  WEIR_TRY(full, f.text("full", "wait"));
+  WEIR_TRY(wait_ms, f.number("wait_ms", 1000.0));
+  if (!(rate > 0 && rate < 1e12)) return tl::make_unexpected(f.error("'rate' must be a positive number of Hz"));
+  if ((ring & (ring - 1)) != 0) return tl::make_unexpected(f.error("'ring' = " + std::to_string(ring) + " must be a power of two"));
+  if (full != "wait" && full != "drop") return tl::make_unexpected(f.error("'full' must be \"wait\" or \"drop\", not \"" + full + "\""));
+  if (!(wait_ms >= 0 && wait_ms <= 3.6e6)) return tl::make_unexpected(f.error("'wait_ms' must be 0 to 3600000"));
+  s.rate_hz = rate;
+  s.samples_per_block = static_cast<std::uint32_t>(block);
+  s.ring_blocks = static_cast<std::uint32_t>(ring);
+  s.units = units;
+  s.labels = labels;
+  s.full_policy = full == "drop" ? core::FullPolicy::drop : core::FullPolicy::wait;
+  s.wait_timeout_ns = static_cast<std::int64_t>(wait_ms * 1e6);
+  return f.no_other_keys(kChannelKeys);
+}
+
+Result<void> load_part(const RawDecl& d, Fields& f, PartDecl& p, const std::string& default_name) {
+  p.origin = d.origin;
+  p.kind = d.name;
+  WEIR_TRY(name, f.text("name", default_name));
+  WEIR_TRY(thread, f.boolean("thread", false));
+  WEIR_TRY(restarts, f.integer("restarts", 0, 1000, 5));
+  p.name = name;
+  p.thread = thread;
+  p.max_restarts = static_cast<int>(restarts);
+  return {};
+}
+
+Result<std::string> policy_of(Fields& f, const char* fallback) {
+  WEIR_TRY(policy, f.text("policy", fallback));
+  for (const char* p : kPolicies)
+    if (policy == p) return policy;
+  return tl::make_unexpected(f.error("'policy' must be lossy, lossless or latest, not \"" + policy + "\""));
+}
+
+template <std::size_t N>
+Result<void> known_kind(const RawDecl& d, const char* what, const std::array<const char*, N>& kinds) {
+  for (const char* k : kinds)
+    if (d.name == k) return {};
+  std::string list;
+  for (const char* k : kinds) list += (list.empty() ? "" : ", ") + std::string(k);
+  return tl::make_unexpected(detail::error_at(d.origin, std::string("unknown ") + what + " \"" + d.name + "\"" +
+                                                             detail::did_you_mean(d.name, kinds) + "; there are: " + list));
+}
+
+Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
+  const std::string what = d.name.empty() ? d.kind : d.kind + " \"" + d.name + "\"";
+  Fields f(what, d.origin, d.body);
+  if (d.kind == "arena") {
+    if (have_arena)
+      return tl::make_unexpected(detail::error_at(d.origin, "a second arena; a pipeline declares one (the first is at " +
+                                                                p.arena.origin.where() + ")"));
+    have_arena = true;
+    return load_arena(std::move(f), p.arena);
+  }
+  if (d.kind == "channel") {
+    ChannelDecl c;
+    if (auto r = load_channel(d.name, std::move(f), c); !r) return r;
+    p.channels.push_back(std::move(c));
+    return {};
+  }
+  if (d.kind == "driver") {
+    if (auto r = known_kind(d, "driver", kDriverKinds); !r) return r;
+    DriverDecl dr;
+    if (auto r = load_part(d, f, dr, d.name); !r) return r;
+    WEIR_TRY(channels, f.list("channels", d.name == "sim"));
+    dr.channels = channels;
+    auto params = d.name == "sim" ? f.rest(kSimParams) : f.rest(kReplayParams);
+    if (!params) return tl::make_unexpected(params.error());
+    dr.params = *params;
+    if (d.name == "replay" && dr.params.count("file") == 0) return tl::make_unexpected(f.error("'file' is required"));
+    p.drivers.push_back(std::move(dr));
+    return {};
+  }
+  if (d.kind == "shard") {
+    ShardDecl s;
+    WEIR_TRY(input, f.text("input"));
+    if (auto r = load_part(d, f, s, d.name + ":" + input); !r) return r;
+    s.input = input;
+    WEIR_TRY(output, f.text("output", ""));
+    WEIR_TRY(policy, policy_of(f, "lossy"));
+    s.output = output;
+    s.policy = policy;
+    auto params = f.rest({});  // the shard itself declares its parameters; check() asks it
+    if (!params) return tl::make_unexpected(params.error());
+    s.params = *params;
+    p.shards.push_back(std::move(s));
+    return {};
+  }
+  if (d.kind == "record") {
+    if (auto r = known_kind(d, "recorder", kRecordKinds); !r) return r;
+    RecordDecl r;
+    if (auto ok = load_part(d, f, r, "record"); !ok) return ok;
+    WEIR_TRY(channels, f.list("channels", true));
+    WEIR_TRY(keys, f.list("keys", false));
+    WEIR_TRY(out, f.text("out"));
+    WEIR_TRY(policy, policy_of(f, "lossless"));
+    r.channels = channels;
+    r.keys = keys;
+    r.out = out;
+    r.policy = policy;
+    auto params = f.rest(kRecordParams);
+    if (!params) return tl::make_unexpected(params.error());
+    r.params = *params;
+    p.records.push_back(std::move(r));
+    return {};
+  }
+  return tl::make_unexpected(detail::error_at(d.origin, "unknown declaration '" + d.kind + "'"));
+}
+
+#undef WEIR_TRY
+
+}  // namespace
+
+Result<Pipeline> load_pipeline_text(const std::string& text, const std::string& chunk_name, const LoadLimits& limits) {
+  detail::LuaState state(limits);
+  if (std::string err = state.run(text, chunk_name); !err.empty())
+    return core::fail(core::Errc::invalid_argument, err);
+  auto decls = read_decls(state.L, state.decls_ref);
+  if (!decls) return tl::make_unexpected(decls.error());
+  Pipeline p;
+  p.file = chunk_name;
+  p.text = text;
+  bool have_arena = false;
+  for (const RawDecl& d : *decls)
+    if (auto r = add_decl(d, p, have_arena); !r) return tl::make_unexpected(r.error());
+  if (!have_arena)
+    return core::fail(core::Errc::invalid_argument,
+                      chunk_name + ":1: no arena declared; start the file with arena { name = \"...\" }");
+  return p;
+}
+
+Result<Pipeline> load_pipeline(const std::string& path, const LoadLimits& limits) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::fail(core::Errc::not_found, "pipeline file '" + path + "': cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return core::fail(core::Errc::io_error, "pipeline file '" + path + "': read failed");
+  return load_pipeline_text(text.str(), path, limits);
+}
+
+}  // namespace weir::config

@@ -1,0 +1,186 @@
+// Cross-checks of a loaded pipeline: who writes each channel, what each shard reads, what each
+// recorder matches, and whether the arena is big enough for all of it.
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+#include "fields.hpp"
+#include "weir/config/pipeline.hpp"
+
+namespace weir::config {
+
+using core::Result;
+
+bool glob_match(const std::string& pattern, const std::string& name) noexcept {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
+  return buf;
+}
+
+std::string name_list(const std::vector<core::ChannelSpec>& channels) {
+  std::string s;
+  for (const auto& c : channels) s += (s.empty() ? "" : ", ") + c.name;
+  return s.empty() ? "none" : s;
+}
+
+struct Builder {
+  const Pipeline& p;
+  Resolved r;
+  std::map<std::string, Origin> writer_origin;
+
+  const core::ChannelSpec* find(const std::string& name) const {
+    for (const auto& c : r.channels)
+      if (c.name == name) return &c;
+    return nullptr;
+  }
+
+  Result<void> add_channel(const core::ChannelSpec& spec, const std::string& writer, const Origin& origin) {
+    if (const auto it = r.channel_writer.find(spec.name); it != r.channel_writer.end())
+      return tl::make_unexpected(detail::error_at(origin, "two writers for channel '" + spec.name + "': " + writer +
+                                                              " and " + it->second + " (" +
+                                                              writer_origin[spec.name].where() + ")"));
+    if (find(spec.name) == nullptr) r.channels.push_back(spec);
+    r.channel_writer[spec.name] = writer;
+    writer_origin[spec.name] = origin;
+    return {};
+  }
+
+  // A shard's input: a channel by name, else every channel carrying it as a label.
+  std::vector<std::string> inputs_of(const std::string& input) const {
+    if (find(input) != nullptr) return {input};
+    std::vector<std::string> out;
+    for (const auto& c : r.channels)
+      if (std::find(c.labels.begin(), c.labels.end(), input) != c.labels.end()) out.push_back(c.name);
+    return out;
+  }
+};
+
+}  // namespace
+
+Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
+  Builder b{p, {}, {}};
+  std::map<std::string, Origin> declared;
+  for (const auto& c : p.channels) {
+    if (const auto it = declared.find(c.spec.name); it != declared.end())
+      return tl::make_unexpected(detail::error_at(c.origin, "channel '" + c.spec.name + "' is declared twice (first at " +
+                                                                it->second.where() + ")"));
+    declared[c.spec.name] = c.origin;
+    b.r.channels.push_back(c.spec);
+  }
+  std::map<std::string, Origin> part_names;
+  const auto unique_part = [&](const PartDecl& part) -> Result<void> {
+    if (const auto it = part_names.find(part.name); it != part_names.end())
+      return tl::make_unexpected(detail::error_at(part.origin, "two parts named '" + part.name + "' (the other is at " +
+                                                                   it->second.where() + "); give one a name = \"...\""));
+    part_names[part.name] = part.origin;
+    return {};
+  };
+  std::vector<const char*> channel_names;
+  for (const auto& c : p.channels) channel_names.push_back(c.spec.name.c_str());
+
+  for (const auto& d : p.drivers) {
+    if (auto ok = unique_part(d); !ok) return tl::make_unexpected(ok.error());
+    for (const auto& name : d.channels) {
+      const core::ChannelSpec* spec = b.find(name);
+      if (spec == nullptr && d.kind == "sim")
+        return tl::make_unexpected(detail::error_at(d.origin, "driver \"sim\": channel '" + name + "' is not declared" +
+                                                                  detail::did_you_mean(name, channel_names)));
+      core::ChannelSpec replayed;
+      replayed.name = name;
+      if (auto ok = b.add_channel(spec != nullptr ? *spec : replayed, "driver \"" + d.name + "\"", d.origin); !ok)
+        return tl::make_unexpected(ok.error());
+    }
+  }
+
+  // Shards may read other shards' outputs: resolve in passes until nothing more resolves.
+  std::vector<const ShardDecl*> pending;
+  for (const auto& s : p.shards) {
+    if (auto ok = unique_part(s); !ok) return tl::make_unexpected(ok.error());
+    pending.push_back(&s);
+  }
+  for (bool progress = true; progress && !pending.empty();) {
+    progress = false;
+    for (auto it = pending.begin(); it != pending.end();) {
+      const ShardDecl& s = **it;
+      const auto inputs = b.inputs_of(s.input);
+      if (inputs.empty()) {
+        ++it;
+        continue;
+      }
+      for (const auto& in : inputs) {
+        if (!resolver) continue;
+        auto outputs = resolver(s, *b.find(in));
+        if (!outputs) return tl::make_unexpected(detail::error_at(s.origin, outputs.error().what));
+        for (const auto& out : *outputs)
+          if (auto ok = b.add_channel(out, "shard \"" + s.name + "\"", s.origin); !ok) return tl::make_unexpected(ok.error());
+      }
+      b.r.shard_inputs[s.name] = inputs;
+      it = pending.erase(it);
+      progress = true;
+    }
+  }
+  if (!pending.empty()) {
+    const ShardDecl& s = *pending.front();
+    std::vector<const char*> known;
+    for (const auto& c : b.r.channels) known.push_back(c.name.c_str());
+    return tl::make_unexpected(detail::error_at(
+        s.origin, "shard \"" + s.name + "\": input '" + s.input + "' is no channel and no label of one" +
+                      detail::did_you_mean(s.input, known) + "; channels are: " + name_list(b.r.channels)));
+  }
+
+  for (const auto& rec : p.records) {
+    if (auto ok = unique_part(rec); !ok) return tl::make_unexpected(ok.error());
+    std::vector<std::string> matched;
+    for (const auto& pattern : rec.channels) {
+      std::size_t hits = 0;
+      for (const auto& c : b.r.channels)
+        if (glob_match(pattern, c.name)) {
+          ++hits;
+          if (std::find(matched.begin(), matched.end(), c.name) == matched.end()) matched.push_back(c.name);
+        }
+      if (hits == 0)
+        return tl::make_unexpected(detail::error_at(rec.origin, "record \"" + rec.name + "\": pattern '" + pattern +
+                                                                    "' matches no channel; channels are: " +
+                                                                    name_list(b.r.channels)));
+    }
+    b.r.record_inputs[rec.name] = matched;
+  }
+
+  // Geometry: the arena must hold every channel, its rings, and every consumer row.
+  Resolved& r = b.r;
+  for (const auto& c : r.channels) r.channel_bytes += core::channel_footprint(c);
+  for (const auto& [shard, inputs] : r.shard_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
+  for (const auto& [rec, inputs] : r.record_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
+  const core::ArenaOptions& o = p.arena.options;
+  if (!p.arena.attach) {
+    if (r.channels.size() > o.channel_capacity)
+      return tl::make_unexpected(detail::error_at(
+          p.arena.origin, "the arena holds " + std::to_string(o.channel_capacity) + " channels but the pipeline makes " +
+                              std::to_string(r.channels.size()) + " (" + name_list(r.channels) + "); set channels = " +
+                              std::to_string(r.channels.size()) + " or more"));
+    if (r.channel_bytes > o.channel_data_bytes)
+      return tl::make_unexpected(detail::error_at(
+          p.arena.origin, "the channels' rings need " + mib(r.channel_bytes) + " but the arena has " +
+                              mib(o.channel_data_bytes) + "; set channel_mb = " +
+                              std::to_string((r.channel_bytes >> 20) + 1) + " or more"));
+    if (r.consumers_needed > o.consumer_capacity)
+      return tl::make_unexpected(detail::error_at(
+          p.arena.origin, "the parts register " + std::to_string(r.consumers_needed) + " consumers but the arena has " +
+                              std::to_string(o.consumer_capacity) + " rows; set consumers = " +
+                              std::to_string(r.consumers_needed + 8) + " or more"));
+    core::ArenaHeader header{};
+    if (auto planned = core::plan_layout(o, header); !planned)
+      return tl::make_unexpected(detail::error_at(p.arena.origin, planned.error().what));
+    r.arena_bytes = header.arena_bytes;
+  }
+  return r;
+}
+
+}  // namespace weir::config

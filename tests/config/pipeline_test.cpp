@@ -1,0 +1,153 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "weir/config/pipeline.hpp"
+
+using namespace weir::config;
+
+namespace {
+
+constexpr const char* kExample = R"lua(arena { name = "bench1", slots = 1024, channels = 16, channel_mb = 64 }
+for i = 0, 3 do
+  channel ("adc" .. i) { dtype = "f32", rate = 1e6, block = 4096, units = "V", labels = {"adc"} }
+end
+driver "sim" { channels = {"adc0", "adc1", "adc2", "adc3"}, signal = "pulses", seed = 7 }
+shard "fft" { input = "adc0", size = 4096, window = "hann", output = "adc0.psd" }
+record "hdf5" { channels = {"adc*"}, out = "runs/", rotate_mb = 1024 }
+)lua";
+
+// A resolver standing in for the shard host: every shard makes one f32 channel "<output>".
+ShardResolver one_output() {
+  return [](const ShardDecl& s, const weir::core::ChannelSpec& in) -> weir::core::Result<std::vector<weir::core::ChannelSpec>> {
+    weir::core::ChannelSpec out;
+    out.name = s.output.empty() ? in.name + "." + s.kind : s.output;
+    out.samples_per_block = in.samples_per_block / 2 + 1;
+    out.rate_hz = in.rate_hz;
+    return std::vector<weir::core::ChannelSpec>{out};
+  };
+}
+
+std::string load_error(const std::string& text, const ShardResolver& resolver = one_output()) {
+  auto p = load_pipeline_text(text, "pipe.lua");
+  if (!p) return p.error().what;
+  auto r = resolve(*p, resolver);
+  if (!r) return r.error().what;
+  return {};
+}
+
+}  // namespace
+
+TEST_SUITE("config.pipeline") {
+
+TEST_CASE("the plain example loads: a loop makes four channels, every part is there") {
+  auto p = load_pipeline_text(kExample, "bench1.lua");
+  REQUIRE_MESSAGE(p, (p ? "" : p.error().what));
+  CHECK(p->arena.name == "bench1");
+  CHECK(p->arena.options.slot_count == 1024);
+  CHECK(p->arena.options.channel_capacity == 16);
+  CHECK(p->arena.options.channel_data_bytes == 64ULL << 20);
+  REQUIRE(p->channels.size() == 4);
+  CHECK(p->channels[2].spec.name == "adc2");
+  CHECK(p->channels[2].spec.rate_hz == 1e6);
+  CHECK(p->channels[2].spec.labels == std::vector<std::string>{"adc"});
+  CHECK(p->channels[2].origin.line == 3);
+  REQUIRE(p->drivers.size() == 1);
+  CHECK(p->drivers[0].params.at("signal") == "pulses");
+  CHECK(p->drivers[0].params.at("seed") == "7");
+  REQUIRE(p->shards.size() == 1);
+  CHECK(p->shards[0].kind == "fft");
+  CHECK(p->shards[0].name == "fft:adc0");
+  CHECK(p->shards[0].params.at("window") == "hann");
+  CHECK(p->shards[0].params.at("size") == "4096");
+  CHECK(p->shards[0].origin.line == 6);
+  REQUIRE(p->records.size() == 1);
+  CHECK(p->records[0].out == "runs/");
+  CHECK(p->records[0].params.at("rotate_mb") == "1024");
+  CHECK(p->text == kExample);
+
+  auto r = resolve(*p, one_output());
+  REQUIRE_MESSAGE(r, (r ? "" : r.error().what));
+  CHECK(r->channels.size() == 5);
+  CHECK(r->channel_writer.at("adc0.psd") == "shard \"fft:adc0\"");
+  CHECK(r->channel_writer.at("adc3") == "driver \"sim\"");
+  CHECK(r->record_inputs.at("record") == std::vector<std::string>{"adc0", "adc1", "adc2", "adc3", "adc0.psd"});
+  CHECK(r->arena_bytes > r->channel_bytes);
+  const std::string text = describe(*p, *r);
+  CHECK(text.find("adc0.psd") != std::string::npos);
+  CHECK(text.find("shard \"fft:adc0\" (fft) process  reads adc0 (lossy) -> adc0.psd") != std::string::npos);
+}
+
+TEST_CASE("a file on disk reports errors with its own path and line") {
+  const std::string path = "/tmp/weir-config-test-" + std::to_string(::getpid()) + ".lua";
+  {
+    std::ofstream out(path);
+    out << "arena { name = \"x\" }\n\nchannel \"a\" { rate = 1e3, dtyp = \"f32\" }\n";
+  }
+  auto p = load_pipeline(path);
+  std::remove(path.c_str());
+  REQUIRE(!p);
+  CHECK(p.error().what == path + ":3: channel \"a\": unknown key 'dtyp' (did you mean 'dtype'?)");
+  CHECK(!load_pipeline("/nonexistent/pipe.lua"));
+}
+
+TEST_CASE("every listed mistake comes back as file:line: what is wrong") {
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = \"fast\" }") ==
+        "pipe.lua:2: channel \"a\": 'rate' must be a number, not a string");
+  CHECK(load_error("arena { name = \"x\", slots = 1.5 }") == "pipe.lua:1: arena: 'slots' must be a whole number, not 1.5");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1, dtype = \"f33\" }").find("pipe.lua:2: channel \"a\": ") == 0);
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1e3 }\nshard \"fft\" { input = \"adc9\" }") ==
+        "pipe.lua:3: shard \"fft:adc9\": input 'adc9' is no channel and no label of one; channels are: a");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"adc0\" { rate = 1e3 }\nrecord \"hdf5\" { channels = {\"adx*\"}, out = \"r/\" }") ==
+        "pipe.lua:3: record \"record\": pattern 'adx*' matches no channel; channels are: adc0");
+  CHECK(load_error("arena { name = \"x\", channels = 1 }\nchannel \"a\" { rate = 1e3 }\nchannel \"b\" { rate = 1e3 }")
+            .find("pipe.lua:1: the arena holds 1 channels but the pipeline makes 2 (a, b)") == 0);
+  CHECK(load_error("arena { name = \"x\", channel_mb = 1 }\nchannel \"a\" { rate = 1e6, block = 65536, ring = 64 }")
+            .find("pipe.lua:1: the channels' rings need ") == 0);
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1e3 }\ndriver \"sim\" { channels = {\"a\"} }\n"
+                   "driver \"sim\" { channels = {\"a\"}, name = \"sim2\" }") ==
+        "pipe.lua:4: two writers for channel 'a': driver \"sim2\" and driver \"sim\" (pipe.lua:3)");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1e3 }\nchannel \"b\" { rate = 1e3 }\n"
+                   "driver \"sim\" { channels = {\"a\", \"b\"} }\nshard \"fft\" { input = \"a\", output = \"b\" }") ==
+        "pipe.lua:5: two writers for channel 'b': shard \"fft:a\" and driver \"sim\" (pipe.lua:4)");
+}
+
+TEST_CASE("unknown names, kinds and keys get a did-you-mean") {
+  CHECK(load_error("arena { name = \"x\" }\nchanel \"a\" { rate = 1 }") ==
+        "pipe.lua:2: unknown name 'chanel' (did you mean 'channel'?)");
+  CHECK(load_error("arena { name = \"x\" }\ndriver \"sin\" { channels = {} }") ==
+        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"a\"}, sead = 3 }") ==
+        "pipe.lua:3: driver \"sim\": unknown key 'sead' (did you mean 'seed'?)");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"b\"} }") ==
+        "pipe.lua:3: driver \"sim\": channel 'b' is not declared (did you mean 'a'?)");
+  CHECK(load_error("channel \"a\" { rate = 1 }") == "pipe.lua:1: no arena declared; start the file with arena { name = \"...\" }");
+}
+
+TEST_CASE("the file runs restricted: no io, no os, no require, bounded memory and time") {
+  CHECK(load_error("arena { name = \"x\" }\nio.open(\"/etc/passwd\")") ==
+        "pipe.lua:2: 'io' is not available in a pipeline file");
+  CHECK(load_error("os.execute(\"touch /tmp/pwned\")") == "pipe.lua:1: 'os' is not available in a pipeline file");
+  CHECK(load_error("require \"socket\"") == "pipe.lua:1: 'require' is not available in a pipeline file");
+  CHECK(load_error("load(\"return 1\")") == "pipe.lua:1: 'load' is not available in a pipeline file");
+  CHECK(load_error("arena { name = \"x\" }\nlocal x = \n") .find("pipe.lua:3:") == 0);  // a syntax error names its line
+  const std::string endless = load_error("arena { name = \"x\" }\nwhile true do end");
+  CHECK(endless.find("pipe.lua:2: the file ran more than 50 million Lua instructions") == 0);
+  const std::string bomb = load_error("local t = {}\nfor i = 1, 1e9 do t[i] = string.rep(\"x\", 1000) .. i end");
+  CHECK(bomb == "pipe.lua: the file used more than 64 MiB of Lua memory while loading");
+  LoadLimits small;
+  small.instructions = 1'000'000;
+  CHECK(!load_pipeline_text("arena { name = \"x\" }\nfor i = 1, 1e7 do end", "pipe.lua", small));
+}
+
+TEST_CASE("glob patterns match channel names as a shell would") {
+  CHECK(glob_match("adc*", "adc0"));
+  CHECK(glob_match("adc?", "adc7"));
+  CHECK(glob_match("adc[0-3]", "adc3"));
+  CHECK_FALSE(glob_match("adc[0-3]", "adc4"));
+  CHECK_FALSE(glob_match("adc*", "dac0"));
+}
+
+}  // TEST_SUITE
