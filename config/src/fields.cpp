@@ -4,6 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+namespace weir::config {
+
+core::Error error_at(const Origin& origin, const std::string& message) {
+  return core::Error{core::Errc::invalid_argument, origin.where() + ": " + message};
+}
+
+}  // namespace weir::config
+
 namespace weir::config::detail {
 
 using core::Result;
@@ -34,10 +42,6 @@ const char* Value::type_name() const noexcept {
     case Type::list: return "a list";
   }
   return "a value";
-}
-
-core::Error error_at(const Origin& origin, const std::string& message) {
-  return core::Error{core::Errc::invalid_argument, origin.where() + ": " + message};
 }
 
 namespace {

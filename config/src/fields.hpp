@@ -53,8 +53,7 @@ class Fields {
   std::map<std::string, Value> values_;
 };
 
-/// `file:line: message` as an invalid-argument error.
-[[nodiscard]] core::Error error_at(const Origin& origin, const std::string& message);
+using config::error_at;
 /// " (did you mean 'x'?)" for the closest of `known` within two edits, else "".
 [[nodiscard]] std::string did_you_mean(const std::string& word, std::span<const char* const> known);
 

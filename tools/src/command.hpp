@@ -62,5 +62,7 @@ void add_record_command(CLI::App& app, Action& action);
 void add_replay_command(CLI::App& app, Action& action);
 /// Registers check (built with config/). Requires: `action` outlives app.parse().
 void add_check_command(CLI::App& app, Action& action);
+/// Registers run and reload (built with config/). Requires: `action` outlives app.parse().
+void add_run_commands(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

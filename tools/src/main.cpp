@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
 #endif
 #ifdef WEIR_HAVE_CONFIG
   add_check_command(app, action);
+  add_run_commands(app, action);
 #endif
 
   try {

@@ -106,6 +106,9 @@ struct Resolved {
 /// The resolved pipeline as text for people: every part, its process, inputs, outputs, the arena.
 [[nodiscard]] std::string describe(const Pipeline& pipeline, const Resolved& resolved);
 
+/// `file:line: message` as an invalid-argument error.
+[[nodiscard]] core::Error error_at(const Origin& origin, const std::string& message);
+
 /// True when `name` matches the glob `pattern` (`*`, `?`, `[...]`).
 [[nodiscard]] bool glob_match(const std::string& pattern, const std::string& name) noexcept;
 
