@@ -245,7 +245,8 @@ void Supervisor::stop_all(std::int64_t grace_ns, const std::function<void()>& dr
   stopping_ = true;
   for (PartRole role : {PartRole::driver, PartRole::shard, PartRole::record}) {
     for (auto& p : parts_)
-      if (p->plan.role == role && p->status != PartStatus::stopped) stop_part(*p, grace_ns);
+      if (p->plan.role == role && (p->status == PartStatus::running || p->status == PartStatus::backoff))
+        stop_part(*p, grace_ns);
     if (role == PartRole::driver && drained) drained();
   }
 }
