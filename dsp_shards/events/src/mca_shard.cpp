@@ -1,0 +1,212 @@
+// The "mca" shard: pulse-height spectrum (u32 per bin, little-endian), live and dead time, and the
+// accepted and piled-up counts, all written together every `publish` seconds of stream time.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "format.hpp"
+#include "shard_params.hpp"
+#include "weir/dsp/event_shards.hpp"
+#include "weir/dsp/mca.hpp"
+
+namespace weir::dsp {
+
+namespace {
+
+constexpr const char* kKind = "mca";
+constexpr double kMaxValue = 1e300;
+
+constexpr weir_shard_param kParams[] = {
+    {"rise", WEIR_PARAM_REAL, 0, "4e-6", 0, 1, nullptr,
+     "slow (measuring) trapezoid rise time, s; rounded to samples, at least 1"},
+    {"flat", WEIR_PARAM_REAL, 0, "1e-6", 0, 1, nullptr,
+     "slow trapezoid flat top, s; rounded to samples; should cover the pulses' rise time"},
+    {"tau", WEIR_PARAM_REAL, 0, "50e-6", 0, 100, nullptr,
+     "the pulses' exponential decay time for pole-zero correction, s; 0: step pulses (no decay)"},
+    {"fast_rise", WEIR_PARAM_REAL, 0, "1e-7", 0, 1, nullptr,
+     "fast (detecting) trapezoid rise time, s; rounded to samples, at least 1, at most the rise"},
+    {"fast_flat", WEIR_PARAM_REAL, 0, "0", 0, 1, nullptr, "fast trapezoid flat top, s"},
+    {"threshold", WEIR_PARAM_REAL, 0, "0.05", 0, kMaxValue, nullptr,
+     "fast filter output that signals a pulse, input units (> 0); re-arms below half of it"},
+    {"bins", WEIR_PARAM_INT, 0, "1024", Mca::kMinBins, Mca::kMaxBins, nullptr,
+     "histogram bins; the spectrum key takes 4 bytes per bin"},
+    {"range", WEIR_PARAM_REAL, 0, "1.5", 0, kMaxValue, nullptr, "largest height histogrammed (after gain)"},
+    {"gain", WEIR_PARAM_REAL, 0, "1", 0, kMaxValue, nullptr, "fine gain: measured heights are multiplied by it"},
+    {"baseline", WEIR_PARAM_REAL, 0, "100e-6", 0, 1, nullptr,
+     "baseline restoration: quiet time averaged, s; 0: off"},
+    {"pileup", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr,
+     "reject both pulses when two arrive within the pile-up window"},
+    {"publish", WEIR_PARAM_REAL, 0, "0.2", 0, 3600, nullptr,
+     "seconds of stream time between writes of the spectrum and counters; 0: every block"},
+};
+
+struct McaShard {
+  explicit McaShard(Mca m) : mca(std::move(m)) {}
+  Mca mca;
+  std::uint32_t dtype = 0;
+  std::vector<double> scratch;
+  std::vector<unsigned char> le_spectrum;  // only on big-endian hosts: the key is little-endian
+  std::uint32_t spectrum = 0, live = 0, dead = 0, counts = 0, pileups = 0;  // output indices
+  std::uint64_t publish_every = 0;     // samples; 0: every block
+  std::uint64_t since_publish = 0;
+  bool published = false;
+};
+
+// Seconds -> whole samples, refusing what does not fit the filter rings.
+core::Result<std::uint32_t> to_samples(const char* name, double seconds, double rate_hz, std::uint32_t at_least,
+                                       std::uint32_t at_most) {
+  const double samples = std::round(seconds * rate_hz);
+  if (!(samples <= at_most))
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range(name, detail::num(seconds) + " s",
+                                           "that is " + detail::whole(samples) + " samples at " + detail::num(rate_hz) +
+                                               " Hz; allowed up to " + std::to_string(at_most) + " samples (" +
+                                               detail::num(at_most / rate_hz) + " s)"));
+  return std::max(at_least, static_cast<std::uint32_t>(samples));
+}
+
+core::Result<std::unique_ptr<McaShard>> make(weir_shard_config& cfg) {
+  if (auto ok = detail::check_input(cfg, detail::kRealDtypes); !ok) return tl::make_unexpected(ok.error());
+  const detail::ParamReader params(kParams, cfg);
+  if (auto ok = params.check_names(); !ok) return tl::make_unexpected(ok.error());
+  const double rate = cfg.input_rate_hz;
+  const auto real = [&](const char* name) { return params.real(name); };
+  auto rise_s = real("rise"), flat_s = real("flat"), tau_s = real("tau"), fast_rise_s = real("fast_rise"),
+       fast_flat_s = real("fast_flat"), threshold = real("threshold"), range = real("range"), gain = real("gain"),
+       baseline_s = real("baseline"), publish_s = real("publish");
+  for (const auto* r : {&rise_s, &flat_s, &tau_s, &fast_rise_s, &fast_flat_s, &threshold, &range, &gain, &baseline_s,
+                        &publish_s})
+    if (!*r) return tl::make_unexpected(r->error());
+  auto bins = params.integer("bins");
+  if (!bins) return tl::make_unexpected(bins.error());
+  auto pileup = params.boolean("pileup");
+  if (!pileup) return tl::make_unexpected(pileup.error());
+
+  const std::uint32_t max_shaping = Trapezoid::kMaxShapingSamples;
+  auto rise = to_samples("rise", *rise_s, rate, 1, max_shaping);
+  auto flat = to_samples("flat", *flat_s, rate, 0, max_shaping);
+  auto fast_rise = to_samples("fast_rise", *fast_rise_s, rate, 1, max_shaping);
+  auto fast_flat = to_samples("fast_flat", *fast_flat_s, rate, 0, max_shaping);
+  auto baseline = to_samples("baseline", *baseline_s, rate, 0, Mca::kMaxBaselineSamples);
+  for (const auto* r : {&rise, &flat, &fast_rise, &fast_flat, &baseline})
+    if (!*r) return tl::make_unexpected(r->error());
+  if (*threshold <= 0)
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("threshold", detail::num(*threshold), "must be > 0"));
+  if (*range <= 0)
+    return core::fail(core::Errc::invalid_argument, detail::out_of_range("range", detail::num(*range), "must be > 0"));
+  if (*gain <= 0)
+    return core::fail(core::Errc::invalid_argument, detail::out_of_range("gain", detail::num(*gain), "must be > 0"));
+  if (*fast_rise > *rise)
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("fast_rise", detail::num(*fast_rise_s) + " s",
+                                           "must not exceed the rise of " + detail::num(*rise_s) + " s"));
+
+  McaConfig config;
+  config.rate_hz = rate;
+  config.rise = *rise;
+  config.flat = *flat;
+  config.tau = *tau_s * rate;
+  config.fast_rise = *fast_rise;
+  config.fast_flat = *fast_flat;
+  config.threshold = *threshold;
+  config.bins = static_cast<std::uint32_t>(*bins);
+  config.range = *range;
+  config.gain = *gain;
+  config.baseline = *baseline;
+  config.pileup_reject = *pileup;
+  auto mca = Mca::create(config);
+  if (!mca) return tl::make_unexpected(mca.error());
+
+  auto shard = std::make_unique<McaShard>(std::move(*mca));
+  shard->dtype = cfg.input_dtype;
+  shard->scratch.resize(cfg.input_samples_per_block);
+  if constexpr (std::endian::native != std::endian::little) shard->le_spectrum.resize(std::size_t{config.bins} * 4);
+  shard->publish_every = static_cast<std::uint64_t>(std::llround(*publish_s * rate));
+  const std::pair<const char*, std::uint32_t*> keys[] = {{".live_s", &shard->live},
+                                                         {".dead_s", &shard->dead},
+                                                         {".counts", &shard->counts},
+                                                         {".pileups", &shard->pileups}};
+  auto spectrum = detail::add_key(cfg, ".spectrum", WEIR_KEY_BYTES, std::uint64_t{config.bins} * 4);
+  if (!spectrum) return tl::make_unexpected(spectrum.error());
+  shard->spectrum = *spectrum;
+  for (const auto& [suffix, index] : keys) {
+    const bool seconds = index == &shard->live || index == &shard->dead;
+    auto key = detail::add_key(cfg, suffix, seconds ? WEIR_KEY_F64 : WEIR_KEY_U64, 8);
+    if (!key) return tl::make_unexpected(key.error());
+    *index = *key;
+  }
+  return shard;
+}
+
+weir_shard* configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
+  return detail::configure_c(kKind, cfg, error, error_bytes, make);
+}
+
+void publish(McaShard& shard, const weir_shard_host* host) noexcept {
+  const std::span<const std::uint32_t> bins = shard.mca.spectrum();
+  const void* bytes = bins.data();
+  if constexpr (std::endian::native != std::endian::little) {
+    for (std::size_t i = 0; i < bins.size(); ++i)
+      for (std::size_t b = 0; b < 4; ++b)
+        shard.le_spectrum[4 * i + b] = static_cast<unsigned char>((bins[i] >> (8 * b)) & 0xFFU);
+    bytes = shard.le_spectrum.data();
+  }
+  (void)host->set_key(host->self, shard.spectrum, bytes, bins.size_bytes());  // failures: the host counts them
+  const double live = shard.mca.live_s();
+  const double dead = shard.mca.dead_s();
+  (void)host->set_key(host->self, shard.live, &live, sizeof live);
+  (void)host->set_key(host->self, shard.dead, &dead, sizeof dead);
+  const McaCounts counts = shard.mca.counts();
+  unsigned char word[8];
+  detail::put_u64_le(counts.accepted, word);
+  (void)host->set_key(host->self, shard.counts, word, sizeof word);
+  detail::put_u64_le(counts.piled_up, word);
+  (void)host->set_key(host->self, shard.pileups, word, sizeof word);
+}
+
+int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
+  auto* shard = reinterpret_cast<McaShard*>(handle);
+  if (shard == nullptr || in == nullptr || host == nullptr || (in->count > 0 && in->samples == nullptr)) return -1;
+  const std::size_t chunk = shard->scratch.size();
+  for (std::size_t at = 0; at < in->count; at += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, in->count - at);
+    detail::to_double(shard->dtype, in->samples, at, n, shard->scratch.data());
+    shard->mca.process(std::span<const double>(shard->scratch.data(), n), in->first_sample + at);
+  }
+  shard->since_publish += in->count;
+  if (!shard->published || shard->since_publish >= shard->publish_every) {
+    publish(*shard, host);
+    shard->published = true;
+    shard->since_publish = 0;
+  }
+  return 0;
+}
+
+void stop(weir_shard* handle) { delete reinterpret_cast<McaShard*>(handle); }
+
+constexpr weir_shard_api kApi = {
+    WEIR_SHARD_ABI_VERSION,
+    sizeof(weir_shard_api),
+    kKind,
+    "pulse-height analysis: trapezoidal shaping, pile-up rejection, histogram with live and dead time",
+    kParams,
+    sizeof(kParams) / sizeof(kParams[0]),
+    detail::kRealDtypes,
+    configure,
+    process,
+    stop,
+};
+
+}  // namespace
+
+}  // namespace weir::dsp
+
+extern "C" const weir_shard_api* weir_builtin_mca(uint32_t host_abi_version) {
+  return host_abi_version == WEIR_SHARD_ABI_VERSION ? &weir::dsp::kApi : nullptr;
+}

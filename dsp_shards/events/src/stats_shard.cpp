@@ -1,0 +1,196 @@
+// The "stats" shard: per-block and sliding-window statistics as f64 keys.
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shard_params.hpp"
+#include "weir/dsp/event_shards.hpp"
+#include "weir/dsp/moments.hpp"
+#include "weir/dsp/sliding_moments.hpp"
+
+namespace weir::dsp {
+
+namespace {
+
+constexpr const char* kKind = "stats";
+constexpr double kMaxWindowSamples = 1099511627776.0;  // 2^40: the window is checked in blocks afterwards
+
+constexpr weir_shard_param kParams[] = {
+    {"window", WEIR_PARAM_INT, 0, "0", 0, kMaxWindowSamples, nullptr,
+     "sliding window in samples, a multiple of the input's samples per block; 0: no window keys"},
+    {"outputs", WEIR_PARAM_TEXT, 0, "mean,rms,std,min,max,p2p", 0, 0, nullptr,
+     "comma-separated statistics to publish: mean, rms, std, min, max, p2p"},
+    {"block", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr, "publish per-block values as <output>.<stat>"},
+};
+
+enum class Stat : std::uint8_t { mean, rms, std, min, max, p2p };
+constexpr std::size_t kStatCount = 6;
+constexpr const char* kStatNames[kStatCount] = {"mean", "rms", "std", "min", "max", "p2p"};
+
+double stat_value(std::size_t stat, const Moments& m) noexcept {
+  switch (static_cast<Stat>(stat)) {
+    case Stat::mean: return m.mean;
+    case Stat::rms: return m.rms();
+    case Stat::std: return m.stddev();
+    case Stat::min: return m.min;
+    case Stat::max: return m.max;
+    case Stat::p2p: return m.peak_to_peak();
+  }
+  return 0;
+}
+
+constexpr std::uint32_t kNoKey = ~0U;
+
+struct StatsShard {
+  std::uint32_t dtype = 0;
+  std::vector<double> scratch;  // one input block, converted
+  std::array<std::uint32_t, kStatCount> block_key{};   // output index per statistic, or kNoKey
+  std::array<std::uint32_t, kStatCount> window_key{};
+  std::optional<SlidingMoments> window;
+  std::uint64_t next_index = 0;
+  bool started = false;
+};
+
+core::Result<std::array<bool, kStatCount>> parse_outputs(const std::string& list) {
+  std::array<bool, kStatCount> chosen{};
+  bool any = false;
+  std::string_view rest(list);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view word = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    while (!word.empty() && word.front() == ' ') word.remove_prefix(1);
+    while (!word.empty() && word.back() == ' ') word.remove_suffix(1);
+    bool known = false;
+    for (std::size_t s = 0; s < kStatCount; ++s) {
+      if (word == kStatNames[s]) {
+        chosen[s] = known = any = true;
+      }
+    }
+    if (!known)
+      return core::fail(core::Errc::invalid_argument,
+                        detail::out_of_range("outputs", "'" + list + "'", "unknown statistic '" + std::string(word) +
+                                                                              "': use mean, rms, std, min, max, p2p"));
+  }
+  if (!any)
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("outputs", "''", "name at least one of mean, rms, std, min, max, p2p"));
+  return chosen;
+}
+
+core::Result<std::unique_ptr<StatsShard>> make(weir_shard_config& cfg) {
+  if (auto ok = detail::check_input(cfg, detail::kRealDtypes); !ok) return tl::make_unexpected(ok.error());
+  const detail::ParamReader params(kParams, cfg);
+  if (auto ok = params.check_names(); !ok) return tl::make_unexpected(ok.error());
+  auto window = params.integer("window");
+  if (!window) return tl::make_unexpected(window.error());
+  auto list = params.text("outputs");
+  if (!list) return tl::make_unexpected(list.error());
+  auto chosen = parse_outputs(*list);
+  if (!chosen) return tl::make_unexpected(chosen.error());
+  auto per_block = params.boolean("block");
+  if (!per_block) return tl::make_unexpected(per_block.error());
+
+  const std::uint64_t block = cfg.input_samples_per_block;
+  const auto w = static_cast<std::uint64_t>(*window);
+  if (w % block != 0) {
+    const std::uint64_t below = w / block * block;
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("window", std::to_string(w),
+                                           "must be a multiple of the input's " + std::to_string(block) +
+                                               " samples per block: use " +
+                                               (below > 0 ? std::to_string(below) + " or " : "") +
+                                               std::to_string(below + block)));
+  }
+  if (w / block > SlidingMoments::kMaxWindowBlocks)
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("window", std::to_string(w),
+                                           "at most " + std::to_string(SlidingMoments::kMaxWindowBlocks) +
+                                               " blocks of " + std::to_string(block) + " samples"));
+  if (!*per_block && w == 0)
+    return core::fail(core::Errc::invalid_argument,
+                      "parameter 'block' = false and 'window' = 0: nothing to publish; enable one");
+
+  auto shard = std::make_unique<StatsShard>();
+  shard->dtype = cfg.input_dtype;
+  shard->scratch.resize(block);
+  shard->block_key.fill(kNoKey);
+  shard->window_key.fill(kNoKey);
+  for (std::size_t s = 0; s < kStatCount; ++s) {
+    if (!(*chosen)[s]) continue;
+    if (*per_block) {
+      auto key = detail::add_key(cfg, (std::string(".") + kStatNames[s]).c_str(), WEIR_KEY_F64, sizeof(double));
+      if (!key) return tl::make_unexpected(key.error());
+      shard->block_key[s] = *key;
+    }
+    if (w > 0) {
+      auto key = detail::add_key(cfg, (std::string(".window.") + kStatNames[s]).c_str(), WEIR_KEY_F64, sizeof(double));
+      if (!key) return tl::make_unexpected(key.error());
+      shard->window_key[s] = *key;
+    }
+  }
+  if (w > 0) {
+    auto sliding = SlidingMoments::create(static_cast<std::uint32_t>(w / block));
+    if (!sliding) return tl::make_unexpected(sliding.error());
+    shard->window.emplace(std::move(*sliding));
+  }
+  return shard;
+}
+
+weir_shard* configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
+  return detail::configure_c(kKind, cfg, error, error_bytes, make);
+}
+
+int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
+  auto* shard = reinterpret_cast<StatsShard*>(handle);
+  if (shard == nullptr || in == nullptr || host == nullptr || (in->count > 0 && in->samples == nullptr)) return -1;
+  Moments block;
+  const std::size_t chunk = shard->scratch.size();
+  for (std::size_t at = 0; at < in->count; at += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, in->count - at);
+    detail::to_double(shard->dtype, in->samples, at, n, shard->scratch.data());
+    block = merge(block, moments_of(std::span<const double>(shard->scratch.data(), n)));
+  }
+  if (block.count == 0) return 0;
+
+  const auto set = [host](std::uint32_t key, double value) noexcept {
+    if (key != kNoKey) (void)host->set_key(host->self, key, &value, sizeof value);  // failures: the host counts them
+  };
+  for (std::size_t s = 0; s < kStatCount; ++s) set(shard->block_key[s], stat_value(s, block));
+  if (shard->window) {
+    // A window spans contiguous samples only: a gap in the input starts it afresh.
+    if (shard->started && in->first_sample != shard->next_index) shard->window->clear();
+    shard->window->push(block);
+    const Moments w = shard->window->value();
+    for (std::size_t s = 0; s < kStatCount; ++s) set(shard->window_key[s], stat_value(s, w));
+  }
+  shard->started = true;
+  shard->next_index = in->first_sample + in->count;
+  return 0;
+}
+
+void stop(weir_shard* handle) { delete reinterpret_cast<StatsShard*>(handle); }
+
+constexpr weir_shard_api kApi = {
+    WEIR_SHARD_ABI_VERSION,
+    sizeof(weir_shard_api),
+    kKind,
+    "mean, RMS, standard deviation, min, max and peak-to-peak per block and over a sliding window",
+    kParams,
+    sizeof(kParams) / sizeof(kParams[0]),
+    detail::kRealDtypes,
+    configure,
+    process,
+    stop,
+};
+
+}  // namespace
+
+}  // namespace weir::dsp
+
+extern "C" const weir_shard_api* weir_builtin_stats(uint32_t host_abi_version) {
+  return host_abi_version == WEIR_SHARD_ABI_VERSION ? &weir::dsp::kApi : nullptr;
+}

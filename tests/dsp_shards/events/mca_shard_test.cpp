@@ -1,0 +1,113 @@
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "fake_host.hpp"
+#include "weir/acq/signal_generator.hpp"
+#include "weir/dsp/event_shards.hpp"
+
+using namespace weir::dsp::test;
+
+namespace {
+
+std::vector<std::uint32_t> spectrum_of(const FakeHost& fake, std::uint32_t output) {
+  const auto& bytes = fake.keys[output];
+  std::vector<std::uint32_t> bins(bytes.size() / 4);
+  for (std::size_t i = 0; i < bins.size(); ++i)
+    bins[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
+              std::uint32_t{bytes[4 * i + 2]} << 16 | std::uint32_t{bytes[4 * i + 3]} << 24;
+  return bins;
+}
+
+}  // namespace
+
+TEST_SUITE("dsp.events.mca_shard") {
+
+TEST_CASE("the mca shard declares the spectrum, live and dead time, and count keys") {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  REQUIRE(api != nullptr);
+  CHECK(std::string(api->name) == "mca");
+  CHECK(weir_builtin_mca(2) == nullptr);
+  ConfigBuilder b(WEIR_DTYPE_I16, 4096, 1e6, {{"bins", "512"}});
+  auto [shard, error] = configure(api, b);
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  REQUIRE(b.cfg.output_count == 5);
+  const auto& spectrum = b.cfg.outputs[output_index(b.cfg, "adc0.spectrum")];
+  CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
+  CHECK(spectrum.key_type == WEIR_KEY_BYTES);
+  CHECK(spectrum.max_bytes == 512 * 4);
+  for (const char* name : {"adc0.live_s", "adc0.dead_s"})
+    CHECK(b.cfg.outputs[output_index(b.cfg, name)].key_type == WEIR_KEY_F64);
+  for (const char* name : {"adc0.counts", "adc0.pileups"})
+    CHECK(b.cfg.outputs[output_index(b.cfg, name)].key_type == WEIR_KEY_U64);
+  api->stop(shard);
+}
+
+TEST_CASE("bad mca parameters are refused naming the kind, the parameter, the value and the range") {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  const auto refused = [api](std::vector<std::pair<std::string, std::string>> params, double rate,
+                             std::vector<std::string> words) {
+    ConfigBuilder b(WEIR_DTYPE_F32, 1024, rate, std::move(params));
+    auto [shard, error] = configure(api, b);
+    CHECK(shard == nullptr);
+    for (const auto& w : words) CHECK_MESSAGE(error.find(w) != std::string::npos, error, " lacks ", w);
+  };
+  refused({{"bins", "8"}}, 1e6, {"mca", "bins", "8", "allowed 16 to 65536"});
+  refused({{"bins", "100000"}}, 1e6, {"mca", "bins", "100000", "allowed 16 to 65536"});
+  refused({{"threshold", "0"}}, 1e6, {"mca", "threshold", "0", "> 0"});
+  refused({{"range", "-1"}}, 1e6, {"mca", "range", "-1", "allowed 0 to"});
+  refused({{"rise", "0.5"}}, 1e8, {"mca", "rise", "0.5 s", "50000000 samples", "1048576"});
+  refused({{"fast_rise", "5e-6"}, {"rise", "2e-6"}}, 1e6, {"mca", "fast_rise", "5e-06 s", "rise of 2e-06 s"});
+  refused({{"pileup", "sometimes"}}, 1e6, {"mca", "pileup", "sometimes", "true or false"});
+}
+
+TEST_CASE("the mca shard analyses simulator pulses and publishes a consistent spectrum" * doctest::timeout(30)) {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 4096;
+  const double rate = 1e6;
+  ConfigBuilder b(WEIR_DTYPE_F32, block, rate,
+                  {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"}, {"bins", "1024"},
+                   {"range", "1.5"}, {"threshold", "0.05"}, {"publish", "0.2"}});
+  auto [shard, error] = configure(api, b);
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.cfg, name)); };
+  FakeHost fake;
+  const weir_shard_host host = fake.host();
+
+  weir::acq::SignalConfig signal;
+  signal.kind = weir::acq::SignalKind::pulses;
+  signal.sample_rate_hz = rate;
+  signal.seed = 5;
+  auto generator = weir::acq::SignalGenerator::create(signal, block);
+  REQUIRE(generator);
+  std::vector<float> samples(block);
+  const std::uint64_t blocks = 245;  // ~1 s
+  for (std::uint64_t n = 0; n < blocks; ++n) {
+    generator->fill(std::span<float>(samples));
+    const weir_shard_block in{samples.data(), block, 0, n, 0, 0, n * block};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  }
+  // Written on the first block, then every 0.2 s of stream time (every 49th block).
+  CHECK(fake.key_writes[index("adc0.spectrum")] == 1 + (blocks - 1) / 49);
+  const std::vector<std::uint32_t> bins = spectrum_of(fake, index("adc0.spectrum"));
+  REQUIRE(bins.size() == 1024);
+  const std::uint64_t in_spectrum = std::accumulate(bins.begin(), bins.end(), std::uint64_t{0});
+  const std::uint64_t accepted = fake.u64(index("adc0.counts"));
+  CHECK(in_spectrum > 500);
+  CHECK(in_spectrum <= accepted);
+  CHECK(in_spectrum >= accepted * 95 / 100);  // nearly all heights are inside the range
+  const double live = fake.f64(index("adc0.live_s")), dead = fake.f64(index("adc0.dead_s"));
+  const double real = static_cast<double>((blocks - 1) / 49 * 49 + 1) * block / rate;  // at the last write
+  CHECK(live + dead == doctest::Approx(real).epsilon(1e-12));
+  CHECK(dead > 0);
+  CHECK(fake.u64(index("adc0.pileups")) > 0);
+  CHECK(accepted + fake.u64(index("adc0.pileups")) <= generator->pulse_count());
+  CHECK(fake.bad_calls == 0);
+  api->stop(shard);
+}
+
+}  // TEST_SUITE

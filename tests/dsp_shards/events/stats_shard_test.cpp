@@ -1,0 +1,165 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fake_host.hpp"
+#include "weir/dsp/event_shards.hpp"
+
+using namespace weir::dsp::test;
+
+namespace {
+
+const char* const kStats[] = {"mean", "rms", "std", "min", "max", "p2p"};
+
+// mean, rms, std, min, max, p2p of `x`, two-pass in long double.
+std::vector<double> reference(const std::vector<double>& x) {
+  long double sum = 0, sq = 0, sq_raw = 0;
+  double lo = x[0], hi = x[0];
+  for (const double v : x) {
+    sum += v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const long double mean = sum / static_cast<long double>(x.size());
+  for (const double v : x) {
+    sq += (v - mean) * (v - mean);
+    sq_raw += static_cast<long double>(v) * v;
+  }
+  const auto n = static_cast<long double>(x.size());
+  return {static_cast<double>(mean), static_cast<double>(std::sqrt(sq_raw / n)), static_cast<double>(std::sqrt(sq / n)),
+          lo, hi, hi - lo};
+}
+
+}  // namespace
+
+TEST_SUITE("dsp.events.stats_shard") {
+
+TEST_CASE("the stats shard declares one f64 key per statistic, per block and over the window") {
+  const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
+  REQUIRE(api != nullptr);
+  CHECK(std::string(api->name) == "stats");
+  CHECK(weir_builtin_stats(WEIR_SHARD_ABI_VERSION + 1) == nullptr);
+  CHECK((api->input_dtypes & (1U << WEIR_DTYPE_C64)) == 0);
+  CHECK((api->input_dtypes & (1U << WEIR_DTYPE_I16)) != 0);
+  ConfigBuilder b(WEIR_DTYPE_F32, 256, 1e6, {{"window", "1024"}});
+  auto [shard, error] = configure(api, b);
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  REQUIRE(b.cfg.output_count == 12);
+  for (const char* s : kStats) {
+    for (const std::string prefix : {"adc0.", "adc0.window."}) {
+      const int i = output_index(b.cfg, prefix + s);
+      REQUIRE_MESSAGE(i >= 0, (prefix + s));
+      const auto& out = b.cfg.outputs[i];
+      CHECK(out.kind == WEIR_OUTPUT_KEY);
+      CHECK(out.key_type == WEIR_KEY_F64);
+      CHECK(out.max_bytes == 8);
+    }
+  }
+  api->stop(shard);
+}
+
+TEST_CASE("bad stats parameters are refused naming the kind, the parameter, the value and the range") {
+  const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
+  const auto refused = [api](std::vector<std::pair<std::string, std::string>> params, std::uint32_t dtype,
+                             std::vector<std::string> words) {
+    ConfigBuilder b(dtype, 256, 1e6, std::move(params));
+    auto [shard, error] = configure(api, b);
+    CHECK(shard == nullptr);
+    CHECK(b.cfg.output_count == 0);
+    for (const auto& w : words) CHECK_MESSAGE(error.find(w) != std::string::npos, error, " lacks ", w);
+  };
+  refused({{"window", "1000"}}, WEIR_DTYPE_F32, {"stats", "window", "1000", "multiple", "256", "768 or 1024"});
+  refused({{"window", "-5"}}, WEIR_DTYPE_F32, {"stats", "window", "-5", "allowed 0 to"});
+  refused({{"outputs", "mean,median"}}, WEIR_DTYPE_F32, {"stats", "outputs", "median"});
+  refused({{"block", "false"}}, WEIR_DTYPE_F32, {"stats", "block", "window", "nothing to publish"});
+  refused({{"block", "maybe"}}, WEIR_DTYPE_F32, {"stats", "block", "maybe", "true or false"});
+  refused({{"windw", "256"}}, WEIR_DTYPE_F32, {"stats", "unknown parameter 'windw'", "window"});
+  refused({}, WEIR_DTYPE_C64, {"stats", "adc0", "c64"});
+}
+
+TEST_CASE("stats shard keys equal an independent computation for i16 blocks and the window") {
+  const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 500;
+  ConfigBuilder b(WEIR_DTYPE_I16, block, 1e6, {{"window", "1500"}, {"outputs", "mean, std,max,p2p,rms,min"}});
+  auto [shard, error] = configure(api, b);
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  FakeHost fake;
+  const weir_shard_host host = fake.host();
+  std::vector<std::int16_t> codes(block);
+  std::vector<double> all;
+  for (std::uint64_t n = 0; n < 8; ++n) {
+    for (std::uint32_t i = 0; i < block; ++i) {
+      const auto k = static_cast<double>(n * block + i);
+      codes[i] = static_cast<std::int16_t>(std::lround(12000 * std::sin(k * 0.0123) + 300 * std::cos(k * 0.77) - 150));
+      all.push_back(codes[i]);
+    }
+    const weir_shard_block in{codes.data(), block, 0, n, 1000 + n, 2000 + n, n * block};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+    const std::vector<double> last(all.end() - block, all.end());
+    const std::vector<double> window(all.end() - std::min<std::size_t>(all.size(), 1500), all.end());
+    const std::vector<double> want_block = reference(last), want_window = reference(window);
+    for (std::size_t s = 0; s < 6; ++s) {
+      CAPTURE(kStats[s]);
+      const double got_block = fake.f64(static_cast<std::uint32_t>(output_index(b.cfg, std::string("adc0.") + kStats[s])));
+      const double got_window =
+          fake.f64(static_cast<std::uint32_t>(output_index(b.cfg, std::string("adc0.window.") + kStats[s])));
+      // Relative to the signal's scale (its rms), so a mean near 0 is held to the same precision.
+      CHECK(std::fabs(got_block - want_block[s]) <= 1e-12 * want_block[1]);
+      CHECK(std::fabs(got_window - want_window[s]) <= 1e-12 * want_window[1]);
+    }
+  }
+  CHECK(fake.bad_calls == 0);
+  api->stop(shard);
+}
+
+TEST_CASE("a stats shard with some outputs and no per-block keys writes only those") {
+  const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
+  ConfigBuilder b(WEIR_DTYPE_F64, 4, 10.0, {{"window", "8"}, {"outputs", "min,max"}, {"block", "false"}});
+  auto [shard, error] = configure(api, b);
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  REQUIRE(b.cfg.output_count == 2);
+  CHECK(std::string(b.cfg.outputs[0].name) == "adc0.window.min");
+  CHECK(std::string(b.cfg.outputs[1].name) == "adc0.window.max");
+  FakeHost fake;
+  const weir_shard_host host = fake.host();
+  const double first[4] = {1, 2, 3, 4}, second[4] = {-7, 0, 0, 9}, third[4] = {5, 5, 5, 5};
+  const double* blocks[] = {first, second, third};
+  for (std::uint64_t n = 0; n < 3; ++n) {
+    const weir_shard_block in{blocks[n], 4, 0, n, 0, 0, 4 * n};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  }
+  CHECK(fake.f64(0) == -7);  // window = blocks 2 and 3
+  CHECK(fake.f64(1) == 9);
+  CHECK(fake.key_writes[0] == 3);
+  api->stop(shard);
+}
+
+TEST_CASE("a block larger than the declared block size is processed in chunks as one block") {
+  const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
+  ConfigBuilder b(WEIR_DTYPE_F32, 100, 1e3, {{"outputs", "mean,std,min,max"}});
+  auto [shard, error] = configure(api, b);
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  FakeHost fake;
+  const weir_shard_host host = fake.host();
+  std::vector<float> x(1037);
+  std::vector<double> as_double;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>(1e3 + std::sin(static_cast<double>(i) * 0.01) * static_cast<double>(i % 13));
+    as_double.push_back(x[i]);
+  }
+  const weir_shard_block in{x.data(), static_cast<std::uint32_t>(x.size()), 0, 0, 0, 0, 0};
+  REQUIRE(api->process(shard, &in, &host) == 0);
+  const std::vector<double> want = reference(as_double);
+  CHECK(std::fabs(fake.f64(0) - want[0]) <= 1e-12 * want[1]);
+  CHECK(fake.f64(1) == doctest::Approx(want[2]).epsilon(1e-9));
+  CHECK(fake.f64(2) == want[3]);
+  CHECK(fake.f64(3) == want[4]);
+  CHECK(fake.key_writes[0] == 1);
+  api->stop(shard);
+}
+
+}  // TEST_SUITE
