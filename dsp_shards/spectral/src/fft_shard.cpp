@@ -1,0 +1,213 @@
+// The "fft" shard: a SpectrumEstimator behind the shard ABI. Each finished spectrum is copied
+// into a freshly claimed block of output 0 and published with the time of the input block whose
+// samples completed its last frame.
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "shard_params.hpp"
+#include "text.hpp"
+#include "weir/dsp/sample_convert.hpp"
+#include "weir/dsp/spectral_limits.hpp"
+#include "weir/dsp/spectral_shards.hpp"
+#include "weir/dsp/spectrum_estimator.hpp"
+
+namespace weir::dsp {
+
+namespace {
+
+using detail::ShardParams;
+
+constexpr weir_shard_param kParams[] = {
+    {"size", WEIR_PARAM_INT, 0, "1024", kMinFftSize, kMaxFftSize, nullptr,
+     "FFT length N: even, prime factors <= 13 (e.g. 1000, 1024, 4096); N/2+1 bins, bin k at k*fs/N Hz"},
+    {"window", WEIR_PARAM_TEXT, 0, "hann", 0, 0, "rect|rectangular|hann|hamming|blackman|blackman-harris|flattop",
+     "window applied to each frame (flattop: HFT95, for amplitudes between bins)"},
+    {"overlap", WEIR_PARAM_REAL, 0, "0.5", 0, kMaxOverlap, nullptr, "fraction of N shared by consecutive frames"},
+    {"average", WEIR_PARAM_TEXT, 0, "none", 0, 0, "none|linear|exponential",
+     "none: every frame; linear: mean of `averages` frames; exponential: running, weight `alpha`"},
+    {"averages", WEIR_PARAM_INT, 0, "8", 1, kMaxAverages, nullptr, "frames per spectrum (linear averaging)"},
+    {"alpha", WEIR_PARAM_REAL, 0, "0.1", 0, 1, nullptr, "weight of the newest frame, (0, 1] (exponential averaging)"},
+    {"spectrum", WEIR_PARAM_TEXT, 0, "psd", 0, 0, "amplitude|power|psd",
+     "amplitude (peak, units), power (units^2), psd (units^2/Hz); all one-sided"},
+    {"db", WEIR_PARAM_BOOL, 0, "false", 0, 0, nullptr, "10*log10 of power or psd, 20*log10 of amplitude"},
+    {"wisdom", WEIR_PARAM_TEXT, 0, "", 0, 0, nullptr,
+     "FFTW wisdom file; empty: $XDG_CACHE_HOME/weir/fftw3f.wisdom or ~/.cache/weir/fftw3f.wisdom; off: none"},
+    {"plan", WEIR_PARAM_TEXT, 0, "measure", 0, 0, "estimate|measure|patient", "FFTW planning effort"},
+};
+
+// "V" -> "V^2"; "m/s" -> "(m/s)^2"; "" stays "".
+std::string squared(const std::string& units) {
+  if (units.empty()) return units;
+  if (units.find_first_of("/*^ ") != std::string::npos) return "(" + units + ")^2";
+  return units + "^2";
+}
+
+std::string spectrum_units(const std::string& input, SpectrumOutput output, bool db) {
+  std::string base;
+  switch (output) {
+    case SpectrumOutput::amplitude: base = input; break;
+    case SpectrumOutput::power: base = squared(input); break;
+    case SpectrumOutput::psd: base = input.empty() ? "1/Hz" : squared(input) + "/Hz"; break;
+  }
+  if (!db) return base;
+  return base == "1/Hz" ? "dB/Hz" : "dB" + base;  // dBV, dBV^2, dBV^2/Hz
+}
+
+class FftShard {
+ public:
+  static core::Result<std::unique_ptr<FftShard>> configure(weir_shard_config& cfg) {
+    if (auto ok = detail::check_input("fft", cfg); !ok) return tl::make_unexpected(ok.error());
+    const ShardParams params("fft", cfg, kParams);
+    SpectrumConfig sc;
+    sc.sample_rate_hz = cfg.input_rate_hz;
+
+    auto size = params.integer("size");
+    if (!size) return tl::make_unexpected(size.error());
+    if (*size % 2 != 0)
+      return tl::make_unexpected(params.bad("size", std::to_string(*size),
+                                            "must be even; allowed even numbers " + std::to_string(kMinFftSize) +
+                                                " .. " + std::to_string(kMaxFftSize) + " with prime factors <= " +
+                                                std::to_string(kMaxFftPrimeFactor)));
+    sc.size = static_cast<std::uint32_t>(*size);
+    if (!is_allocation_free_size(sc.size))
+      return tl::make_unexpected(
+          params.bad("size", std::to_string(*size),
+                     "has the prime factor " + std::to_string(largest_prime_factor(sc.size)) +
+                         ", which makes FFTW allocate on every transform; use prime factors <= " +
+                         std::to_string(kMaxFftPrimeFactor) + ", e.g. " +
+                         std::to_string(next_allocation_free_size(sc.size))));
+
+    auto window_text = params.text("window");
+    if (!window_text) return tl::make_unexpected(window_text.error());
+    auto window = parse_window(*window_text);
+    if (!window || *window == WindowKind::kaiser)
+      return tl::make_unexpected(params.bad("window", *window_text, "not one of " + std::string(kParams[1].choices)));
+    sc.window.kind = *window;
+
+    auto overlap = params.real("overlap");
+    if (!overlap) return tl::make_unexpected(overlap.error());
+    sc.overlap = *overlap;
+
+    auto average_text = params.text("average");
+    if (!average_text) return tl::make_unexpected(average_text.error());
+    auto average = parse_averaging(*average_text);
+    if (!average) return tl::make_unexpected(params.bad("average", *average_text, average.error().what));
+    sc.averaging = *average;
+
+    auto averages = params.integer("averages");
+    if (!averages) return tl::make_unexpected(averages.error());
+    sc.averages = static_cast<std::uint32_t>(*averages);
+
+    auto alpha = params.real("alpha");
+    if (!alpha) return tl::make_unexpected(alpha.error());
+    if (sc.averaging == Averaging::exponential && !(*alpha > 0))
+      return tl::make_unexpected(params.bad("alpha", detail::num(*alpha),
+                                            "exponential averaging needs alpha in (0, 1]"));
+    sc.alpha = *alpha;
+
+    auto output_text = params.text("spectrum");
+    if (!output_text) return tl::make_unexpected(output_text.error());
+    auto output = parse_spectrum_output(*output_text);
+    if (!output) return tl::make_unexpected(params.bad("spectrum", *output_text, output.error().what));
+    sc.output = *output;
+
+    auto db = params.boolean("db");
+    if (!db) return tl::make_unexpected(db.error());
+    sc.db = *db;
+
+    auto wisdom = params.text("wisdom");
+    if (!wisdom) return tl::make_unexpected(wisdom.error());
+    sc.wisdom.use = *wisdom != "off";
+    if (sc.wisdom.use) sc.wisdom.path = std::string(*wisdom);
+
+    auto plan = params.text("plan");
+    if (!plan) return tl::make_unexpected(plan.error());
+    sc.effort = *plan == "estimate"  ? PlanEffort::estimate
+                : *plan == "patient" ? PlanEffort::patient
+                                     : PlanEffort::measure;
+
+    auto estimator = SpectrumEstimator::create(sc);
+    if (!estimator) return tl::make_unexpected(core::with_context(estimator.error(), "fft"));
+    const auto bins = static_cast<std::uint32_t>(estimator->bins());
+    const std::string units = spectrum_units(cfg.input_units != nullptr ? cfg.input_units : "", sc.output, sc.db);
+    if (auto ok = detail::declare_channel("fft", cfg, detail::output_name(cfg, spectrum_output_name(sc.output)),
+                                          bins * estimator->spectra_per_second(), bins, units);
+        !ok)
+      return tl::make_unexpected(ok.error());
+    return std::unique_ptr<FftShard>(new FftShard(std::move(*estimator), static_cast<core::Dtype>(cfg.input_dtype)));
+  }
+
+  int process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
+    int status = 0;
+    estimator_.process(dtype_, in.samples, in.count, [&](std::span<const float> spectrum) noexcept {
+      std::uint32_t capacity = 0;
+      void* block = host.claim(host.self, 0, &capacity);
+      if (block == nullptr) return;  // dropped at the source: the arena counts it
+      if (capacity < spectrum.size()) {
+        status = -1;  // the host gave less than the declared block: a contract breach, counted
+        return;
+      }
+      std::memcpy(block, spectrum.data(), spectrum.size_bytes());
+      host.publish(host.self, 0, static_cast<std::uint32_t>(spectrum.size()), in.realtime_ns, 0);
+    });
+    return status;
+  }
+
+ private:
+  FftShard(SpectrumEstimator estimator, core::Dtype dtype) : estimator_(std::move(estimator)), dtype_(dtype) {}
+
+  SpectrumEstimator estimator_;
+  core::Dtype dtype_;
+};
+
+weir_shard* fft_configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
+  try {
+    if (cfg == nullptr) {
+      detail::write_error(error, error_bytes, "fft: no configuration");
+      return nullptr;
+    }
+    auto shard = FftShard::configure(*cfg);
+    if (!shard) {
+      detail::write_error(error, error_bytes, shard.error().what);
+      return nullptr;
+    }
+    return reinterpret_cast<weir_shard*>(shard->release());
+  } catch (const std::exception& e) {  // allocation failure: no exception may cross the C ABI
+    detail::write_error(error, error_bytes, std::string("fft: ") + e.what());
+  } catch (...) {
+    detail::write_error(error, error_bytes, "fft: configure failed");
+  }
+  return nullptr;
+}
+
+int fft_process(weir_shard* shard, const weir_shard_block* in, const weir_shard_host* host) {
+  return reinterpret_cast<FftShard*>(shard)->process(*in, *host);
+}
+
+void fft_stop(weir_shard* shard) { delete reinterpret_cast<FftShard*>(shard); }
+
+constexpr weir_shard_api kFftApi = {
+    WEIR_SHARD_ABI_VERSION,
+    sizeof(weir_shard_api),
+    "fft",
+    "FFT spectrum (FFTW r2c): frames of N samples, windowed, overlapped, averaged. Output: N/2+1 "
+    "one-sided bins per block, bin k at k*fs/N Hz (0 .. fs/2): amplitude (a sine of peak A reads A), "
+    "power (A^2/2) or PSD (units^2/Hz; white noise of variance s^2 reads 2 s^2/fs), optionally in dB.",
+    kParams,
+    sizeof(kParams) / sizeof(kParams[0]),
+    real_dtype_mask(),
+    &fft_configure,
+    &fft_process,
+    &fft_stop,
+};
+
+}  // namespace
+
+}  // namespace weir::dsp
+
+extern "C" const weir_shard_api* weir_builtin_fft(uint32_t host_abi_version) {
+  if (host_abi_version != WEIR_SHARD_ABI_VERSION) return nullptr;
+  return &weir::dsp::kFftApi;
+}

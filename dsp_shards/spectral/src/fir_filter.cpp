@@ -1,0 +1,20 @@
+#include "weir/dsp/fir_filter.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace weir::dsp {
+
+core::Result<FirFilter> FirFilter::create(std::vector<float> taps) {
+  if (taps.empty()) return core::fail(core::Errc::invalid_argument, "fir filter: no taps");
+  for (std::size_t i = 0; i < taps.size(); ++i)
+    if (!std::isfinite(taps[i]))
+      return core::fail(core::Errc::invalid_argument, "fir filter: tap " + std::to_string(i) + " is not finite");
+  return FirFilter(std::move(taps));
+}
+
+void FirFilter::process(std::span<const float> in, std::span<float> out) noexcept {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = step(in[i]);  // in[i] is read before out[i] is written
+}
+
+}  // namespace weir::dsp
