@@ -1,0 +1,225 @@
+// Output channels and keys of one shard instance: created or opened on the cold path, written
+// through the host callbacks on the hot path.
+#include "outputs.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "weir/shard_host/host_limits.hpp"
+#include "weir/shard_host/watchdog.hpp"
+
+namespace weir::shard_host {
+
+namespace {
+
+using core::Errc;
+using core::fail;
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+// A fixed ABI text field as a string; empty optional when it is not zero-terminated.
+template <std::size_t N>
+std::optional<std::string> field(const char (&text)[N]) {
+  const void* end = std::memchr(text, '\0', N);
+  if (end == nullptr) return std::nullopt;
+  return std::string(text, static_cast<const char*>(end));
+}
+
+std::vector<std::string> split_labels(const std::string& text) {
+  std::vector<std::string> labels;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string label = text.substr(start, comma - start);
+    const auto first = label.find_first_not_of(' ');
+    const auto last = label.find_last_not_of(' ');
+    if (first != std::string::npos) labels.push_back(label.substr(first, last - first + 1));
+    start = comma + 1;
+  }
+  return labels;
+}
+
+bool is_word_type(core::ValueType t) noexcept {
+  return t == core::ValueType::i64 || t == core::ValueType::u64 || t == core::ValueType::f64;
+}
+
+}  // namespace
+
+OutputSet::OutputSet(const core::Arena& arena, std::string what) : kv_(arena), what_(std::move(what)) {
+  host_.self = this;
+  host_.claim = &OutputSet::claim;
+  host_.publish = &OutputSet::publish;
+  host_.set_key = &OutputSet::set_key;
+  host_.log = &OutputSet::log;
+}
+
+core::Result<std::unique_ptr<OutputSet>> OutputSet::open(const core::Arena& arena, const weir_shard_config& cfg,
+                                                         const std::string& what) {
+  if (cfg.output_count > WEIR_SHARD_MAX_OUTPUTS)
+    return fail(Errc::invalid_argument, what + ": configure declared " + num(cfg.output_count) +
+                                            " outputs; at most " + num(WEIR_SHARD_MAX_OUTPUTS));
+  std::unique_ptr<OutputSet> set(new OutputSet(arena, what));
+  set->outputs_.reserve(cfg.output_count);
+  for (std::uint32_t i = 0; i < cfg.output_count; ++i) {
+    const weir_shard_output& o = cfg.outputs[i];
+    const auto name = field(o.name);
+    if (!name || name->empty())
+      return fail(Errc::invalid_argument, what + ": output " + num(i) + " has no name, or one of " +
+                                              num(WEIR_SHARD_NAME_BYTES) + " bytes or more without a terminating zero");
+    Output& out = set->outputs_.emplace_back();
+    out.name = *name;
+    out.kind = o.kind;
+    core::Result<void> opened;
+    if (o.kind == WEIR_OUTPUT_CHANNEL) {
+      opened = set->open_channel(arena, o, out);
+    } else if (o.kind == WEIR_OUTPUT_KEY) {
+      opened = set->open_key(arena, o, out);
+    } else {
+      opened = fail(Errc::invalid_argument, "unknown output kind " + num(o.kind));
+    }
+    if (!opened) return tl::make_unexpected(core::with_context(opened.error(), what + ": output '" + *name + "'"));
+  }
+  return set;
+}
+
+core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_shard_output& o, Output& out) {
+  if (o.dtype < WEIR_DTYPE_I8 || o.dtype > WEIR_DTYPE_C64) return fail(Errc::invalid_argument, "unknown dtype " + num(o.dtype));
+  if (!std::isfinite(o.rate_hz) || o.rate_hz <= 0)
+    return fail(Errc::invalid_argument, "rate must be a positive number of Hz, not " + std::to_string(o.rate_hz));
+  if (o.samples_per_block == 0 || o.samples_per_block > core::kMaxSamplesPerBlock)
+    return fail(Errc::invalid_argument, "samples per block must be 1 to " + num(core::kMaxSamplesPerBlock) + ", not " +
+                                            num(o.samples_per_block));
+  const auto units = field(o.units);
+  const auto labels = field(o.labels);
+  if (!units || !labels) return fail(Errc::invalid_argument, "units or labels lack a terminating zero");
+  const auto dtype = static_cast<core::Dtype>(o.dtype);
+  if (auto index = core::find_channel(arena, out.name); !index) {
+    core::ChannelSpec spec;
+    spec.name = out.name;
+    spec.dtype = dtype;
+    spec.rate_hz = o.rate_hz;
+    spec.units = *units;
+    spec.labels = split_labels(*labels);
+    spec.samples_per_block = o.samples_per_block;
+    spec.ring_blocks = kDefaultOutputRingBlocks;
+    auto created = core::create_channel(arena, spec);
+    if (!created && !core::find_channel(arena, out.name)) return tl::make_unexpected(created.error());
+  }
+  for (const core::ChannelInfo& c : core::list_channels(arena)) {
+    if (c.name != out.name) continue;
+    if (c.dtype != dtype || c.samples_per_block != o.samples_per_block)
+      return fail(Errc::invalid_argument, "the channel exists with " + std::string(core::dtype_name(c.dtype)) + " x " +
+                                              num(c.samples_per_block) + " per block, but the shard declares " +
+                                              core::dtype_name(dtype) + " x " + num(o.samples_per_block));
+  }
+  auto writer = core::ChannelWriter::open(arena, out.name);
+  if (!writer) return tl::make_unexpected(writer.error());
+  out.writer.emplace(std::move(*writer));
+  return {};
+}
+
+core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shard_output& o, Output& out) {
+  (void)arena;
+  if (o.key_type < WEIR_KEY_BYTES || o.key_type > WEIR_KEY_F64)
+    return fail(Errc::invalid_argument, "unknown key type " + num(o.key_type));
+  out.key_type = static_cast<core::ValueType>(o.key_type);  // the same numbers, by the ABI's word
+  out.max_bytes = o.max_bytes;
+  if (is_word_type(out.key_type)) {
+    if (out.max_bytes == 0) out.max_bytes = sizeof(std::uint64_t);
+    if (out.max_bytes != sizeof(std::uint64_t))
+      return fail(Errc::invalid_argument, "an integer or f64 key holds 8 bytes, not " + num(o.max_bytes));
+  }
+  if (out.max_bytes > kv_.value_bytes())
+    return fail(Errc::invalid_argument, "the key may hold up to " + num(out.max_bytes) +
+                                            " bytes, but the arena's value slots hold " + num(kv_.value_bytes()) +
+                                            " (create the arena with a larger --value-bytes)");
+  const core::KvStatus st = kv_.resolve(out.name, out.key, true);
+  if (st != core::KvStatus::ok)
+    return fail(Errc::invalid_argument, std::string("cannot create the key: ") + core::kv_status_text(st) +
+                                            (st == core::KvStatus::key_too_long
+                                                 ? " (the arena's keys hold " + num(kv_.key_bytes()) + " bytes)"
+                                                 : std::string{}));
+  return {};
+}
+
+std::vector<std::string> OutputSet::names() const {
+  std::vector<std::string> names;
+  for (const Output& o : outputs_) names.push_back(o.name);
+  return names;
+}
+
+// ---- the host callbacks (hot path) ----
+
+void* OutputSet::claim(void* self, std::uint32_t output, std::uint32_t* capacity) {
+  auto* set = static_cast<OutputSet*>(self);
+  if (output >= set->outputs_.size() || !set->outputs_[output].writer) {
+    ++set->errors_;  // a shard bug: claiming a key or an undeclared output
+    return nullptr;
+  }
+  Output& out = set->outputs_[output];
+  std::span<std::byte> block;
+  if (out.writer->claim(block) != core::ClaimStatus::ok) {
+    out.claimed = false;
+    return nullptr;  // dropped at the source: the arena counts it in the channel
+  }
+  out.claimed = true;
+  if (capacity != nullptr) *capacity = out.writer->samples_per_block();
+  return block.data();
+}
+
+void OutputSet::publish(void* self, std::uint32_t output, std::uint32_t samples, std::uint64_t realtime_ns,
+                        std::uint32_t flags) {
+  auto* set = static_cast<OutputSet*>(self);
+  if (output >= set->outputs_.size() || !set->outputs_[output].claimed) {
+    ++set->errors_;  // publish without a successful claim
+    return;
+  }
+  Output& out = set->outputs_[output];
+  if (samples > out.writer->samples_per_block()) {
+    ++set->errors_;  // more than it could have written: publish what the block holds
+    samples = out.writer->samples_per_block();
+  }
+  out.writer->publish(samples, realtime_ns, 0, flags);
+  out.claimed = false;
+  ++set->written_;
+}
+
+int OutputSet::set_key(void* self, std::uint32_t output, const void* value, size_t bytes) {
+  auto* set = static_cast<OutputSet*>(self);
+  if (output >= set->outputs_.size() || set->outputs_[output].kind != WEIR_OUTPUT_KEY ||
+      bytes > set->outputs_[output].max_bytes) {
+    ++set->errors_;
+    return -1;
+  }
+  Output& out = set->outputs_[output];
+  const std::span<const std::byte> span(static_cast<const std::byte*>(value), bytes);
+  std::int64_t deadline = 0;
+  for (;;) {
+    core::KvStatus st = set->kv_.set(out.key, span, out.key_type);
+    if (st == core::KvStatus::stale_handle || st == core::KvStatus::not_found) {
+      // Someone deleted the key: make it again (hashing, no allocation) and write once more.
+      st = set->kv_.resolve(out.name, out.key, true);
+      if (st == core::KvStatus::ok) st = set->kv_.set(out.key, span, out.key_type);
+    }
+    if (st == core::KvStatus::ok) {
+      ++set->written_;
+      return 0;
+    }
+    if (st != core::KvStatus::busy) break;
+    const std::int64_t now = monotonic_now_ns();
+    if (deadline == 0) deadline = now + kKeyWriteWaitNs;
+    if (now >= deadline) break;  // held by another writer past a short bounded wait
+  }
+  ++set->errors_;
+  return -1;
+}
+
+void OutputSet::log(void* self, int level, const char* message) {
+  const auto* set = static_cast<const OutputSet*>(self);
+  const char* tag = level >= 2 ? "error" : level == 1 ? "warning" : "info";
+  std::fprintf(stderr, "weir: %s: %s: %s\n", set->what_.c_str(), tag, message != nullptr ? message : "");
+}
+
+}  // namespace weir::shard_host
