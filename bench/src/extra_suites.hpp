@@ -24,4 +24,18 @@ namespace weir::bench {
 /// Thread: one at a time per process (it forks children and pins itself to CPUs while they run).
 [[nodiscard]] int run_channel_suite(const std::vector<std::string>& args);
 
+/// `weir bench shards [--json] [--reps N] [--quick]` (built with dsp_shards/host): the fft shard
+/// through the host and the arena against a bare FFTW + window + |X|^2 loop, every shard's
+/// processing time per block at 1 MS/s, and the host's overhead. Creates the arena
+/// "bench.shards.<pid>" and removes it. Returns kExitOk (missed targets included), kExitFailed when
+/// a shard could not run or lost blocks, kExitUsage on bad arguments.
+[[nodiscard]] int run_shard_suite(const std::vector<std::string>& args);
+
+/// `weir bench recorder [--json] [--reps N] [--quick]` (built with recorders/): the recorder
+/// writing 4 KiB f32 blocks of 1 and 8 channels (1 GiB in all; --quick 64 MiB) with SWMR on
+/// against a bare HDF5 append loop, its own drain rate (the largest lossless input rate), and the
+/// time of an HDF5 snapshot of a 1 GiB arena (--quick 64 MiB). Files go to $TMPDIR (or /tmp) and
+/// are removed. Returns kExitOk (missed targets included), kExitFailed when a case failed.
+[[nodiscard]] int run_recorder_suite(const std::vector<std::string>& args);
+
 }  // namespace weir::bench

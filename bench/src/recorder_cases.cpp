@@ -1,0 +1,169 @@
+// `weir bench recorder`: the HDF5 recorder following 1 and 8 channels of 4 KiB f32 blocks (1 GiB in
+// all, SWMR on) against a bare HDF5 loop appending the same blocks with the same chunks in this
+// binary; the recorder's own drain rate (the largest input rate it can hold losslessly); and the
+// time of an HDF5 snapshot of a 1 GiB arena.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "extra_suites.hpp"
+#include "harness.hpp"
+#include "suite_report.hpp"
+#include "weir/core/arena.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/recorder/bench.hpp"
+#include "weir/snapshot/snapshot.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+constexpr std::uint64_t kTotalBytes = 1ULL << 30;        // recorded per case
+constexpr std::uint64_t kQuickTotalBytes = 64ULL << 20;  // ... with --quick
+constexpr std::uint64_t kDrainBytes = 256ULL << 20;      // published first, then drained by the recorder
+constexpr std::uint32_t kBlockBytes = 4096;
+constexpr double kRecorderTarget = 0.9;  // the recorder's rate over the bare loop's, at least
+constexpr std::string_view kUnitSeconds = "s";
+
+constexpr const char* kUsage =
+    "usage: weir bench recorder [--json] [--reps N] [--quick]\n"
+    "  the HDF5 recorder (SWMR) on 1 and 8 channels of 4 KiB f32 blocks, 1 GiB in all, against a\n"
+    "  bare H5Dset_extent + H5Dwrite loop; its drain rate; a 1 GiB arena's HDF5 snapshot time\n"
+    "  --json     one JSON object per result line on stdout\n"
+    "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
+    "  --quick    64 MiB instead of 1 GiB (for tests)\n";
+
+std::string scratch_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
+// Fills a 1 GiB (or --quick 64 MiB) channel ring and snapshots the arena to HDF5; seconds.
+core::Result<double> snapshot_seconds(std::uint64_t bytes, const std::string& dir, int rep) {
+  const std::string name = "bench.snapshot." + std::to_string(::getpid());
+  const std::uint64_t blocks = bytes / kBlockBytes;
+  core::ChannelSpec spec;
+  spec.name = "big";
+  spec.rate_hz = 1e6;
+  spec.samples_per_block = kBlockBytes / sizeof(float);
+  spec.ring_blocks = static_cast<std::uint32_t>(blocks);
+  core::ArenaOptions options;
+  options.vector_dim = 0;
+  options.channel_data_bytes = core::channel_footprint(spec);
+  options.replace_stale = true;
+  auto arena = core::Arena::create(name, options);
+  if (!arena) return tl::make_unexpected(arena.error());
+  auto made = core::create_channel(*arena, spec);
+  if (!made) return tl::make_unexpected(made.error());
+  auto writer = core::ChannelWriter::open(*arena, "big");
+  if (!writer) return tl::make_unexpected(writer.error());
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    std::span<std::byte> out;
+    if (writer->claim(out) != core::ClaimStatus::ok) break;
+    std::memset(out.data(), static_cast<int>(b & 0x7F), out.size());
+    writer->publish(spec.samples_per_block);
+  }
+  const std::string path = dir + "/weir-bench-snapshot-" + std::to_string(::getpid()) + "-" + std::to_string(rep) + ".h5";
+  auto stats = rec::snapshot_to_hdf5(*arena, path);
+  std::remove(path.c_str());
+  arena->close();
+  (void)core::Arena::remove(name);
+  if (!stats) return tl::make_unexpected(stats.error());
+  return static_cast<double>(stats->elapsed_ns) / 1e9;
+}
+
+Row row_of(std::string name, std::string_view unit, std::vector<double> values) {
+  Row row;
+  row.name = std::move(name);
+  row.unit = unit;
+  row.stats = summarize(std::move(values));
+  return row;
+}
+
+}  // namespace
+
+int run_recorder_suite(const std::vector<std::string>& args) {
+  int exit_code = kExitOk;
+  const auto maybe_config = parse_suite_options(args, kUsage, exit_code);
+  if (!maybe_config) return exit_code;
+  const Config& config = *maybe_config;
+  const std::uint64_t total = config.quick ? kQuickTotalBytes : kTotalBytes;
+  const std::string dir = scratch_dir();
+  Results results;
+  Fields fields;
+  for (const std::uint32_t channels : {1U, 8U}) {
+    std::vector<double> bare, recorded;
+    const std::string suffix = std::to_string(channels) + "ch";
+    for (int rep = 0; rep < config.reps; ++rep) {
+      rec::BenchOptions o;
+      o.dir = dir;
+      o.channels = channels;
+      o.block_bytes = kBlockBytes;
+      o.blocks = total / kBlockBytes / channels;
+      auto base = rec::bench_baseline(o);
+      auto r = rec::bench_record(o);
+      if (!base || !r) {
+        results.note_error("record." + suffix, !base ? base.error().what : r.error().what);
+        break;
+      }
+      bare.push_back(base->mb_per_s);
+      recorded.push_back(r->mb_per_s);
+    }
+    if (bare.empty()) continue;
+    results.add_row(row_of("base.hdf5_loop." + suffix, kUnitMBps, bare));
+    results.add_row(row_of("record.swmr." + suffix, kUnitMBps, recorded));
+  }
+  {
+    std::vector<double> drain;
+    for (int rep = 0; rep < config.reps; ++rep) {
+      rec::BenchOptions o;
+      o.dir = dir;
+      o.channels = 1;
+      o.block_bytes = kBlockBytes;
+      o.blocks = (config.quick ? kQuickTotalBytes : kDrainBytes) / kBlockBytes;
+      o.prefill = true;
+      auto r = rec::bench_record(o);
+      if (!r) {
+        results.note_error("record.drain.1ch", r.error().what);
+        break;
+      }
+      drain.push_back(r->mb_per_s);
+    }
+    if (!drain.empty()) {
+      results.add_row(row_of("record.drain.1ch", kUnitMBps, drain));
+      fields.add("record.drain.1ch", "msamples_per_s_f32", results.find("record.drain.1ch")->stats.median_ns / 4, 1);
+    }
+  }
+  {
+    std::vector<double> seconds;
+    for (int rep = 0; rep < config.reps; ++rep) {
+      auto s = snapshot_seconds(total, dir, rep);
+      if (!s) {
+        results.note_error("snapshot.hdf5", s.error().what);
+        break;
+      }
+      seconds.push_back(*s);
+    }
+    if (!seconds.empty()) {
+      results.add_row(row_of("snapshot.hdf5", kUnitSeconds, seconds));
+      fields.add("snapshot.hdf5", "arena_mib", total >> 20);
+    }
+  }
+  const AtLeast comparisons[] = {{"record.swmr.1ch", "base.hdf5_loop.1ch", kRecorderTarget},
+                                 {"record.swmr.8ch", "base.hdf5_loop.8ch", kRecorderTarget}};
+  compare_at_least(results, comparisons);
+  char title[256];
+  std::snprintf(title, sizeof title,
+                "weir bench recorder: MB/s of f32 sample data (higher is better), %s in all, median/min/max of %d "
+                "repetitions%s",
+                config.quick ? "64 MiB" : "1 GiB", config.reps, config.quick ? " (--quick)" : "");
+  print_report(results.rows(), fields, config.json, title);
+  return results.failures() != 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace weir::bench
