@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -37,6 +38,22 @@ struct PipelineFile {
     for (const auto& c : weir::core::list_channels(*a))
       if (c.name == channel && c.writer_alive) return c.writer_pid;
     return 0;
+  }
+  // The names of the live consumers of `channel`.
+  std::vector<std::string> consumers(const std::string& channel) const {
+    std::vector<std::string> out;
+    auto a = weir::core::Arena::open(arena, {.read_only = true});
+    if (!a) return out;
+    for (const auto& c : weir::core::list_channels(*a))
+      if (c.name == channel)
+        for (const auto& k : c.consumers)
+          if (k.alive) out.push_back(k.name);
+    return out;
+  }
+  void rewrite(const std::string& text) const {
+    std::string body = text;
+    for (std::size_t at; (at = body.find("ARENA")) != std::string::npos;) body.replace(at, 5, arena);
+    std::ofstream(path) << body;
   }
   static inline int counter = 0;
   std::string arena, path;
@@ -117,6 +134,36 @@ driver "sim" { channels = {"a"}, thread = true }
   CHECK(contains(run.output(), "started driver \"sim\" as a thread"));
   CHECK(contains(run.output(), "driver \"sim\"                     stopped"));
   CHECK(p.writer("a") == 0);
+}
+
+TEST_CASE("weir reload adds, restarts and removes shards while acquisition goes on") {
+  const std::string head = R"lua(arena { name = "ARENA", channels = 4, channel_mb = 8 }
+channel "a" { rate = 20000, block = 200, ring = 16 }
+driver "sim" { channels = {"a"} }
+)lua";
+  PipelineFile p(head + "shard \"null\" { input = \"a\" }\n");
+  BackgroundWeir run({"run", p.path, "--status-every", "0"});
+  const auto has = [&](const std::string& name) {
+    const auto names = p.consumers("a");
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  REQUIRE(eventually([&] { return has("null:a"); }, 10s));
+  const std::uint32_t writer = p.writer("a");
+  p.rewrite(head + "shard \"copy\" { input = \"a\", policy = \"lossless\" }\n");
+  const auto reload = run_weir({"reload", p.arena});
+  CHECK(reload.exit_code == kExitOk);
+  CHECK(eventually([&] { return has("copy:a") && !has("null:a"); }, 10s));
+  CHECK(p.writer("a") == writer);  // the driver was never restarted
+  p.rewrite("arena { name = \"ARENA\" }\nchanel \"x\" {}\n");
+  run.signal(SIGHUP);
+  CHECK(eventually([&] { return contains(run.output(), "reload refused, nothing changed"); }, 10s));
+  CHECK(has("copy:a"));
+  run.signal(SIGINT);
+  CHECK(run.wait(20s) == kExitOk);
+  const std::string out = run.output();
+  CHECK(contains(out, "reload: removing shard \"null:a\""));
+  CHECK(contains(out, "reload: adding shard \"copy:a\""));
+  CHECK(contains(out, "unknown name 'chanel' (did you mean 'channel'?)"));
 }
 
 TEST_CASE("weir reload without a supervisor says so") {
