@@ -6,7 +6,7 @@ packages=(
   doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev
   libboost-dev libnuma-dev liblua5.4-dev libhdf5-dev libfftw3-dev
   libzmq3-dev tmux
-  hdf5-tools python3-h5py python3-numpy
+  hdf5-tools python3-h5py python3-numpy systemd
   python3 procps util-linux
 )
 missing=()
