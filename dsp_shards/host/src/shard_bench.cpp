@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "weir/core/channel.hpp"
@@ -62,6 +63,8 @@ core::Result<void> ensure_channel(const core::Arena& arena, const ShardBenchOpti
 
 core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const ShardBenchOptions& options) {
   if (options.blocks == 0) return fail(Errc::invalid_argument, "bench: blocks must be at least 1");
+  if (options.prefill && options.blocks > options.ring_blocks)
+    return fail(Errc::invalid_argument, "bench: a prefilled run needs a ring of at least its blocks");
   if (auto ok = ensure_channel(arena, options); !ok) return tl::make_unexpected(ok.error());
   auto shard = load_shard(options.shard);
   if (!shard) return tl::make_unexpected(shard.error());
@@ -84,8 +87,7 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
 
   std::atomic<bool> give_up{false};
   std::atomic<std::uint64_t> dropped{0};
-  const std::int64_t begin = monotonic_now_ns();
-  std::thread feeder([&] {
+  const auto feed = [&] {
     const std::uint32_t ring = options.ring_blocks;
     for (std::uint64_t b = 0; b < options.blocks && !give_up.load(std::memory_order_relaxed); ++b) {
       std::span<std::byte> block;
@@ -96,7 +98,10 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
       if (b < ring) fill_ramp(block, options.dtype, b);  // each slot once; later blocks reuse the samples
       writer->publish(options.samples_per_block);
     }
-  });
+  };
+  if (options.prefill) feed();
+  const std::int64_t begin = monotonic_now_ns();
+  std::thread feeder(options.prefill ? std::function<void()>([] {}) : std::function<void()>(feed));
 
   const std::int64_t deadline = begin + std::llround(options.timeout_s * kNsPerS);
   Watchdog off(0, {});

@@ -111,12 +111,27 @@ std::uint32_t SpectrumEstimator::feed(core::Dtype dtype, const void* block, std:
   std::uint32_t emitted = 0;
   std::size_t done = 0;
   while (done < count) {
+    if (fill_ == 0 && dtype == core::Dtype::f32 && count - done >= n) {
+      // A whole frame lies in the block: window it straight from there, no staging copy.
+      const float* src = static_cast<const float*>(block) + done;
+      if (transform_frame(src)) {
+        scale_output();
+        sink(context, out_);
+        ++emitted;
+        ++spectra_;
+      }
+      const std::size_t keep = n - hop_;
+      std::memcpy(frame_.data(), src + hop_, keep * sizeof(float));
+      fill_ = keep;
+      done += n;
+      continue;
+    }
     const std::size_t take = std::min(count - done, n - fill_);
     to_float(dtype, block, done, std::span<float>(frame_.data() + fill_, take));
     fill_ += take;
     done += take;
     if (fill_ < n) break;
-    if (transform_frame()) {
+    if (transform_frame(frame_.data())) {
       scale_output();
       sink(context, out_);
       ++emitted;
@@ -129,9 +144,9 @@ std::uint32_t SpectrumEstimator::feed(core::Dtype dtype, const void* block, std:
   return emitted;
 }
 
-bool SpectrumEstimator::transform_frame() noexcept {
+bool SpectrumEstimator::transform_frame(const float* frame) noexcept {
   const std::span<float> in = fft_.input();
-  for (std::size_t i = 0; i < in.size(); ++i) in[i] = frame_[i] * window_[i];
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = frame[i] * window_[i];
   fft_.execute();
   const std::span<const std::complex<float>> spectrum = fft_.output();
   ++frames_;
@@ -156,6 +171,15 @@ void SpectrumEstimator::scale_output() noexcept {
   const double mean = linear ? 1.0 / in_average_ : 1.0;
   if (linear) in_average_ = 0;
   const bool has_nyquist = config_.size % 2 == 0;
+  if (!config_.db && config_.output != SpectrumOutput::amplitude && bins > 2) {
+    // Power and PSD: one factor for every bin but the unmirrored ends, a loop that vectorises.
+    const double factor = mean * power_scale_ * (config_.output == SpectrumOutput::psd ? density_ : 1.0);
+    const std::size_t last = has_nyquist ? bins - 1 : bins;
+    for (std::size_t k = 1; k < last; ++k) out_[k] = static_cast<float>(average_[k] * factor);
+    out_[0] = static_cast<float>(average_[0] * factor / 2);
+    if (has_nyquist) out_[bins - 1] = static_cast<float>(average_[bins - 1] * factor / 2);
+    return;
+  }
   for (std::size_t k = 0; k < bins; ++k) {
     const bool single = k == 0 || (has_nyquist && k == bins - 1);  // no mirror image to fold in
     const double power = average_[k] * mean * (single ? power_scale_ / 2 : power_scale_);

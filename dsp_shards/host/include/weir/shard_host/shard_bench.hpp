@@ -29,6 +29,8 @@ struct ShardBenchOptions {
   double rate_hz = 1e6;               // the channel's nominal rate (shards may plan from it)
   std::uint64_t blocks = 100'000;     // blocks to run through the shard
   double timeout_s = 120;             // give up (and fail) after this long
+  bool prefill = false;               // publish every block before the clock starts (needs ring_blocks >=
+                                      // blocks): the host's and shard's cost alone, on one core
 };
 
 struct ShardBenchResult {

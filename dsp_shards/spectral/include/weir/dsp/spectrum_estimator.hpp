@@ -95,7 +95,7 @@ class SpectrumEstimator {
 
   SpectrumEstimator(const SpectrumConfig& config, RealFft fft);
   std::uint32_t feed(core::Dtype dtype, const void* block, std::size_t count, Sink sink, void* context) noexcept;
-  bool transform_frame() noexcept;  // true when a spectrum is due
+  bool transform_frame(const float* frame) noexcept;  // N samples; true when a spectrum is due
   void scale_output() noexcept;
 
   SpectrumConfig config_;
