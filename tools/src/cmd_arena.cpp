@@ -13,6 +13,9 @@
 #include "value_codec.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_copy.hpp"
+#ifdef WEIR_HAVE_SNAPSHOT
+#include "snapshot_h5.hpp"
+#endif
 
 namespace weir::tools {
 namespace {
@@ -191,6 +194,9 @@ struct CopyArgs {
   std::string file;
   bool replace = false;
   bool json = false;
+#ifdef WEIR_HAVE_SNAPSHOT
+  H5SnapshotArgs h5;  // FILE.h5 or DIR/: an HDF5 snapshot instead of the raw key copy
+#endif
 };
 
 void print_copy_stats(std::string_view verb, const CopyArgs& args, const core::SnapshotStats& stats) {
@@ -211,6 +217,9 @@ void print_copy_stats(std::string_view verb, const CopyArgs& args, const core::S
 }
 
 int run_snapshot(const CopyArgs& args) {
+#ifdef WEIR_HAVE_SNAPSHOT
+  if (wants_h5_snapshot(args.file, args.h5)) return run_h5_snapshot(args.where, args.file, args.h5, args.json);
+#endif
   auto arena = open_arena(args.where, Access::read_only);
   if (!arena) return kExitError;
   auto stats = core::snapshot_arena(*arena, args.file);
@@ -232,6 +241,9 @@ void add_snapshot(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand("snapshot", "Write a consistent copy of an arena's keys to a file");
   add_name_option(*sub, args->where);
   sub->add_option("FILE", args->file, "snapshot file to write")->required();
+#ifdef WEIR_HAVE_SNAPSHOT
+  add_h5_snapshot_options(*sub, args->h5);
+#endif
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_snapshot);
 }
