@@ -1,0 +1,215 @@
+// open_recording: checks each file against the recording format and indexes every channel's blocks
+// and gaps across the files of a run.
+#include "weir/replay/recording.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "recording_parts.hpp"
+
+namespace weir::acq {
+
+namespace {
+
+constexpr double kRateTolerance = 1e-9;                          // relative: a channel's rate "matches" across files
+constexpr std::uint64_t kUnwrittenSequence = ~std::uint64_t{0};  // the format's fill value of an unwritten row
+
+// Per file: whether its sequences continue the previous file's (the same arena incarnation).
+struct FileContext {
+  const std::string& path;
+  std::uint32_t index;
+  bool continues;
+};
+
+struct BlockTables {
+  std::vector<std::uint64_t> sequence, offset, realtime, monotonic;
+  std::vector<std::uint32_t> samples, flags;
+  std::size_t rows = 0;  // rows that count: the shortest table, up to the first unwritten row
+};
+
+core::Result<BlockTables> read_tables(hid_t group, const detail::H5Place& place) {
+  BlockTables t;
+  const auto u64 = [&](std::vector<std::uint64_t>& out, const char* name) -> core::Result<void> {
+    auto v = detail::read_numbers<std::uint64_t>(group, name, place);
+    if (!v) return tl::make_unexpected(v.error());
+    out = std::move(*v);
+    return {};
+  };
+  const auto u32 = [&](std::vector<std::uint32_t>& out, const char* name) -> core::Result<void> {
+    auto v = detail::read_numbers<std::uint32_t>(group, name, place);
+    if (!v) return tl::make_unexpected(v.error());
+    out = std::move(*v);
+    return {};
+  };
+  for (auto ok :
+       {u64(t.sequence, "block_sequence"), u64(t.offset, "block_offset"), u32(t.samples, "block_samples"),
+        u64(t.realtime, "block_realtime_ns"), u64(t.monotonic, "block_monotonic_ns"), u32(t.flags, "block_flags")})
+    if (!ok) return tl::make_unexpected(ok.error());
+  t.rows = std::min(
+      {t.sequence.size(), t.offset.size(), t.samples.size(), t.realtime.size(), t.monotonic.size(), t.flags.size()});
+  const auto unwritten =
+      std::find(t.sequence.begin(), t.sequence.begin() + static_cast<std::ptrdiff_t>(t.rows), kUnwrittenSequence);
+  t.rows = static_cast<std::size_t>(unwritten - t.sequence.begin());
+  return t;
+}
+
+// The channel `out` holds for this group, added on first sight; refuses one that changes shape.
+core::Result<RecordedChannel*> channel_for(hid_t group, hid_t data, const std::string& link,
+                                           const detail::H5Place& place, std::vector<RecordedChannel>& out) {
+  std::string name = link;
+  if (detail::has_attr(group, "channel")) {
+    auto text = detail::read_text_attr(group, "channel", place);
+    if (!text) return tl::make_unexpected(text.error());
+    name = *text;
+  }
+  auto meta = detail::read_metadata(data, detail::H5Place{place.file, place.path + "/data"});
+  if (!meta) return tl::make_unexpected(meta.error());
+  auto found = std::find_if(out.begin(), out.end(), [&](const RecordedChannel& c) { return c.name == name; });
+  if (found == out.end()) {
+    meta->name = name;
+    meta->link = link;
+    out.push_back(std::move(*meta));
+    return &out.back();
+  }
+  if (found->dtype != meta->dtype || found->samples_per_block != meta->samples_per_block ||
+      std::abs(found->rate_hz - meta->rate_hz) > kRateTolerance * found->rate_hz || found->link != link)
+    return tl::make_unexpected(detail::refuse(place, "changes dtype, block size or rate from the earlier files"));
+  return &*found;
+}
+
+// Reads one channel of one file and appends its blocks and gaps.
+core::Result<void> read_channel(hid_t entry, const std::string& link, const FileContext& file,
+                                std::vector<RecordedChannel>& out) {
+  const detail::H5Place place{file.path, "/entry/" + link};
+  h5::Handle group(H5Gopen2(entry, link.c_str(), H5P_DEFAULT));
+  if (!group) return tl::make_unexpected(detail::refuse(place, "cannot be opened as a group"));
+  auto data = detail::open_dataset(group.get(), "data", place);
+  if (!data) return tl::make_unexpected(data.error());
+  auto data_length = detail::dataset_length(data->get(), detail::H5Place{file.path, place.path + "/data"});
+  if (!data_length) return tl::make_unexpected(data_length.error());
+  auto channel = channel_for(group.get(), data->get(), link, place, out);
+  if (!channel) return tl::make_unexpected(channel.error());
+  RecordedChannel& c = **channel;
+  auto tables = read_tables(group.get(), place);
+  if (!tables) return tl::make_unexpected(tables.error());
+  auto gaps = detail::read_gaps(group.get(), place);
+  if (!gaps) return tl::make_unexpected(gaps.error());
+
+  const BlockTables& t = *tables;
+  const bool fresh = !file.continues && !c.blocks.empty();  // a re-created arena: sequences start afresh
+  for (std::size_t b = 0; b < t.rows; ++b) {
+    const std::uint64_t s = t.sequence[b];
+    const bool first_here = b == 0;
+    if (!c.blocks.empty() && !(fresh && first_here) && s <= c.blocks.back().sequence)
+      return tl::make_unexpected(detail::refuse(place, "block sequence " + std::to_string(s) + " does not follow " +
+                                                           std::to_string(c.blocks.back().sequence) +
+                                                           " (files out of order, or from different runs?)"));
+    if (t.samples[b] > c.samples_per_block || t.offset[b] > *data_length || t.samples[b] > *data_length - t.offset[b])
+      return tl::make_unexpected(detail::refuse(place, "block " + std::to_string(s) + " lies outside data"));
+    RecordedBlock r;
+    r.sequence = s;
+    r.realtime_ns = t.realtime[b];
+    r.monotonic_ns = t.monotonic[b];
+    r.offset = t.offset[b];
+    r.samples = t.samples[b];
+    r.flags = t.flags[b];
+    r.file = file.index;
+    r.missing_before = c.blocks.empty() || (fresh && first_here) ? 0 : s - c.blocks.back().sequence - 1;
+    c.samples += r.samples;
+    c.blocks.push_back(r);
+  }
+  for (const detail::GapRead& g : *gaps) {
+    if (g.dropped_at_source) {
+      c.dropped_at_source += g.blocks;
+    } else {
+      c.gaps.push_back(RecordedGap{g.sequence, g.blocks, g.realtime_ns, g.reason, file.index});
+    }
+  }
+  return {};
+}
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
+}
+
+// Whether a member of /entry is a channel: a group that is not marked as something else (key logs
+// are an NXcollection of NXlog groups).
+bool is_channel(hid_t entry, const std::string& name, const std::string& path) {
+  H5O_info_t info{};
+  if (H5Oget_info_by_name(entry, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_GROUP) return false;
+  h5::Handle group(H5Gopen2(entry, name.c_str(), H5P_DEFAULT));
+  if (!group || !detail::has_attr(group.get(), "NX_class")) return name != "keys";
+  auto nx_class = detail::read_text_attr(group.get(), "NX_class", detail::H5Place{path, "/entry/" + name});
+  return nx_class && *nx_class == "NXdata";
+}
+
+core::Result<void> read_file(const std::string& path, std::uint32_t index, std::optional<std::uint64_t>& incarnation,
+                             Recording& out) {
+  auto file = detail::open_file(path);
+  if (!file) return tl::make_unexpected(file.error());
+  if (auto ok = detail::check_format(file->get(), path); !ok) return ok;
+  const detail::H5Place root{path, "/"};
+  if (index == 0 && detail::has_attr(file->get(), "arena")) {
+    if (auto arena = detail::read_text_attr(file->get(), "arena", root)) out.arena = *arena;
+  }
+  std::optional<std::uint64_t> created;
+  if (detail::has_attr(file->get(), "arena_created_ns")) {
+    if (auto v = detail::read_u64_attr(file->get(), "arena_created_ns", root)) created = *v;
+  }
+  const FileContext context{path, index, !created || !incarnation || *created == *incarnation};
+  if (created) incarnation = created;
+
+  if (!detail::has_link(file->get(), "entry"))
+    return core::fail(core::Errc::invalid_argument, "'" + path + "' has no /entry group");
+  h5::Handle entry(H5Gopen2(file->get(), "entry", H5P_DEFAULT));
+  std::vector<std::string> names;
+  hsize_t at = 0;
+  if (!entry || H5Literate(entry.get(), H5_INDEX_NAME, H5_ITER_INC, &at, collect_name, &names) < 0)
+    return core::fail(core::Errc::invalid_argument, "'" + path + "': cannot list /entry: " + h5::last_error());
+  for (const std::string& name : names) {
+    if (!is_channel(entry.get(), name, path)) continue;
+    if (auto ok = read_channel(entry.get(), name, context, out.channels); !ok) return ok;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::uint64_t RecordedChannel::missing() const noexcept {
+  std::uint64_t total = missing_after;
+  for (const RecordedBlock& b : blocks) total += b.missing_before;
+  return total;
+}
+
+core::Result<Recording> open_recording(std::span<const std::string> files) {
+  h5::quiet_errors();
+  Recording out;
+  if (files.empty()) return core::fail(core::Errc::invalid_argument, "replay: name at least one recording file");
+  std::optional<std::uint64_t> incarnation;  // arena_created_ns of the files so far
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    out.files.push_back(files[i]);
+    if (auto ok = read_file(files[i], static_cast<std::uint32_t>(i), incarnation, out); !ok)
+      return tl::make_unexpected(core::with_context(ok.error(), "replay"));
+  }
+  if (out.channels.empty())
+    return core::fail(core::Errc::invalid_argument, "replay: '" + files.front() + "' holds no channels under /entry");
+  // Gap rows before the first block and after the last one: the recording began or ended inside a
+  // gap. Gaps between blocks are the jumps in block_sequence (the rows say why).
+  for (RecordedChannel& c : out.channels) {
+    for (const RecordedGap& g : c.gaps) {
+      c.gap_row_blocks += g.blocks;
+      if (c.blocks.empty()) {
+        c.missing_after += g.blocks;
+      } else if (g.sequence + g.blocks <= c.blocks.front().sequence && g.file == c.blocks.front().file) {
+        c.blocks.front().missing_before += g.blocks;
+      } else if (g.sequence > c.blocks.back().sequence && g.file == c.blocks.back().file) {
+        c.missing_after += g.blocks;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace weir::acq

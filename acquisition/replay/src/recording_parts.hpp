@@ -1,0 +1,33 @@
+#pragma once
+// The pieces open_recording is made of: the format check, a channel's metadata, its gaps table.
+// Private to the replay driver. Layout: docs/design/recording.md.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "h5_read.hpp"
+#include "weir/core/error.hpp"
+#include "weir/replay/recording.hpp"
+
+namespace weir::acq::detail {
+
+/// Refuses a file without weir_format, of another format, or of another major version.
+[[nodiscard]] core::Result<void> check_format(hid_t file, const std::string& path);
+
+/// A channel's metadata from the attributes of its `data` (name and link set by the caller).
+/// Refuses a missing or unusable dtype, rate or block size, and samples not of the dtype.
+[[nodiscard]] core::Result<RecordedChannel> read_metadata(hid_t data, const H5Place& place);
+
+/// One row of a gaps table, its reason looked up by name in the table's reason_names.
+struct GapRead {
+  std::uint64_t sequence = 0, blocks = 0, realtime_ns = 0;
+  std::uint32_t reason = 0;        // index into kGapReasons
+  bool dropped_at_source = false;  // blocks that never got sequence numbers: nothing to skip
+};
+
+/// The written rows of a channel's gaps table (rows a failed write left unwritten are dropped).
+[[nodiscard]] core::Result<std::vector<GapRead>> read_gaps(hid_t group, const H5Place& place);
+
+}  // namespace weir::acq::detail

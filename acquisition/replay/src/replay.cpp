@@ -1,0 +1,151 @@
+// run_replay: channels checked and created, then one merged schedule of every selected channel's
+// blocks, published on absolute CLOCK_MONOTONIC deadlines (as the simulator does) or flat out.
+#include "weir/replay/replay.hpp"
+
+#include <fnmatch.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "replay_channels.hpp"
+
+namespace weir::acq {
+
+namespace {
+
+constexpr double kNsPerSecond = 1e9;
+
+std::int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Sleeps until deadline_ns on CLOCK_MONOTONIC, looking at stop at least every kReplayStopPollNs.
+bool wait_until(std::int64_t deadline_ns, const std::atomic<bool>& stop) noexcept {
+  for (;;) {
+    if (stop.load(std::memory_order_relaxed)) return false;  // a flag: nothing is ordered on it
+    const std::int64_t now = monotonic_ns();
+    if (now >= deadline_ns) return true;
+    const std::int64_t until = std::min(deadline_ns, now + kReplayStopPollNs);
+    const timespec ts{static_cast<time_t>(until / 1'000'000'000), static_cast<long>(until % 1'000'000'000)};
+    (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: a signal; look at stop
+  }
+}
+
+// One block's place in the merged schedule: recorded times relative to the recording's start.
+struct Event {
+  std::int64_t first_ns;  // its first sample
+  std::int64_t due_ns;    // its last sample: when it is published
+  std::uint32_t lane;
+  std::uint64_t block;
+};
+
+// Every block of every lane in publishing order. A channel's own blocks never reorder: its times are
+// clamped so they never go back (segments from another boot), and the sort is stable.
+std::vector<Event> schedule(const std::vector<detail::Lane>& lanes, std::int64_t& span_ns) {
+  std::uint64_t origin = UINT64_MAX;
+  for (const detail::Lane& lane : lanes)
+    if (!lane.channel->blocks.empty()) origin = std::min(origin, lane.channel->blocks.front().monotonic_ns);
+  std::vector<Event> events;
+  span_ns = 0;
+  for (std::uint32_t l = 0; l < lanes.size(); ++l) {
+    const RecordedChannel& c = *lanes[l].channel;
+    std::int64_t first = 0, due = 0;
+    for (std::uint64_t b = 0; b < c.blocks.size(); ++b) {
+      const RecordedBlock& r = c.blocks[b];
+      first = std::max(first, static_cast<std::int64_t>(r.monotonic_ns - origin));
+      const auto duration =
+          static_cast<std::int64_t>(std::llround(static_cast<double>(r.samples) * kNsPerSecond / c.rate_hz));
+      due = std::max(due, first + duration);
+      events.push_back(Event{first, due, l, b});
+    }
+    span_ns = std::max(span_ns, due);
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.due_ns < b.due_ns; });
+  return events;
+}
+
+bool selected(const std::string& name, const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return true;
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return fnmatch(p.c_str(), name.c_str(), 0) == 0; });
+}
+
+}  // namespace
+
+core::Result<ReplayReport> run_replay(const core::Arena& arena, const Recording& recording,
+                                      const ReplayOptions& options, const std::atomic<bool>& stop) {
+  if (!std::isfinite(options.speed) || options.speed < 0)
+    return core::fail(core::Errc::invalid_argument, "replay: speed must be a positive number or max");
+  std::vector<const RecordedChannel*> chosen;
+  std::string names;
+  for (const RecordedChannel& c : recording.channels) {
+    names += (names.empty() ? "" : ", ") + c.name;
+    if (selected(c.name, options.channels)) chosen.push_back(&c);
+  }
+  if (chosen.empty())
+    return core::fail(core::Errc::invalid_argument,
+                      "replay: no channel of the recording matches the patterns given (it has " + names + ")");
+  auto lanes = detail::open_lanes(arena, recording, chosen, options);
+  if (!lanes) return tl::make_unexpected(lanes.error());
+
+  ReplayReport report;
+  report.files = recording.files;
+  report.speed = options.speed;
+  std::int64_t span_ns = 0;
+  const std::vector<Event> events = schedule(*lanes, span_ns);
+  report.recorded_s = static_cast<double>(span_ns) / kNsPerSecond;
+  const bool paced = options.speed > 0;
+  const auto scaled = [&](std::int64_t ns) {
+    return static_cast<std::int64_t>(std::llround(static_cast<double>(ns) / options.speed));
+  };
+  const std::int64_t start_ns = monotonic_ns();
+  std::int64_t end_ns = start_ns;
+
+  // Without blocks a pass takes no time: looping would spin, so one pass publishes the gaps and ends.
+  const bool loop = options.loop && !events.empty();
+  for (std::uint64_t pass = 0; !report.stopped; ++pass) {
+    if (loop && options.max_loops != 0 && pass == options.max_loops) break;
+    if (!loop && pass == 1) break;
+    const std::int64_t pass_ns = static_cast<std::int64_t>(pass) * span_ns;  // recorded time of this pass's start
+    for (const Event& e : events) {
+      if (stop.load(std::memory_order_relaxed)) {  // a flag: nothing is ordered on it
+        report.stopped = true;
+        break;
+      }
+      std::uint64_t monotonic = 0;  // 0: publish stamps "now" (max speed)
+      if (paced) {
+        const std::int64_t deadline = start_ns + scaled(pass_ns + e.due_ns);
+        if (!wait_until(deadline, stop)) {
+          report.stopped = true;
+          break;
+        }
+        report.max_lateness_ns = std::max(report.max_lateness_ns, monotonic_ns() - deadline);
+        monotonic = static_cast<std::uint64_t>(start_ns + scaled(pass_ns + e.first_ns));
+      }
+      const auto realtime_shift = static_cast<std::uint64_t>(pass_ns);
+      if (auto ok = (*lanes)[e.lane].publish(e.block, realtime_shift, monotonic, options.read_bytes); !ok)
+        return tl::make_unexpected(ok.error());
+    }
+    if (report.stopped) break;
+    for (detail::Lane& lane : *lanes) lane.end_pass();
+    end_ns = monotonic_ns();
+    ++report.loops;
+  }
+  if (report.stopped) end_ns = monotonic_ns();
+
+  report.elapsed_s = static_cast<double>(end_ns - start_ns) / kNsPerSecond;
+  for (detail::Lane& lane : *lanes) {
+    report.blocks_published += lane.report.blocks_published;
+    report.samples_published += lane.report.samples_published;
+    report.blocks_dropped += lane.report.blocks_dropped;
+    report.blocks_missing += lane.report.blocks_missing;
+    report.channels.push_back(lane.report);
+  }
+  return report;
+}
+
+}  // namespace weir::acq

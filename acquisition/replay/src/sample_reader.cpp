@@ -1,0 +1,91 @@
+// SampleReader: a channel's recorded samples, read from its files a batch of blocks at a time.
+#include <algorithm>
+
+#include "h5_read.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/replay/recording.hpp"
+
+namespace weir::acq {
+
+namespace {
+
+h5::Handle memory_type_of(core::Dtype dtype) {
+  switch (dtype) {
+    case core::Dtype::i8: return h5::Handle(H5Tcopy(H5T_NATIVE_INT8));
+    case core::Dtype::u8: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT8));
+    case core::Dtype::i16: return h5::Handle(H5Tcopy(H5T_NATIVE_INT16));
+    case core::Dtype::u16: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT16));
+    case core::Dtype::i32: return h5::Handle(H5Tcopy(H5T_NATIVE_INT32));
+    case core::Dtype::u32: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT32));
+    case core::Dtype::i64: return h5::Handle(H5Tcopy(H5T_NATIVE_INT64));
+    case core::Dtype::f32: return h5::Handle(H5Tcopy(H5T_NATIVE_FLOAT));
+    case core::Dtype::f64: return h5::Handle(H5Tcopy(H5T_NATIVE_DOUBLE));
+    case core::Dtype::c64: {  // the format's compound {r: f32, i: f32}; HDF5 matches the fields by name
+      h5::Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(float)));
+      H5Tinsert(t.get(), "r", 0, H5T_NATIVE_FLOAT);
+      H5Tinsert(t.get(), "i", sizeof(float), H5T_NATIVE_FLOAT);
+      return t;
+    }
+  }
+  return h5::Handle{};
+}
+
+}  // namespace
+
+SampleReader::SampleReader(const Recording& recording, const RecordedChannel& channel)
+    : recording_(&recording),
+      channel_(&channel),
+      sample_bytes_(core::dtype_bytes(channel.dtype)),
+      memory_type_(memory_type_of(channel.dtype)) {}
+
+core::Result<std::span<const std::byte>> SampleReader::block(std::uint64_t index, std::uint64_t batch_bytes) {
+  if (index < first_ || index >= end_) {
+    if (auto ok = load(index, batch_bytes); !ok) return tl::make_unexpected(ok.error());
+  }
+  const std::vector<RecordedBlock>& blocks = channel_->blocks;
+  const std::uint64_t at = (blocks[index].offset - blocks[first_].offset) * sample_bytes_;
+  return std::span<const std::byte>(staged_.data() + at, std::uint64_t{blocks[index].samples} * sample_bytes_);
+}
+
+core::Result<void> SampleReader::load(std::uint64_t index, std::uint64_t batch_bytes) {
+  const std::vector<RecordedBlock>& blocks = channel_->blocks;
+  const RecordedBlock& head = blocks[index];
+  const std::string& path = recording_->files[head.file];
+  const std::string where = "replay: '" + path + "' /entry/" + channel_->link + "/data";
+  if (head.file != open_file_) {
+    data_.reset();
+    auto file = detail::open_file(path);
+    if (!file) return tl::make_unexpected(core::with_context(file.error(), "replay"));
+    const std::string name = "entry/" + channel_->link + "/data";
+    // The file stays open while its dataset is (HDF5's weak close), and closes with it.
+    data_ = h5::Handle(H5Dopen2(file->get(), name.c_str(), H5P_DEFAULT));
+    if (!data_) return core::fail(core::Errc::io_error, where + ": cannot open: " + h5::last_error());
+    open_file_ = head.file;
+  }
+  // The blocks after it in the same file whose samples follow on in `data`, up to batch_bytes.
+  std::uint64_t end = index + 1;
+  std::uint64_t samples = head.samples;
+  while (end < blocks.size() && blocks[end].file == head.file &&
+         blocks[end].offset == blocks[end - 1].offset + blocks[end - 1].samples &&
+         (samples + blocks[end].samples) * sample_bytes_ <= batch_bytes) {
+    samples += blocks[end].samples;
+    ++end;
+  }
+  staged_.resize(std::max<std::uint64_t>(samples * sample_bytes_, staged_.size()));
+  first_ = index;
+  end_ = end;
+  if (samples == 0) return {};
+  const hsize_t start[1] = {head.offset}, count[1] = {samples};
+  h5::Handle file_space(H5Dget_space(data_.get()));
+  h5::Handle memory_space(H5Screate_simple(1, count, nullptr));
+  if (!file_space || !memory_space ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+      H5Dread(data_.get(), memory_type_.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0) {
+    first_ = end_ = 0;
+    return core::fail(core::Errc::io_error, where + ": cannot read samples " + std::to_string(head.offset) + ".." +
+                                                std::to_string(head.offset + samples) + ": " + h5::last_error());
+  }
+  return {};
+}
+
+}  // namespace weir::acq

@@ -1,0 +1,66 @@
+#pragma once
+// A small writer of recording files exactly as docs/design/recording.md lays them out (format 1),
+// so the replay tests do not depend on the streaming recorder. Tests describe each channel's blocks
+// and gap rows; the writer derives data, offsets and attributes, or leaves out what a test asks.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weir::test {
+
+struct RecBlock {
+  std::uint64_t sequence = 0;
+  std::uint32_t samples = 0;
+  std::uint32_t flags = 0;
+  std::uint64_t realtime_ns = 0;
+  std::uint64_t monotonic_ns = 0;
+};
+
+struct RecGap {
+  std::uint64_t sequence = 0;  // first missing block
+  std::uint64_t blocks = 0;
+  std::uint8_t reason = 0;  // index into the format's reason_names
+  std::uint64_t realtime_ns = 0;
+};
+
+struct RecChannel {
+  std::string name;
+  std::string link;           // the group's name when it differs from name (the format's %-escaping)
+  std::string dtype = "u32";  // u32 (sample i of block s: s * 65536 + i), f32 (s + i / 1024) or c64 (re s, im -i)
+  double rate_hz = 0;
+  std::string units = "V";
+  std::string labels;  // comma-separated
+  std::uint32_t samples_per_block = 0;
+  std::vector<RecBlock> blocks;
+  std::vector<RecGap> gaps;
+};
+
+struct RecFileOptions {
+  std::string format = "weir-recording 1";  // "" leaves weir_format out
+  std::uint64_t run = 1;
+  std::uint64_t segment = 0;
+  bool fixed_strings = false;          // fixed-length string attributes instead of variable-length
+  std::string omit_dataset;            // a channel dataset to leave out ("block_sequence", ...)
+  bool short_offsets = false;          // block_offset one row short of the other tables (a killed recorder)
+  bool unwritten_rows = false;         // a trailing block row and gap row left at the format's fill values
+  std::uint64_t arena_created_ns = 0;  // 0 leaves the attribute out
+};
+
+/// The value of sample i of recorded block seq for the u32 pattern.
+inline std::uint32_t u32_sample(std::uint64_t seq, std::uint32_t i) {
+  return static_cast<std::uint32_t>(seq * 65536 + i);
+}
+/// The f32 pattern.
+inline float f32_sample(std::uint64_t seq, std::uint32_t i) {
+  return static_cast<float>(seq) + static_cast<float>(i) / 1024.0F;
+}
+
+/// Blocks first..first+count-1 of `samples` samples each, `period_ns` apart on both clocks.
+std::vector<RecBlock> rec_blocks(std::uint64_t first, std::uint64_t count, std::uint32_t samples,
+                                 std::uint64_t realtime0_ns, std::uint64_t monotonic0_ns, std::uint64_t period_ns);
+
+/// Writes one recording file; fails the test (REQUIRE) on any HDF5 error.
+void write_recording(const std::string& path, const std::vector<RecChannel>& channels,
+                     const RecFileOptions& options = {});
+
+}  // namespace weir::test

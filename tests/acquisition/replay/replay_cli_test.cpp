@@ -1,0 +1,53 @@
+// `weir replay` from the shell: replays and reports, refuses a bad file with exit 1 naming it, and
+// takes a bad --speed as a usage error.
+#include <doctest/doctest.h>
+
+#ifdef WEIR_CLI_PATH
+
+#include "live_arena.hpp"
+#include "replay_fixture.hpp"
+#include "run_weir.hpp"
+#include "scratch_dir.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+TEST_SUITE("acquisition.replay") {
+
+TEST_CASE("weir replay plays a recording into an arena and reports what it replayed") {
+  ScratchDir dir("replay-cli");
+  RecChannel c = u32_channel("adc0", {{0, 6}, {8, 4}}, 0);
+  c.gaps = {RecGap{6, 2, 0, kRealtime0}};
+  write_recording(dir.file("run.h5"), {c});
+  ScratchArena arena("replaycli");
+  const RunResult r = run_weir({"replay", dir.file("run.h5"), arena.name(), "--speed", "max", "--json"});
+  CHECK(r.exit_code == kExitOk);
+  CHECK(contains(r.out, "\"blocks_published\":10"));
+  CHECK(contains(r.out, "\"blocks_missing\":2"));
+  CHECK(contains(r.out, "\"created\":true"));
+  const ReadBack back = read_back(arena.arena(), "adc0");
+  CHECK(back.blocks.size() == 10);
+
+  const RunResult text = run_weir({"replay", dir.file("run.h5"), arena.name(), "--speed", "max"});
+  CHECK(text.exit_code == kExitOk);
+  CHECK(contains(text.out, "replayed 1 file into"));
+  CHECK(contains(text.out, "attached"));
+}
+
+TEST_CASE("weir replay refuses a bad file with exit 1 naming it, and a bad speed with exit 2") {
+  ScratchDir dir("replay-cli-bad");
+  ScratchArena arena("replaycli");
+  const RunResult missing = run_weir({"replay", dir.file("none.h5"), arena.name()});
+  CHECK(missing.exit_code == kExitError);
+  CHECK(contains(missing.err, "none.h5"));
+  write_recording(dir.file("run.h5"), {u32_channel("adc0", {{0, 2}}, 0)});
+  const RunResult speed = run_weir({"replay", dir.file("run.h5"), arena.name(), "--speed", "fast"});
+  CHECK(speed.exit_code == kExitUsage);
+  CHECK(contains(speed.err, "--speed"));
+  const RunResult alone = run_weir({"replay", dir.file("run.h5")});
+  CHECK(alone.exit_code == kExitUsage);
+}
+
+}  // TEST_SUITE
+
+#endif  // WEIR_CLI_PATH
