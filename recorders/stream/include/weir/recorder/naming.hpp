@@ -1,0 +1,37 @@
+#pragma once
+// Where segments go and what they are called (docs/design/recording.md, "File names"):
+//   --out DIR       DIR/<arena>_run<RUN, 6 digits>_<SEGMENT, 4 digits>.h5
+//   --out FILE.h5   FILE.h5 first, then FILE_<NUMBER, 4 digits>.h5
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weir::rec {
+
+struct OutTarget {
+  bool is_dir = true;
+  std::filesystem::path dir;  // the directory the files go in
+  std::string stem;           // FILE form: the file name without ".h5"
+};
+
+/// DIR unless `out` ends in ".h5". Thread: any.
+[[nodiscard]] OutTarget parse_out(std::string_view out);
+
+/// The name of segment `number` of `run` (FILE form: the file numbered `number`; run unused).
+[[nodiscard]] std::filesystem::path segment_path(const OutTarget& target, std::string_view arena, std::uint64_t run,
+                                                 std::uint64_t number);
+
+struct SegmentName {
+  std::filesystem::path path;
+  std::string arena;        // DIR form: the arena part of the name; FILE form: empty
+  std::uint64_t run = 0;    // DIR form: from the name; FILE form: 0 (read the file's run attribute)
+  std::uint64_t number = 0;
+};
+
+/// The recording files already in the target, sorted by (run, number). DIR form: every file named
+/// like a segment, of any arena. FILE form: FILE.h5 and FILE_NNNN.h5. Thread: any.
+[[nodiscard]] std::vector<SegmentName> existing_segments(const OutTarget& target);
+
+}  // namespace weir::rec

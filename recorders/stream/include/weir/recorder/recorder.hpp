@@ -1,0 +1,74 @@
+#pragma once
+// The streaming recorder: follows an arena's channels (as a registered consumer each) and keys,
+// and writes them into SWMR HDF5 segments, rotating by size, time, request or a new channel.
+// File format: docs/design/recording.md. Usage and guarantees: recorders/stream/README.md.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weir/core/arena.hpp"
+#include "weir/core/arena_layout.hpp"
+#include "weir/core/error.hpp"
+#include "weir/recorder/format.hpp"
+
+namespace weir::rec {
+
+struct RecordOptions {
+  std::vector<std::string> channels;  // glob patterns (fnmatch): "adc*"
+  std::vector<std::string> keys;      // glob patterns of keys sampled on change; may be empty
+  std::string out;                    // a directory, or a file name ending in .h5
+  core::ConsumerPolicy policy = core::ConsumerPolicy::lossless;  // lossless or lossy
+  std::uint32_t flush_ms = kDefaultFlushMs;  // H5Fflush period (time-based), > 0
+  std::uint64_t rotate_bytes = 0;     // next segment once a file reaches this size (0: never)
+  double rotate_s = 0;                // next segment after this many seconds (0: never)
+  int compress = 0;                   // shuffle + deflate level 1..9 on channel data (0: none)
+  std::uint64_t run = 0;              // run number; 0: one more than the highest found
+  std::string pipeline_text;          // stored as the pipeline attribute
+  double duration_s = 0;              // clean stop after this long (0: until asked)
+  bool wait_for_channels = false;     // a pattern matching nothing waits instead of refusing
+  bool from_oldest = false;           // channels there at start: from their oldest block in the ring, not the next
+  std::uint32_t throttle_us = 0;      // testing: sleep this long after each block (a slow disk)
+  std::int64_t min_free_bytes = -1;   // stop when free disk falls below (-1: what closing needs)
+};
+
+/// How a caller steers a recording from other threads or signal handlers.
+struct RecordControl {
+  std::atomic<bool> stop{false};     // clean stop: drain, write stop_time, close
+  std::atomic<bool> rotate{false};   // close this segment, open the next (SIGHUP); cleared when done
+  std::atomic<bool> started{false};  // set once every reader is registered and the first file is open
+  std::function<void(std::string_view)> notice;  // one line per event ("recording to FILE"); may be empty
+};
+static_assert(std::atomic<bool>::is_always_lock_free, "the flags are set from signal handlers");
+
+struct ChannelSummary {
+  std::string name;
+  std::uint64_t blocks = 0, samples = 0, bytes = 0;  // written to files
+  std::uint64_t gaps = 0, gap_blocks = 0;            // gap rows and the blocks they account for
+};
+
+struct RecordSummary {
+  std::uint64_t run = 0;
+  std::vector<std::string> files;  // segments written by this recording, in order
+  std::vector<ChannelSummary> channels;
+  std::uint64_t blocks = 0, samples = 0, bytes = 0, gaps = 0, gap_blocks = 0;
+  std::string stopped_by;  // "request", "duration", "error"
+  std::string error;       // set when recording stopped on an error (disk full, write failure)
+};
+
+/// Checks the options and that --out can be written (creating the directory), before anything
+/// starts; fails naming the path and the reason. Thread: any.
+[[nodiscard]] core::Result<void> check_options(const RecordOptions& options);
+
+/// Records until control.stop, the duration, or a write failure. Refuses at start, naming the
+/// pattern and listing the arena's channels, a channel pattern matching nothing (unless
+/// wait_for_channels), and a run whose last segment is still being written by a live recorder.
+/// A write failure (disk full) stops the recording: the summary is returned with `error` set, the
+/// segment ends with a disk_error gap row when that can still be written, and closes.
+/// Thread: one thread; HDF5 is used from this thread only.
+[[nodiscard]] core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions& options,
+                                                 RecordControl& control);
+
+}  // namespace weir::rec

@@ -1,0 +1,218 @@
+// Throughput of the recorder end to end, and of a bare HDF5 append loop for comparison.
+#include "weir/recorder/bench.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstring>
+#include <random>
+#include <span>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "channel_group.hpp"
+#include "h5_util.hpp"
+#include "process_info.hpp"
+#include "weir/core/arena.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/recorder/recorder.hpp"
+
+namespace weir::rec {
+
+namespace {
+
+constexpr std::uint32_t kBenchRing = 256;           // ring blocks per bench channel
+constexpr std::uint32_t kDistinctBlocks = 64;       // pre-generated blocks, used in turn
+constexpr std::int64_t kBenchWriterWaitNs = 10'000'000'000;  // the writer waits for the recorder, never drops
+constexpr double kBenchRateHz = 1e6;
+constexpr std::uint64_t kBenchSeed = 42;
+constexpr double kBytesPerMb = 1e6;
+constexpr std::uint64_t kArenaSlackBytes = 1 << 20;
+
+std::vector<float> make_blocks(std::uint32_t samples) {
+  std::vector<float> v(std::size_t{samples} * kDistinctBlocks);
+  std::mt19937 rng(kBenchSeed);
+  std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);  // values only; reproducibility is not the point
+  for (float& x : v) x = uniform(rng);
+  return v;
+}
+
+core::Result<void> check_bench(const BenchOptions& o) {
+  if (o.channels == 0 || o.blocks == 0 || o.block_bytes < sizeof(float) || o.block_bytes % sizeof(float) != 0)
+    return core::fail(core::Errc::invalid_argument, "bench: channels, blocks and a block of whole f32 samples, please");
+  return {};
+}
+
+BenchResult result_of(const BenchOptions& o, double seconds, const std::string& file) {
+  BenchResult r;
+  r.bytes = std::uint64_t{o.channels} * o.blocks * o.block_bytes;
+  r.seconds = seconds;
+  r.mb_per_s = seconds > 0 ? static_cast<double>(r.bytes) / kBytesPerMb / seconds : 0;
+  std::error_code ec;
+  r.file_bytes = std::filesystem::file_size(file, ec);
+  std::filesystem::remove(file, ec);
+  return r;
+}
+
+// Publishes block b (of the pre-generated ones) into every writer; false if a claim failed.
+bool publish_all(std::vector<core::ChannelWriter>& writers, const std::vector<float>& blocks, std::uint32_t samples,
+                 std::uint64_t b) {
+  const float* src = blocks.data() + std::size_t{samples} * (b % kDistinctBlocks);
+  bool ok = true;
+  for (core::ChannelWriter& w : writers) {
+    std::span<std::byte> out;
+    if (w.claim(out) != core::ClaimStatus::ok) {
+      ok = false;
+      continue;
+    }
+    std::memcpy(out.data(), src, std::size_t{samples} * sizeof(float));
+    w.publish(samples);
+  }
+  return ok;
+}
+
+core::Result<std::vector<core::ChannelWriter>> open_writers(const core::Arena& arena, std::uint32_t channels) {
+  std::vector<core::ChannelWriter> writers;
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    auto w = core::ChannelWriter::open(arena, "bench" + std::to_string(c));
+    if (!w) return tl::make_unexpected(w.error());
+    writers.push_back(std::move(*w));
+  }
+  return writers;
+}
+
+}  // namespace
+
+core::Result<BenchResult> bench_record(const BenchOptions& o) {
+  if (auto ok = check_bench(o); !ok) return tl::make_unexpected(ok.error());
+  const std::uint32_t samples = o.block_bytes / sizeof(float);
+  const std::string tag = "weir-bench-rec-" + std::to_string(getpid());
+  // Prefilled rings hold every block; live ones a fixed few, refilled as the recorder reads.
+  const std::uint32_t ring =
+      o.prefill ? static_cast<std::uint32_t>(std::bit_ceil(std::max<std::uint64_t>(o.blocks, 2))) : kBenchRing;
+  if (ring > core::kMaxRingBlocks) return core::fail(core::Errc::invalid_argument, "bench: too many blocks to prefill");
+  core::ArenaOptions arena_options;
+  arena_options.vector_dim = 0;
+  arena_options.channel_data_bytes =
+      std::uint64_t{o.channels} * ring * (o.block_bytes + 2 * core::kCacheLine) * 2 + kArenaSlackBytes;
+  auto arena = core::Arena::create("memfd:" + tag, arena_options);
+  if (!arena) return tl::make_unexpected(arena.error());
+  for (std::uint32_t c = 0; c < o.channels; ++c) {
+    core::ChannelSpec spec;
+    spec.name = "bench" + std::to_string(c);
+    spec.rate_hz = kBenchRateHz;
+    spec.samples_per_block = samples;
+    spec.ring_blocks = ring;
+    spec.wait_timeout_ns = kBenchWriterWaitNs;
+    if (auto made = core::create_channel(*arena, spec); !made) return tl::make_unexpected(made.error());
+  }
+  const std::vector<float> blocks = make_blocks(samples);
+  RecordOptions options;
+  options.channels = {"bench*"};
+  options.out = (std::filesystem::path(o.dir) / (tag + ".h5")).string();
+  options.flush_ms = o.flush_ms;
+  options.compress = o.compress;
+  options.min_free_bytes = 0;
+  options.from_oldest = o.prefill;
+  std::error_code ec;
+  std::filesystem::remove(options.out, ec);
+  RecordControl control;
+  std::atomic<bool> writer_failed{false};
+  std::int64_t started_ns = 0;
+  std::thread writer;
+  if (o.prefill) {
+    auto writers = open_writers(*arena, o.channels);
+    if (!writers) return tl::make_unexpected(writers.error());
+    for (std::uint64_t b = 0; b < o.blocks; ++b)
+      if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
+    control.stop = true;  // a clean stop drains every block published before it
+    started_ns = monotonic_ns();
+  } else {
+    writer = std::thread([&] {
+      auto writers = open_writers(*arena, o.channels);
+      if (!writers) writer_failed = true;
+      while (writers && !control.started.load(std::memory_order_acquire) && !control.stop.load(std::memory_order_relaxed))
+        std::this_thread::yield();  // the recorder registers its readers before the first block
+      started_ns = monotonic_ns();
+      for (std::uint64_t b = 0; writers && b < o.blocks; ++b)
+        if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
+      control.stop = true;  // a clean stop drains every published block before closing
+    });
+  }
+  auto summary = record(*arena, options, control);
+  const std::int64_t ended_ns = monotonic_ns();
+  control.stop = true;
+  if (writer.joinable()) writer.join();
+  if (!summary) return tl::make_unexpected(summary.error());
+  if (!summary->error.empty()) return core::fail(core::Errc::io_error, "bench: " + summary->error);
+  if (writer_failed || summary->blocks != std::uint64_t{o.channels} * o.blocks)
+    return core::fail(core::Errc::io_error, "bench: " + std::to_string(summary->blocks) + " of " +
+                                                std::to_string(std::uint64_t{o.channels} * o.blocks) +
+                                                " blocks recorded");
+  return result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
+}
+
+core::Result<BenchResult> bench_baseline(const BenchOptions& o) {
+  if (auto ok = check_bench(o); !ok) return tl::make_unexpected(ok.error());
+  h5::quiet_errors();
+  const std::uint32_t samples = o.block_bytes / sizeof(float);
+  const std::string file =
+      (std::filesystem::path(o.dir) / ("weir-bench-base-" + std::to_string(getpid()) + ".h5")).string();
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  const std::vector<float> blocks = make_blocks(samples);
+  auto fapl = h5_check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
+  if (!fapl) return tl::make_unexpected(fapl.error());
+  H5Pset_libver_bounds(fapl->get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  auto f = h5_check(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl->get()), "H5Fcreate", file);
+  if (!f) return tl::make_unexpected(f.error());
+  const hsize_t zero[1] = {0}, unlimited[1] = {H5S_UNLIMITED};
+  const hsize_t chunk[1] = {data_chunk_samples(samples, sizeof(float))};
+  h5::Handle space{H5Screate_simple(1, zero, unlimited)};
+  h5::Handle dcpl{H5Pcreate(H5P_DATASET_CREATE)};
+  H5Pset_chunk(dcpl.get(), 1, chunk);
+  if (o.compress > 0) {
+    H5Pset_shuffle(dcpl.get());
+    H5Pset_deflate(dcpl.get(), static_cast<unsigned>(o.compress));
+  }
+  std::vector<h5::Handle> datasets;
+  for (std::uint32_t c = 0; c < o.channels; ++c) {
+    const std::string name = "bench" + std::to_string(c);
+    auto d = h5_check(H5Dcreate2(f->get(), name.c_str(), H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT, dcpl.get(),
+                                 H5P_DEFAULT),
+                      "H5Dcreate2", file + " " + name);
+    if (!d) return tl::make_unexpected(d.error());
+    datasets.push_back(std::move(*d));
+  }
+  if (auto ok = h5_check(H5Fstart_swmr_write(f->get()), "H5Fstart_swmr_write", file); !ok)
+    return tl::make_unexpected(ok.error());
+  const std::int64_t start = monotonic_ns();  // as for the recorder: from an open file to a closed one
+  const hsize_t count[1] = {samples};
+  h5::Handle mem{H5Screate_simple(1, count, nullptr)};
+  const std::int64_t flush_every = std::int64_t{o.flush_ms} * 1'000'000;
+  std::int64_t flush_at = monotonic_ns() + flush_every;
+  for (std::uint64_t b = 0; b < o.blocks; ++b) {
+    const float* src = blocks.data() + std::size_t{samples} * (b % kDistinctBlocks);
+    for (h5::Handle& d : datasets) {
+      const hsize_t size[1] = {(b + 1) * samples};
+      const hsize_t at[1] = {b * samples};
+      if (H5Dset_extent(d.get(), size) < 0) return tl::make_unexpected(h5_error("H5Dset_extent", file));
+      h5::Handle fs{H5Dget_space(d.get())};
+      H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, at, nullptr, count, nullptr);
+      if (H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mem.get(), fs.get(), H5P_DEFAULT, src) < 0)
+        return tl::make_unexpected(h5_error("H5Dwrite", file));
+    }
+    if (monotonic_ns() >= flush_at) {
+      flush_at = monotonic_ns() + flush_every;
+      if (H5Fflush(f->get(), H5F_SCOPE_LOCAL) < 0) return tl::make_unexpected(h5_error("H5Fflush", file));
+    }
+  }
+  datasets.clear();
+  if (!f->reset()) return tl::make_unexpected(h5_error("H5Fclose", file));
+  return result_of(o, static_cast<double>(monotonic_ns() - start) / 1e9, file);
+}
+
+}  // namespace weir::rec

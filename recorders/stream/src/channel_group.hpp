@@ -1,0 +1,116 @@
+#pragma once
+// One channel in one segment: /entry/<channel> (NXdata) with its data, the per-block tables and
+// the gaps table (docs/design/recording.md). Blocks are staged by the recorder's loop and reach
+// HDF5 a chunk at a time; flush() hands over the rest.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "column.hpp"
+#include "weir/core/arena_layout.hpp"
+#include "weir/core/error.hpp"
+#include "weir/h5/handle.hpp"
+#include "weir/recorder/format.hpp"
+
+namespace weir::rec {
+
+/// What a channel is, copied from its descriptor when a segment opens.
+struct ChannelStatic {
+  std::string name;
+  core::Dtype dtype = core::Dtype::f32;
+  std::uint32_t sample_bytes = 0;
+  double rate_hz = 0;
+  std::string units;
+  std::string labels;  // comma-separated
+  std::uint32_t samples_per_block = 0;
+  std::uint32_t ring_blocks = 0;
+  std::string policy;  // the recorder's consumer policy
+};
+
+/// One row of a gaps table, as it is in memory.
+struct GapRow {
+  std::uint64_t sequence = 0;  // first missing block sequence (dropped_at_source: the next block's)
+  std::uint64_t blocks = 0;
+  std::uint8_t reason = 0;     // GapReason
+  std::uint64_t realtime_ns = 0;
+};
+
+/// A block's metadata for the tables.
+struct BlockMeta {
+  std::uint64_t sequence = 0;
+  std::uint32_t samples = 0;
+  std::uint32_t flags = 0;
+  std::uint64_t realtime_ns = 0;
+  std::uint64_t monotonic_ns = 0;
+  std::uint64_t first_sample = 0;  // the channel-stream index of its first sample
+};
+
+/// Samples per data chunk: whole blocks, about kTargetChunkBytes; a block bigger than that is cut
+/// into chunks of kTargetChunkBytes.
+[[nodiscard]] std::uint64_t data_chunk_samples(std::uint32_t samples_per_block, std::uint32_t sample_bytes) noexcept;
+
+class ChannelGroup {
+ public:
+  /// Creates the group, its datasets and attributes under `entry`. Data chunks hold a whole
+  /// number of blocks, about kTargetChunkBytes (see chunk_blocks()).
+  [[nodiscard]] static core::Result<ChannelGroup> create(hid_t entry, const ChannelStatic& channel, int compress,
+                                                         const std::string& file);
+
+  /// Room for one block's samples (samples_per_block of them). Hot path.
+  [[nodiscard]] std::byte* stage_samples() noexcept { return data_.stage_end(); }
+  /// Adds the staged block (its samples copied to stage_samples()) and its table row. Hot path:
+  /// no allocation; then call write_pending() when pending() says so.
+  void commit_block(const BlockMeta& meta) noexcept;
+  [[nodiscard]] bool pending() const noexcept;
+  /// Writes the first block's attributes and whole chunks that are ready. Cold path.
+  [[nodiscard]] core::Result<void> write_pending();
+  /// Stages a gap row; it reaches the file with the blocks around it (a flush or a full chunk of
+  /// rows). Hot path: no allocation; then write_pending() when pending() says so.
+  void add_gap(const GapRow& row) noexcept;
+  /// Hands the staged gap rows to HDF5 now (the last act on a file a failed write ends).
+  [[nodiscard]] core::Result<void> write_gaps();
+  /// Hands every staged sample and row to HDF5 (data, then tables, then gaps).
+  [[nodiscard]] core::Result<void> flush();
+
+  [[nodiscard]] const ChannelStatic& channel() const noexcept { return channel_; }
+  [[nodiscard]] std::uint64_t blocks() const noexcept { return sequence_.size(); }
+  [[nodiscard]] std::uint64_t blocks_written() const noexcept { return sequence_.written(); }
+  [[nodiscard]] std::uint64_t samples() const noexcept { return data_.size(); }
+  [[nodiscard]] std::uint64_t samples_written() const noexcept { return data_.written(); }
+  [[nodiscard]] std::uint64_t chunk_blocks() const noexcept { return chunk_blocks_; }
+  /// Bytes handed to HDF5 so far: table rows, and samples when uncompressed (compressed sizes are
+  /// only known to the file). HDF5 under SWMR holds a dataset's first chunks back from the file
+  /// for a while, so this sees growth the file size does not yet show.
+  [[nodiscard]] std::uint64_t bytes_written() const noexcept;
+  /// Notes a successful file flush: every row handed over so far is on disk.
+  void mark_durable() noexcept;
+  /// After a failed write: shrinks every dataset back to the last flush (best effort) and returns
+  /// the first block sequence the file no longer holds (next_sequence when it holds none of this
+  /// segment's blocks... and none were staged).
+  std::uint64_t roll_back(std::uint64_t next_sequence) noexcept;
+  [[nodiscard]] std::uint64_t last_sequence() const noexcept { return last_sequence_; }
+
+ private:
+  ChannelGroup() = default;
+  [[nodiscard]] core::Result<void> write_first_block_attrs();
+  [[nodiscard]] core::Result<void> write_tables(bool partial);
+
+  ChannelStatic channel_;
+  std::string what_;
+  h5::Handle group_;
+  h5::Handle sample_type_, gap_file_type_, gap_mem_type_;
+  Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_;
+  std::uint64_t chunk_blocks_ = 0;
+  bool compressed_ = false;
+  std::uint64_t handed_last_sequence_ = 0;  // sequence of the last row handed to HDF5
+  std::uint64_t durable_next_ = 0;          // sequence after the last row the last flush made durable
+  bool any_durable_ = false;
+  BlockMeta first_{};
+  bool first_pending_ = false;
+  bool any_block_ = false;
+  std::uint64_t last_sequence_ = 0;
+};
+
+}  // namespace weir::rec

@@ -1,0 +1,135 @@
+// Chunk-at-a-time appends to an extendible HDF5 dataset.
+#include "column.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "h5_util.hpp"
+
+namespace weir::rec {
+
+namespace {
+
+// A cached column's chunk cache holds two chunks (at least HDF5's 1 MiB default), so a partial
+// chunk flushed at a tick stays in memory until it is completed. An uncached one (channel data)
+// writes each chunk straight to the file: no copy into the cache, and the file's size is the
+// data's, which rotation by size reads.
+constexpr std::size_t kCacheSlots = 521;       // a prime, as HDF5 advises for its hash
+constexpr std::size_t kMinCacheBytes = 1 << 20;
+constexpr double kEvictWrittenFirst = 1.0;      // preempt fully written chunks first
+
+}  // namespace
+
+core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::string what) {
+  const hsize_t zero[1] = {0};
+  const hsize_t unlimited[1] = {H5S_UNLIMITED};
+  const hsize_t chunk[1] = {spec.chunk};
+  auto space = h5_check(H5Screate_simple(1, zero, unlimited), "H5Screate_simple", what);
+  if (!space) return tl::make_unexpected(space.error());
+  auto dcpl = h5_check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", what);
+  if (!dcpl) return tl::make_unexpected(dcpl.error());
+  if (auto ok = h5_check(H5Pset_chunk(dcpl->get(), 1, chunk), "H5Pset_chunk", what); !ok)
+    return tl::make_unexpected(ok.error());
+  if (spec.fill != nullptr)
+    if (auto ok = h5_check(H5Pset_fill_value(dcpl->get(), spec.mem_type, spec.fill), "H5Pset_fill_value", what); !ok)
+      return tl::make_unexpected(ok.error());
+  if (spec.deflate > 0) {
+    if (auto ok = h5_check(H5Pset_shuffle(dcpl->get()), "H5Pset_shuffle", what); !ok)
+      return tl::make_unexpected(ok.error());
+    if (auto ok = h5_check(H5Pset_deflate(dcpl->get(), static_cast<unsigned>(spec.deflate)), "H5Pset_deflate", what);
+        !ok)
+      return tl::make_unexpected(ok.error());
+  }
+  auto dapl = h5_check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", what);
+  if (!dapl) return tl::make_unexpected(dapl.error());
+  const std::size_t cache_bytes =
+      spec.cache ? std::max<std::size_t>(kMinCacheBytes, 2 * spec.chunk * spec.element_bytes) : 0;
+  if (auto ok = h5_check(H5Pset_chunk_cache(dapl->get(), kCacheSlots, cache_bytes, kEvictWrittenFirst),
+                         "H5Pset_chunk_cache", what);
+      !ok)
+    return tl::make_unexpected(ok.error());
+  auto dataset = h5_check(
+      H5Dcreate2(parent, spec.name.c_str(), spec.file_type, space->get(), H5P_DEFAULT, dcpl->get(), dapl->get()),
+      "H5Dcreate2", what);
+  if (!dataset) return tl::make_unexpected(dataset.error());
+  Column c;
+  c.dataset_ = std::move(*dataset);
+  c.mem_type_ = spec.mem_type;
+  c.what_ = std::move(what);
+  c.buffer_.resize((spec.chunk + spec.slack) * spec.element_bytes);
+  c.element_bytes_ = spec.element_bytes;
+  c.chunk_ = spec.chunk;
+  c.filtered_ = spec.deflate > 0;
+  return c;
+}
+
+core::Result<void> Column::write_range(std::uint64_t first, std::uint64_t count, const std::byte* data) {
+  if (count == 0) return {};
+  const std::uint64_t end = first + count;
+  if (end > extent_) {
+    const hsize_t size[1] = {end};
+    if (auto ok = h5_check(H5Dset_extent(dataset_.get(), size), "H5Dset_extent", what_); !ok) return ok;
+    extent_ = end;
+  }
+  auto file_space = h5_check(H5Dget_space(dataset_.get()), "H5Dget_space", what_);
+  if (!file_space) return tl::make_unexpected(file_space.error());
+  const hsize_t start[1] = {first};
+  const hsize_t n[1] = {count};
+  if (auto ok = h5_check(H5Sselect_hyperslab(file_space->get(), H5S_SELECT_SET, start, nullptr, n, nullptr),
+                         "H5Sselect_hyperslab", what_);
+      !ok)
+    return ok;
+  auto mem_space = h5_check(H5Screate_simple(1, n, nullptr), "H5Screate_simple", what_);
+  if (!mem_space) return tl::make_unexpected(mem_space.error());
+  if (auto ok = h5_check(H5Dwrite(dataset_.get(), mem_type_, mem_space->get(), file_space->get(), H5P_DEFAULT, data),
+                         "H5Dwrite", what_);
+      !ok)
+    return ok;
+  written_ = std::max(written_, end);
+  return {};
+}
+
+core::Result<void> Column::write_chunks() {
+  while (staged_ >= chunk_) {
+    // Unfiltered: only what a flush has not handed over yet. Filtered: the whole chunk, so HDF5
+    // never reads back and decompresses a chunk to patch it.
+    const std::uint64_t from = filtered_ ? base_ : std::max(written_, base_);
+    const std::uint64_t end = base_ + chunk_;
+    if (auto ok = write_range(from, end - from, buffer_.data() + (from - base_) * element_bytes_); !ok) return ok;
+    const std::uint64_t rest = staged_ - chunk_;
+    std::memmove(buffer_.data(), buffer_.data() + chunk_ * element_bytes_, rest * element_bytes_);
+    base_ = end;
+    staged_ = rest;
+  }
+  return {};
+}
+
+core::Result<void> Column::write_partial() {
+  if (auto ok = write_chunks(); !ok) return ok;
+  const std::uint64_t from = filtered_ ? base_ : std::max(written_, base_);
+  const std::uint64_t end = base_ + staged_;
+  if (end <= written_) return {};
+  return write_range(from, end - from, buffer_.data() + (from - base_) * element_bytes_);
+}
+
+core::Result<void> Column::roll_back() noexcept {
+  // The next element goes to index durable_. The elements before it in its chunk are on disk and
+  // are never written again (only a filtered column rewrites whole chunks, and none is written to
+  // after a roll-back), so their stale bytes in the buffer do not matter.
+  base_ = durable_ - durable_ % chunk_;
+  staged_ = durable_ - base_;
+  written_ = durable_;
+  if (extent_ <= durable_) return {};
+  const hsize_t size[1] = {durable_};
+  if (H5Dset_extent(dataset_.get(), size) < 0) return tl::make_unexpected(core::Error{core::Errc::io_error, ""});
+  extent_ = durable_;
+  return {};
+}
+
+bool Column::read_staged(std::uint64_t index, void* out) const noexcept {
+  if (index < base_ || index >= base_ + staged_) return false;
+  std::memcpy(out, buffer_.data() + (index - base_) * element_bytes_, element_bytes_);
+  return true;
+}
+
+}  // namespace weir::rec

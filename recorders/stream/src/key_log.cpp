@@ -1,0 +1,70 @@
+// A key's change log (NXlog) in one segment.
+#include "key_log.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "h5_util.hpp"
+#include "weir/recorder/format.hpp"
+
+namespace weir::rec {
+
+core::Result<KeyLog> KeyLog::create(hid_t keys, const std::string& key, bool numeric, std::uint32_t text_width,
+                                    const std::string& start_time, const std::string& file) {
+  KeyLog log;
+  log.key_ = key;
+  log.numeric_ = numeric;
+  log.text_width_ = text_width;
+  const std::string what = file + " /entry/keys/" + encode_name(key);
+  auto group = create_group(keys, encode_name(key), "NXlog", what);
+  if (!group) return tl::make_unexpected(group.error());
+  log.group_ = std::move(*group);
+  if (auto ok = attr_text(log.group_.get(), "key", key); !ok) return tl::make_unexpected(with_context(ok.error(), what));
+  auto time = Column::create(log.group_.get(),
+                             ColumnSpec{"time", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0},
+                             what + "/time");
+  if (!time) return tl::make_unexpected(time.error());
+  log.time_ = std::move(*time);
+  for (auto ok : {attr_text(log.time_.id(), "units", "s"), attr_text(log.time_.id(), "start", start_time)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), what + "/time"));
+  ColumnSpec value{"value", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0};
+  if (!numeric) {
+    log.text_type_ = h5::Handle{H5Tcopy(H5T_C_S1)};
+    H5Tset_size(log.text_type_.get(), text_width);
+    H5Tset_strpad(log.text_type_.get(), H5T_STR_NULLPAD);
+    value = ColumnSpec{"value", log.text_type_.get(), log.text_type_.get(), text_width, kKeyChunkRows, 1, 0};
+  }
+  auto values = Column::create(log.group_.get(), value, what + "/value");
+  if (!values) return tl::make_unexpected(values.error());
+  log.value_ = std::move(*values);
+  return log;
+}
+
+void KeyLog::add_number(double time_s, double value) noexcept {
+  std::memcpy(time_.stage_end(), &time_s, sizeof time_s);
+  time_.commit(1);
+  std::memcpy(value_.stage_end(), &value, sizeof value);
+  value_.commit(1);
+}
+
+void KeyLog::add_text(double time_s, std::span<const std::byte> value) noexcept {
+  std::memcpy(time_.stage_end(), &time_s, sizeof time_s);
+  time_.commit(1);
+  std::byte* out = value_.stage_end();
+  const std::size_t n = std::min<std::size_t>(value.size(), text_width_);
+  std::memcpy(out, value.data(), n);
+  std::memset(out + n, 0, text_width_ - n);
+  value_.commit(1);
+}
+
+core::Result<void> KeyLog::write_pending() {
+  if (auto ok = value_.write_chunks(); !ok) return ok;
+  return time_.write_chunks();
+}
+
+core::Result<void> KeyLog::flush() {
+  if (auto ok = value_.write_partial(); !ok) return ok;
+  return time_.write_partial();
+}
+
+}  // namespace weir::rec

@@ -1,0 +1,52 @@
+#pragma once
+// One key in one segment: /entry/keys/<key> (NXlog) with `time` (f64 seconds since the segment's
+// start_time) and `value` (f64 for integer and float keys, fixed-width text for the others),
+// a row each time the recorder sees the key change.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "column.hpp"
+#include "weir/core/error.hpp"
+#include "weir/h5/handle.hpp"
+
+namespace weir::rec {
+
+class KeyLog {
+ public:
+  /// Creates the NXlog group under `keys`. numeric: values are f64; else text of text_width bytes.
+  [[nodiscard]] static core::Result<KeyLog> create(hid_t keys, const std::string& key, bool numeric,
+                                                   std::uint32_t text_width, const std::string& start_time,
+                                                   const std::string& file);
+
+  /// Stages one sample. Hot path (no allocation); then write_pending() when pending().
+  void add_number(double time_s, double value) noexcept;
+  void add_text(double time_s, std::span<const std::byte> value) noexcept;  // cut to text_width bytes
+  [[nodiscard]] bool pending() const noexcept { return time_.chunk_ready(); }
+  [[nodiscard]] core::Result<void> write_pending();
+  [[nodiscard]] core::Result<void> flush();
+  void mark_durable() noexcept {
+    time_.mark_durable();
+    value_.mark_durable();
+  }
+  /// After a failed write: back to the last flush (best effort), as Column::roll_back.
+  void roll_back() noexcept {
+    (void)value_.roll_back();
+    (void)time_.roll_back();
+  }
+
+  [[nodiscard]] const std::string& key() const noexcept { return key_; }
+  [[nodiscard]] bool numeric() const noexcept { return numeric_; }
+  [[nodiscard]] std::uint64_t rows() const noexcept { return time_.size(); }
+
+ private:
+  std::string key_;
+  bool numeric_ = true;
+  std::uint32_t text_width_ = 0;
+  h5::Handle group_, text_type_;
+  Column time_, value_;
+};
+
+}  // namespace weir::rec

@@ -1,0 +1,345 @@
+// The recorder's setup: options, patterns, runs, continuing a run after a restart, readers and
+// segments. The loop that moves blocks is in recorder_loop.cpp.
+#include "weir/recorder/recorder.hpp"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "process_info.hpp"
+#include "recorder_state.hpp"
+#include "segment_scan.hpp"
+#include "weir/core/limits.hpp"
+#include "weir/h5/handle.hpp"
+
+namespace weir::rec {
+
+namespace {
+
+constexpr int kMaxCompress = 9;
+constexpr int kMaxNameTries = 10'000;  // segment numbers tried past taken names before giving up
+constexpr std::uint64_t kTableRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);
+
+bool matches(const std::vector<std::string>& patterns, const std::string& name) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return fnmatch(p.c_str(), name.c_str(), 0) == 0; });
+}
+
+// Proves the directory takes new files: creates and removes a probe, so a read-only mount, a
+// full disk or a path through a regular file is refused before anything starts.
+core::Result<void> probe_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot create the directory: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec))
+    return core::fail(core::Errc::io_error, "--out " + dir.string() + ": not a directory");
+  const std::filesystem::path probe = dir / (".weir-record-probe-" + std::to_string(getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot write there: " + std::strerror(errno));
+  const bool wrote = ::write(fd, "w", 1) == 1;
+  const int write_errno = errno;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (!wrote)
+    return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot write there: " + std::strerror(write_errno));
+  return {};
+}
+
+std::string geometry_text(const core::Geometry& g) {
+  return "slot_count=" + std::to_string(g.slot_count) + " key_bytes=" + std::to_string(g.key_bytes) +
+         " value_bytes=" + std::to_string(g.value_bytes) + " channel_capacity=" + std::to_string(g.channel_capacity) +
+         " channel_data_bytes=" + std::to_string(g.channel_data_bytes) +
+         " consumer_capacity=" + std::to_string(g.consumer_capacity) + " vector_count=" +
+         std::to_string(g.vector_count) + " vector_dim=" + std::to_string(g.vector_dim) +
+         " group_count=" + std::to_string(g.group_count);
+}
+
+// The exact label names of a channel, from the arena's label dictionary (bit i = entry i).
+std::string label_names(const core::Arena& arena, std::uint64_t label_ids) {
+  const auto* labels = reinterpret_cast<const core::LabelEntry*>(arena.region(core::Region::groups) +
+                                                                 core::labels_offset_in_groups());
+  std::string out;
+  for (std::uint32_t i = 0; i < core::kLabelCapacity; ++i) {
+    if ((label_ids >> i & 1U) == 0 || labels[i].state.load(std::memory_order_acquire) != 2) continue;
+    const std::uint32_t n = std::min<std::uint32_t>(labels[i].name_bytes, sizeof(labels[i].name));
+    if (!out.empty()) out += ",";
+    out.append(labels[i].name, n);
+  }
+  return out;
+}
+
+}  // namespace
+
+core::Result<void> check_options(const RecordOptions& o) {
+  if (o.channels.empty()) return core::fail(core::Errc::invalid_argument, "--channels: name at least one pattern");
+  if (o.policy != core::ConsumerPolicy::lossless && o.policy != core::ConsumerPolicy::lossy)
+    return core::fail(core::Errc::invalid_argument, "--policy: a recorder is lossless or lossy");
+  if (o.flush_ms == 0) return core::fail(core::Errc::invalid_argument, "--flush-ms: must be at least 1");
+  if (o.compress < 0 || o.compress > kMaxCompress)
+    return core::fail(core::Errc::invalid_argument, "--compress " + std::to_string(o.compress) + ": levels are 0..9");
+  if (!(o.rotate_s >= 0) || !(o.duration_s >= 0))
+    return core::fail(core::Errc::invalid_argument, "--rotate-s and --duration take seconds >= 0");
+  if (o.out.empty()) return core::fail(core::Errc::invalid_argument, "--out: name a directory or a FILE.h5");
+  return probe_dir(parse_out(o.out).dir);
+}
+
+Recorder::Recorder(const core::Arena& arena, const RecordOptions& options, RecordControl& control)
+    : arena_(arena), options_(options), control_(control), kv_(arena), target_(parse_out(options.out)),
+      arena_name_(arena.location().name), host_pid_(static_cast<std::uint32_t>(getpid())),
+      start_ticks_(process_start_ticks(host_pid_)), host_(host_name()) {}
+
+void Recorder::notice(const std::string& line) const {
+  if (control_.notice) control_.notice(line);
+}
+
+core::Result<void> Recorder::start() {
+  h5::quiet_errors();
+  const std::vector<core::ChannelInfo> channels = core::list_channels(arena_);
+  if (!options_.wait_for_channels) {
+    for (const std::string& pattern : options_.channels) {
+      const bool any = std::any_of(channels.begin(), channels.end(),
+                                   [&](const core::ChannelInfo& c) { return fnmatch(pattern.c_str(), c.name.c_str(), 0) == 0; });
+      if (any) continue;
+      std::string there;
+      for (const core::ChannelInfo& c : channels) there += (there.empty() ? "" : ", ") + c.name;
+      return core::fail(core::Errc::not_found, "no channel matches '" + pattern + "' in " +
+                                                   arena_.location().describe() + "; channels there: " +
+                                                   (there.empty() ? "(none)" : there));
+    }
+  }
+  pick_run();
+  if (auto ok = continue_run(); !ok) return ok;
+  if (auto w = core::Watcher::create(arena_); w) {
+    watcher_.emplace(std::move(*w));
+  } else {
+    notice("cannot sleep on signal groups (" + w.error().what + "); looking for blocks every " +
+           std::to_string(kWaitSliceNs / 1'000'000 / 5) + " ms instead");
+  }
+  for (const core::ChannelInfo& c : channels)
+    if (matches(options_.channels, c.name))
+      if (auto ok = follow_channel(c, options_.from_oldest ? core::StartAt::oldest : core::StartAt::sequence); !ok)
+        return ok;
+  kv_.for_each_key([&](std::string_view key, const core::ValueInfo& info) {
+    if (matches(options_.keys, std::string(key))) follow_key(key, info);
+  });
+  for (const std::string& pattern : options_.keys)
+    if (std::none_of(keys_.begin(), keys_.end(),
+                     [&](const KeyFollow& k) { return fnmatch(pattern.c_str(), k.name.c_str(), 0) == 0; }))
+      notice("no key matches '" + pattern + "' yet; a matching key starts a new segment when it appears");
+  if (!follows_.empty() || !keys_.empty())
+    if (auto ok = open_segment(); !ok) return ok;
+  control_.started.store(true, std::memory_order_release);  // readers registered, file open: callers may publish
+  return {};
+}
+
+void Recorder::pick_run() {
+  const std::vector<SegmentName> existing = existing_segments(target_);
+  if (options_.run != 0) {
+    run_ = options_.run;
+  } else {
+    std::uint64_t highest = 0;
+    for (const SegmentName& s : existing) {
+      std::uint64_t run = s.run;
+      if (!target_.is_dir)
+        if (auto info = read_segment(s.path); info) run = info->run;
+      highest = std::max(highest, run);
+    }
+    run_ = highest + 1;
+  }
+  // FILE form: numbers are shared by every run in the series; DIR form: numbered within the run.
+  for (const SegmentName& s : existing)
+    if (!target_.is_dir || (s.run == run_ && s.arena == arena_name_)) next_number_ = std::max(next_number_, s.number + 1);
+}
+
+core::Result<void> Recorder::continue_run() {
+  for (const SegmentName& s : existing_segments(target_)) {
+    if (target_.is_dir && (s.run != run_ || s.arena != arena_name_)) continue;
+    auto info = read_segment(s.path);
+    if (!info) {
+      notice("skipping " + s.path.string() + ": " + info.error().what);
+      continue;
+    }
+    if (info->run != run_) continue;
+    if (info->marked) {
+      if (info->host != host_)
+        return core::fail(core::Errc::already_exists, "run " + std::to_string(run_) + ": " + s.path.string() +
+                                                          " is open for writing by a recorder on host '" + info->host +
+                                                          "'; it may still run");
+      if (same_process_alive(info->recorder_pid, info->recorder_start_ticks))
+        return core::fail(core::Errc::already_exists, "run " + std::to_string(run_) + " is being recorded by pid " +
+                                                          std::to_string(info->recorder_pid) + " (" +
+                                                          s.path.string() + ")");
+      if (auto ok = clear_marks(s.path); !ok) return tl::make_unexpected(ok.error());
+      notice("cleared the write marks a killed recorder (pid " + std::to_string(info->recorder_pid) + ") left in " +
+             s.path.string());
+    }
+    previous_ = std::move(*info);
+  }
+  if (previous_ && previous_->arena_created_ns != arena_.header().created_ns) {
+    notice("run " + std::to_string(run_) + " continues on a re-created arena: block sequences start afresh");
+    previous_->channels.clear();
+  }
+  return {};
+}
+
+core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::StartAt start) {
+  // Continuing a run: from the block after the previous segment's last one while the ring still
+  // has it; what it no longer has becomes the restart's gap row.
+  std::uint64_t from = 0;
+  GapReason first_loss = GapReason::lapped;
+  const ChannelEnd* end = nullptr;
+  if (previous_)
+    for (const ChannelEnd& e : previous_->channels)
+      if (e.channel == c.name && e.blocks > 0) end = &e;
+  const std::uint64_t head = c.blocks_written;  // a few blocks stale at most: they are recorded too
+  if (end != nullptr && end->last_sequence + 1 <= head) {
+    from = end->last_sequence + 1;
+    first_loss = previous_->stopped ? GapReason::recorder_stopped : GapReason::recorder_restart;
+  } else if (start == core::StartAt::oldest) {
+    from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
+  } else {
+    from = head;  // from now on
+  }
+  auto reader = core::ChannelReader::open(arena_, c.name, options_.policy, "recorder", core::StartAt::sequence, from);
+  if (!reader) return tl::make_unexpected(core::with_context(reader.error(), "record"));
+  const core::ChannelDesc& d = reader->desc();
+  reader->set_kind("record:hdf5");
+  if (watcher_)
+    if (auto g = watcher_->subscribe_channel(c.name); !g)
+      notice("channel '" + c.name + "': no wake-ups (" + g.error().what + "); read on other wake-ups");
+  ChannelStatic info;
+  info.name = c.name;
+  info.dtype = c.dtype;
+  info.sample_bytes = core::dtype_bytes(c.dtype);
+  info.rate_hz = c.rate_hz;
+  info.units = c.units;
+  info.labels = label_names(arena_, d.label_ids);
+  info.samples_per_block = c.samples_per_block;
+  info.ring_blocks = c.ring_blocks;
+  info.policy = core::policy_name(options_.policy);
+  const std::uint64_t dropped = d.dropped_at_source.load(std::memory_order_relaxed);
+  follows_.push_back(Follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss});
+  return {};
+}
+
+void Recorder::follow_key(std::string_view key, const core::ValueInfo& info) {
+  KeyFollow k;
+  k.name = std::string(key);
+  k.numeric = info.type == core::ValueType::i64 || info.type == core::ValueType::u64 ||
+              info.type == core::ValueType::f64 || info.type == core::ValueType::none;
+  k.buffer.resize(kv_.value_bytes());
+  if (watcher_ && key_watches_ < kMaxKeyWatches && watcher_->subscribe_key(key)) ++key_watches_;
+  keys_.push_back(std::move(k));
+}
+
+bool Recorder::discover() {
+  bool found = false;
+  for (const core::ChannelInfo& c : core::list_channels(arena_)) {
+    if (!matches(options_.channels, c.name)) continue;
+    if (std::any_of(follows_.begin(), follows_.end(), [&](const Follow& f) { return f.info.name == c.name; })) continue;
+    // A channel that appeared while recording: from its oldest block still in the ring.
+    if (auto ok = follow_channel(c, core::StartAt::oldest); !ok) {
+      notice("channel '" + c.name + "': " + ok.error().what);
+      continue;
+    }
+    notice("channel '" + c.name + "' appeared");
+    found = true;
+  }
+  if (!options_.keys.empty())
+    kv_.for_each_key([&](std::string_view key, const core::ValueInfo& info) {
+      if (!matches(options_.keys, std::string(key))) return;
+      if (std::any_of(keys_.begin(), keys_.end(), [&](const KeyFollow& k) { return k.name == key; })) return;
+      follow_key(key, info);
+      notice("key '" + std::string(key) + "' appeared");
+      found = true;
+    });
+  return found;
+}
+
+core::Result<void> Recorder::open_segment() {
+  SegmentMeta meta;
+  meta.run = run_;
+  meta.host = host_;
+  meta.arena = arena_name_;
+  meta.arena_geometry = geometry_text(arena_.geometry());
+  meta.arena_created_ns = arena_.header().created_ns;
+  meta.pipeline = options_.pipeline_text;
+  meta.recorder_pid = host_pid_;
+  meta.recorder_start_ticks = start_ticks_;
+  std::vector<ChannelStatic> channels;
+  for (const Follow& f : follows_) channels.push_back(f.info);
+  std::vector<KeySpec> keys;
+  const std::uint32_t width = std::min(kMaxKeyTextBytes, kv_.value_bytes());
+  for (const KeyFollow& k : keys_) keys.push_back(KeySpec{k.name, k.numeric, width});
+  std::uint64_t reserve = kCloseReserveBytes;
+  for (const ChannelStatic& c : channels) {
+    const std::uint64_t block = std::uint64_t{c.samples_per_block} * c.sample_bytes;
+    // What may be in memory and not yet in the file: the chunks HDF5 holds back, the staged
+    // chunk and block, a chunk of table rows.
+    reserve += (kHeldChunks + 1) * std::max(kTargetChunkBytes, block) + block + kTableChunkRows * kTableRowBytes;
+  }
+  reserve_bytes_ = options_.min_free_bytes >= 0 ? static_cast<std::uint64_t>(options_.min_free_bytes) : reserve;
+  if (auto free = free_bytes(target_.dir); free && *free < reserve_bytes_) {
+    disk_low_ = true;
+    return core::fail(core::Errc::io_error, "disk full: " + std::to_string(*free) + " bytes free in " +
+                                                target_.dir.string() + ", below the " + std::to_string(reserve_bytes_) +
+                                                " bytes kept to close files cleanly");
+  }
+  for (int attempt = 0; attempt < kMaxNameTries; ++attempt, ++next_number_) {
+    const std::filesystem::path path = segment_path(target_, arena_name_, run_, next_number_);
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) continue;  // never overwrite: the next free number
+    meta.segment = next_number_;
+    meta.start_ns = realtime_ns();
+    auto segment = Segment::create(path, meta, channels, keys, options_.compress);
+    if (!segment) {
+      if (std::filesystem::exists(path, ec)) continue;  // another process took the name meanwhile
+      std::filesystem::remove(path, ec);  // a half-made file from a failed create holds nothing
+      return tl::make_unexpected(segment.error());
+    }
+    segment_ = std::move(*segment);
+    ++next_number_;
+    for (std::size_t i = 0; i < follows_.size(); ++i) follows_[i].slot = i;
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      keys_[i].slot = i;
+      keys_[i].logged = false;
+    }
+    files_.push_back(path.string());
+    checked_file_bytes_ = 0;
+    notice("recording to " + path.string());
+    return {};
+  }
+  return core::fail(core::Errc::already_exists, "no free segment name in " + target_.dir.string());
+}
+
+void Recorder::account_segment(bool all_committed) {
+  for (Follow& f : follows_) {
+    if (f.slot == kNoSlot) continue;
+    const ChannelGroup& g = segment_.channel(f.slot);
+    f.done_blocks += all_committed ? g.blocks() : g.blocks_written();
+    f.done_samples += all_committed ? g.samples() : g.samples_written();
+    f.slot = kNoSlot;
+  }
+}
+
+core::Result<void> Recorder::close_segment() {
+  if (!segment_.is_open()) return {};
+  account_segment(true);  // close() writes every committed block, or fails and says so
+  return segment_.close(realtime_ns());
+}
+
+core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions& options, RecordControl& control) {
+  if (auto ok = check_options(options); !ok) return tl::make_unexpected(ok.error());
+  Recorder recorder(arena, options, control);
+  if (auto ok = recorder.start(); !ok) return tl::make_unexpected(ok.error());
+  recorder.run();
+  return recorder.summary();
+}
+
+}  // namespace weir::rec

@@ -1,0 +1,104 @@
+#pragma once
+// The recorder's working state, shared by its setup (recorder.cpp) and its loop (recorder_loop.cpp).
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "channel_group.hpp"
+#include "segment.hpp"
+#include "segment_scan.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/kv_store.hpp"
+#include "weir/core/signals.hpp"
+#include "weir/recorder/naming.hpp"
+#include "weir/recorder/recorder.hpp"
+
+namespace weir::rec {
+
+inline constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+
+/// One followed channel: its registered reader and what was recorded of it.
+struct Follow {
+  core::ChannelReader reader;
+  ChannelStatic info;
+  std::size_t slot = kNoSlot;       // its index in the open segment; kNoSlot until a segment holds it
+  std::uint64_t dropped_seen = 0;   // the channel's dropped_at_source when last compared
+  GapReason first_loss = GapReason::lapped;  // a loss before the first block read: the restart's
+  bool read_any = false;
+  std::uint64_t done_blocks = 0, done_samples = 0;  // in segments already closed
+  std::uint64_t gaps = 0, gap_blocks = 0;
+};
+
+/// One followed key, sampled on change.
+struct KeyFollow {
+  std::string name;
+  core::KeyHandle handle{};
+  bool resolved = false;
+  bool numeric = true;
+  std::size_t slot = kNoSlot;
+  bool logged = false;             // a value was logged in the open segment
+  std::uint64_t last_epoch = 0;    // the slot epoch of the last value logged
+  std::vector<std::byte> buffer;   // value_bytes, allocated once
+};
+
+class Recorder {
+ public:
+  Recorder(const core::Arena& arena, const RecordOptions& options, RecordControl& control);
+  /// Matches patterns, picks the run, continues an earlier one, registers readers, opens the first file.
+  [[nodiscard]] core::Result<void> start();
+  /// Records until a stop; a write failure ends it with summary().error set.
+  void run();
+  [[nodiscard]] RecordSummary summary() const;
+
+ private:
+  // setup (recorder.cpp)
+  void pick_run();
+  [[nodiscard]] core::Result<void> continue_run();
+  [[nodiscard]] core::Result<void> follow_channel(const core::ChannelInfo& channel, core::StartAt start);
+  void follow_key(std::string_view key, const core::ValueInfo& info);
+  [[nodiscard]] bool discover();
+  [[nodiscard]] core::Result<void> open_segment();
+  [[nodiscard]] core::Result<void> close_segment();
+  void account_segment(bool all_committed);  // adds the open segment's blocks to the totals; unslots
+  void notice(const std::string& line) const;
+
+  // loop (recorder_loop.cpp)
+  [[nodiscard]] core::Result<std::uint64_t> pump(Follow& f, std::uint64_t limit, std::uint64_t until);
+  [[nodiscard]] core::Result<void> add_gap(Follow& f, std::uint64_t sequence, std::uint64_t blocks, GapReason reason);
+  [[nodiscard]] core::Result<void> sample_keys();
+  [[nodiscard]] core::Result<void> flush();
+  [[nodiscard]] core::Result<void> check_disk();
+  [[nodiscard]] core::Result<void> rotate();
+  void wait(std::int64_t until_ns);
+  void drain_and_close();
+  void stop_on_error(const core::Error& error);
+  void publish_counters();
+
+  const core::Arena& arena_;
+  const RecordOptions& options_;
+  RecordControl& control_;
+  core::KvStore kv_;
+  OutTarget target_;
+  std::string arena_name_;
+  std::uint64_t run_ = 0;
+  std::uint64_t next_number_ = 0;          // the next segment's file number
+  std::optional<SegmentInfo> previous_;     // the run's last readable segment when continuing one
+  std::vector<Follow> follows_;
+  std::vector<KeyFollow> keys_;
+  std::optional<core::Watcher> watcher_;
+  std::uint32_t key_watches_ = 0;
+  Segment segment_;
+  std::vector<std::string> files_;
+  std::uint64_t reserve_bytes_ = 0;        // free disk below which recording stops
+  std::uint64_t checked_file_bytes_ = 0;   // file size at the last free-space check
+  std::uint32_t host_pid_ = 0;
+  std::uint64_t start_ticks_ = 0;
+  std::string host_;
+  std::string stopped_by_;
+  std::string error_;
+  bool disk_low_ = false;  // free space fell below reserve_bytes_ (writing itself still works)
+};
+
+}  // namespace weir::rec

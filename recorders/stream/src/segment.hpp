@@ -1,0 +1,80 @@
+#pragma once
+// One recording file (a segment of a run): creates the whole layout of docs/design/recording.md,
+// switches SWMR writing on, and closes with stop_time. SWMR cannot add objects later, so every
+// channel and key the segment will hold is named at create.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "channel_group.hpp"
+#include "key_log.hpp"
+#include "weir/core/error.hpp"
+#include "weir/h5/handle.hpp"
+
+namespace weir::rec {
+
+/// The root attributes of a segment.
+struct SegmentMeta {
+  std::uint64_t run = 0;
+  std::uint64_t segment = 0;
+  std::uint64_t start_ns = 0;
+  std::string host;
+  std::string arena;
+  std::string arena_geometry;
+  std::uint64_t arena_created_ns = 0;
+  std::string pipeline;
+  std::uint32_t recorder_pid = 0;
+  std::uint64_t recorder_start_ticks = 0;
+};
+
+struct KeySpec {
+  std::string name;
+  bool numeric = true;
+  std::uint32_t text_width = 0;
+};
+
+class Segment {
+ public:
+  /// Creates the file (never over an existing one: fails with already_exists), every group,
+  /// dataset and attribute, then starts SWMR writing and flushes.
+  [[nodiscard]] static core::Result<Segment> create(const std::filesystem::path& path, const SegmentMeta& meta,
+                                                    const std::vector<ChannelStatic>& channels,
+                                                    const std::vector<KeySpec>& keys, int compress);
+  Segment() = default;
+
+  [[nodiscard]] ChannelGroup& channel(std::size_t i) noexcept { return channels_[i]; }
+  [[nodiscard]] KeyLog& key(std::size_t i) noexcept { return keys_[i]; }
+  [[nodiscard]] std::size_t channel_count() const noexcept { return channels_.size(); }
+  [[nodiscard]] std::size_t key_count() const noexcept { return keys_.size(); }
+
+  /// Hands everything staged to HDF5 and flushes the file (H5Fflush): a crash after this keeps it.
+  [[nodiscard]] core::Result<void> flush();
+  /// flush(), stop_time, close. A failure still closes the file.
+  [[nodiscard]] core::Result<void> close(std::uint64_t stop_ns);
+  /// After a write failure: every key log back to the last flush (channels: ChannelGroup::roll_back).
+  void roll_back_keys() noexcept;
+  /// Closes without writing anything more (after a write failure). Returns what closing reported.
+  [[nodiscard]] core::Result<void> abandon();
+
+  [[nodiscard]] bool is_open() const noexcept { return file_.valid(); }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] std::uint64_t file_bytes() const noexcept;
+  /// What the file holds or will hold once HDF5 has written out what it was handed: the larger of
+  /// the file's size and the bytes handed to it. Rotation by size and the free-space checks use it.
+  [[nodiscard]] std::uint64_t bytes() const noexcept;
+  [[nodiscard]] std::uint64_t start_ns() const noexcept { return start_ns_; }
+
+ private:
+  [[nodiscard]] core::Result<void> close_file();
+
+  std::filesystem::path path_;
+  std::uint64_t start_ns_ = 0;
+  h5::Handle file_, entry_, keys_group_;
+  std::vector<ChannelGroup> channels_;
+  std::vector<KeyLog> keys_;
+};
+
+}  // namespace weir::rec

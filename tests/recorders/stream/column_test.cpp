@@ -1,0 +1,125 @@
+// The chunk-at-a-time column: whatever mix of commits, chunk writes and partial flushes, the
+// dataset ends up holding exactly the committed elements, in order.
+#include <doctest/doctest.h>
+
+#include <hdf5.h>
+
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "column.hpp"
+#include "harness.hpp"
+#include "weir/h5/handle.hpp"
+
+using weir::h5::Handle;
+using weir::rec::Column;
+using weir::rec::ColumnSpec;
+using weir::test::TempDir;
+
+namespace {
+
+std::vector<std::int32_t> read_all(hid_t dataset) {
+  Handle space{H5Dget_space(dataset)};
+  hsize_t n = 0;
+  REQUIRE(H5Sget_simple_extent_dims(space.get(), &n, nullptr) == 1);
+  std::vector<std::int32_t> out(n);
+  if (n > 0) REQUIRE(H5Dread(dataset, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0);
+  return out;
+}
+
+// Commits runs of 1..slack consecutive integers, writing chunks as they fill and flushing the
+// partial tail every few commits; returns what was committed.
+std::vector<std::int32_t> fill(Column& column, std::uint64_t slack, int commits, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int32_t> committed;
+  for (int i = 0; i < commits; ++i) {
+    const auto n = static_cast<std::uint64_t>(rng() % slack) + 1;
+    std::vector<std::int32_t> values(n);
+    std::iota(values.begin(), values.end(), static_cast<std::int32_t>(committed.size()));
+    std::memcpy(column.stage_end(), values.data(), n * sizeof(std::int32_t));
+    column.commit(n);
+    committed.insert(committed.end(), values.begin(), values.end());
+    if (column.chunk_ready()) REQUIRE(column.write_chunks());
+    if (rng() % 4 == 0) REQUIRE(column.write_partial());
+    CHECK(column.size() == committed.size());
+  }
+  return committed;
+}
+
+}  // namespace
+
+TEST_SUITE("recorders.stream.column") {
+
+TEST_CASE("commits, whole chunks and partial flushes leave exactly the committed elements") {
+  TempDir dir;
+  for (const int deflate : {0, 4})
+  for (const bool cache : {true, false}) {
+    CAPTURE(deflate);
+    CAPTURE(cache);
+    const std::string file =
+        (dir.path() / ("c" + std::to_string(deflate) + (cache ? "c" : "n") + ".h5")).string();
+    Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+    REQUIRE(f.valid());
+    constexpr std::uint64_t kChunk = 8, kSlack = 5;
+    auto column = Column::create(
+        f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, kChunk, kSlack, deflate, cache}, file + " /x");
+    REQUIRE(column);
+    const std::vector<std::int32_t> committed = fill(*column, kSlack, 200, 7 + static_cast<std::uint64_t>(deflate));
+    REQUIRE(column->write_partial());
+    CHECK(column->written() == committed.size());
+    CHECK(read_all(column->id()) == committed);
+  }
+}
+
+TEST_CASE("a partial flush makes the staged tail visible at once, before its chunk is full") {
+  TempDir dir;
+  const std::string file = (dir.path() / "p.h5").string();
+  Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+  auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 100, 10, 0}, file);
+  REQUIRE(column);
+  const std::int32_t three[3] = {5, 6, 7};
+  std::memcpy(column->stage_end(), three, sizeof three);
+  column->commit(3);
+  CHECK_FALSE(column->chunk_ready());
+  CHECK(read_all(column->id()).empty());  // staged only
+  REQUIRE(column->write_partial());
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{5, 6, 7});
+  std::int32_t back = 0;
+  CHECK(column->read_staged(1, &back));
+  CHECK(back == 6);
+  CHECK_FALSE(column->read_staged(3, &back));
+}
+
+TEST_CASE("a roll-back shrinks the dataset to the last durable point and appends from there") {
+  TempDir dir;
+  const std::string file = (dir.path() / "r.h5").string();
+  Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+  const std::int32_t fill = -1;
+  auto column =
+      Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1, 0, true, &fill}, file);
+  REQUIRE(column);
+  const auto append = [&](std::int32_t v) {
+    std::memcpy(column->stage_end(), &v, sizeof v);
+    column->commit(1);
+    if (column->chunk_ready()) REQUIRE(column->write_chunks());
+  };
+  for (std::int32_t v = 0; v < 6; ++v) append(v);
+  REQUIRE(column->write_partial());
+  column->mark_durable();  // what a successful H5Fflush makes durable: 0..5
+  for (std::int32_t v = 6; v < 11; ++v) append(v);
+  REQUIRE(column->write_partial());  // 6..10 handed over but, say, never flushed
+  REQUIRE(column->roll_back());
+  CHECK(column->written() == 6);
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5});
+  append(42);
+  REQUIRE(column->write_partial());
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 42});
+  // Extended but never written rows read as the fill value.
+  const hsize_t size[1] = {9};
+  REQUIRE(H5Dset_extent(column->id(), size) >= 0);
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 42, -1, -1});
+}
+
+}  // TEST_SUITE
