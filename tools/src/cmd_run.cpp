@@ -203,6 +203,21 @@ void wait_drained(const core::Arena& arena, std::int64_t timeout_ns, Console& co
   }
 }
 
+// Waits until every channel the pipeline makes exists (shards' outputs), or `timeout_ns` passes.
+void wait_for_channels(const core::Arena& arena, const config::Resolved& resolved, Supervisor& supervisor,
+                       std::int64_t timeout_ns, Console& console) {
+  const std::int64_t deadline = now_ns() + timeout_ns;
+  for (const auto& c : resolved.channels) {
+    while (!core::find_channel(arena, c.name)) {
+      if (now_ns() >= deadline) {
+        console.log(fmt::format("channel '{}' does not exist yet; starting the recorders anyway", c.name));
+        return;
+      }
+      supervisor.tick(20);
+    }
+  }
+}
+
 int run_run(const RunArgs& args) {
   auto loaded = load(args.file);
   if (!loaded) {
@@ -234,14 +249,22 @@ int run_run(const RunArgs& args) {
   Supervisor supervisor([&console](const std::string& line) { console.log(line); });
   console.log(fmt::format("weir run {}: arena '{}', {} part(s)", args.file, loaded->pipeline.arena.name,
                           loaded->parts.size()));
-  for (const PartPlan& plan : loaded->parts) start_part(supervisor, *loaded, plan, console);
+  const auto grace_ns = static_cast<std::int64_t>(args.grace_s * 1e9);
+  bool recorders_started = false;
+  for (const PartPlan& plan : loaded->parts) {
+    if (plan.role == PartRole::record && !recorders_started) {
+      // Shards create their output channels as they start: recorders that match them start after.
+      wait_for_channels(*arena, loaded->resolved, supervisor, grace_ns, console);
+      recorders_started = true;
+    }
+    start_part(supervisor, *loaded, plan, console);
+  }
 
   std::set<std::string> sources;
   for (const auto& [channel, writer] : loaded->resolved.channel_writer)
     if (writer.rfind("driver", 0) == 0) sources.insert(channel);
   RunStatus status(*arena, sources);
   const std::int64_t start = now_ns();
-  const auto grace_ns = static_cast<std::int64_t>(args.grace_s * 1e9);
   std::int64_t next_status = start + 1'000'000'000;
   std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
   while (stop_signals.load(std::memory_order_relaxed) == 0) {
@@ -273,13 +296,14 @@ int run_run(const RunArgs& args) {
     }
   });
   std::string summary;
+  RunTotals totals;
   supervisor.stop_all(grace_ns, [&] {
     wait_drained(*arena, grace_ns, console);
     summary = status.summary();
+    totals = status.sample();  // while the consumers are still registered
   });
   stopped.store(true);
   second_signal.join();
-  const RunTotals totals = status.sample();
   console.log(fmt::format("run summary ({:.1f} s):", static_cast<double>(now_ns() - start) / 1e9));
   for (const auto& p : supervisor.parts())
     console.log(fmt::format("  {:<32} {:<10} restarts {}{}", p->plan.title, part_status_name(p->status), p->restarts,

@@ -91,7 +91,10 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
     plan.args.emplace_back("--keys");
     plan.args.insert(plan.args.end(), r.keys.begin(), r.keys.end());
   }
-  plan.args.insert(plan.args.end(), {"--out", r.out, "--policy", r.policy, "--pipeline", p.file});
+  // From the oldest block still in the ring: the drivers started first, and what they published
+  // before the recorder registered is recorded too.
+  plan.args.insert(plan.args.end(), {"--out", r.out, "--policy", r.policy, "--pipeline", p.file, "--from-oldest",
+                                     "--wait-for-channels"});
   add_params(plan.args, r.params);
   return plan;
 }
