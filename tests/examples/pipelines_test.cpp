@@ -1,0 +1,114 @@
+// The example pipelines in examples/pipelines/ run for real: `weir run` starts every part, nothing
+// is given up on, nothing is lost, and what the recorders wrote opens in h5py with the channels
+// the file declares.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "run_weir.hpp"
+
+using weir::test::contains;
+using weir::test::run_weir;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+}
+
+// The example with its arena renamed and its recordings sent to a scratch directory.
+struct ScratchPipeline {
+  ScratchPipeline(const std::string& example, const std::string& arena, const std::string& out) {
+    dir = "/tmp/weir-example-" + std::to_string(::getpid()) + "-" + arena;
+    std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+    std::string text = read_file(WEIR_SOURCE_DIR "/examples/pipelines/" + example);
+    REQUIRE(contains(text, "name = \"" + arena + "\""));
+    unique = arena + std::to_string(::getpid());
+    replace_all(text, "name = \"" + arena + "\"", "name = \"" + unique + "\"");
+    replace_all(text, "out = \"" + out + "\"", "out = \"" + dir + "/" + out + "\"");
+    path = dir + "/" + example;
+    std::ofstream(path) << text;
+  }
+  ~ScratchPipeline() { std::system(("rm -rf " + dir).c_str()); }
+  std::string dir, path, unique;
+};
+
+// Runs the checker over every .h5 file in `dir`; returns its output (it exits non-zero on a problem).
+weir::test::RunResult inspect(const std::string& dir, const std::string& channels) {
+  const std::string out = dir + "/check_recordings.txt";
+  const std::string script = std::string("import glob, h5py, sys\n"
+                                         "files = sorted(glob.glob(sys.argv[1] + '/**/*.h5', recursive=True))\n"
+                                         "assert files, 'no HDF5 file'\n"
+                                         "for name in files:\n"
+                                         "    f = h5py.File(name, 'r')\n"
+                                         "    assert f.attrs['stop_time'], name + ': no stop_time'\n"
+                                         "    for ch in sys.argv[2].split(','):\n"
+                                         "        d = f['entry/' + ch + '/data']\n"
+                                         "        assert d.shape[0] > 0, ch + ': empty'\n"
+                                         "        assert len(f['entry/' + ch + '/gaps']) == 0, ch + ': gaps'\n"
+                                         "    print(name, 'ok')\n");
+  std::ofstream(dir + "/check_recordings.py") << script;
+  weir::test::RunResult r;
+  r.exit_code = WEXITSTATUS(std::system(("/usr/bin/python3 " + dir + "/check_recordings.py " + dir + " " + channels + " >" + out +
+                                         " 2>&1").c_str()));
+  r.out = read_file(out);
+  return r;
+}
+
+void check_clean_run(const weir::test::RunResult& r) {
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.out, "GIVING UP"));
+  CHECK_FALSE(contains(r.out, " died "));
+  CHECK(contains(r.out, "lost 0 block(s), dropped at source 0, errors 0"));
+  if (r.exit_code != 0 || !contains(r.out, "lost 0 block(s)")) MESSAGE(std::string(r.out + r.err));
+}
+
+}  // namespace
+
+TEST_SUITE("examples.pipelines") {
+
+TEST_CASE("the detector bench records its detector and spectra losslessly") {
+  ScratchPipeline p("detector_bench.lua", "detector", "runs/");
+  const auto r = run_weir({"run", p.path, "--duration", "3", "--status-every", "0"});
+  check_clean_run(r);
+  const auto h5 = inspect(p.dir, "det0,det0.psd");
+  CHECK_MESSAGE(h5.exit_code == 0, h5.out);
+}
+
+TEST_CASE("the slow-control logger runs its sensors, stats and rotating recorder") {
+  ScratchPipeline p("slow_control.lua", "logger", "logs/");
+  const auto r = run_weir({"run", p.path, "--duration", "3", "--status-every", "0"});
+  check_clean_run(r);
+  CHECK(contains(r.out, "started shard \"stats:vac3\""));
+  const auto h5 = inspect(p.dir, "temp0,vac3");
+  CHECK_MESSAGE(h5.exit_code == 0, h5.out);
+}
+
+TEST_CASE("the 8-channel scope pipeline feeds every channel and its decimated copy") {
+  ScratchPipeline p("scope8.lua", "scope8", "");
+  const auto r = run_weir({"run", p.path, "--duration", "3", "--status-every", "0", "--keep"});
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.out, "GIVING UP"));
+  for (int i = 0; i < 8; ++i) {
+    CHECK(contains(r.out, "channel ch" + std::to_string(i) + " "));
+    CHECK(contains(r.out, "channel ch" + std::to_string(i) + ".filt"));
+  }
+  const auto ls = run_weir({"ls", p.unique, "--json"});
+  CHECK(ls.exit_code == 0);
+  CHECK(contains(ls.out, "\"name\":\"ch7.filt\""));
+  CHECK(run_weir({"rm", p.unique, "--force"}).exit_code == 0);
+}
+
+}  // TEST_SUITE
