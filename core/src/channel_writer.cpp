@@ -19,6 +19,7 @@ namespace weir::core {
 namespace {
 
 constexpr std::int64_t kLosslessPollNs = 20'000;  // a writer held back by a lossless reader looks this often
+constexpr std::int64_t kLosslessPidCheckNs = 10'000'000;  // ... and checks the holder is still alive this often
 
 // Min and max of one level-0 entry's kPyramidFactor samples: a fixed-size loop over locals, which
 // the compiler vectorises (the running accumulators stay out of memory until the entry is done).
@@ -128,15 +129,20 @@ bool ChannelWriter::wait_for_lossless(std::uint64_t seq) noexcept {
   if (desc_->full_policy == FullPolicy::drop) return false;
   desc_->writer_waits.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t deadline = detail::monotonic_ns() + desc_->wait_timeout_ns;
+  std::int64_t next_pid_check = 0;
   for (; blocking != nullptr; blocking = full_row()) {
     const std::uint32_t pid = blocking->pid.load(std::memory_order_relaxed);
-    if (!pid_alive(pid)) {  // killed while registered lossless: reap it so it never holds us back
+    const std::int64_t now = detail::monotonic_ns();
+    // pid_alive reads /proc: look every kLosslessPidCheckNs, not on every poll.
+    const bool check = now >= next_pid_check;
+    if (check) next_pid_check = now + kLosslessPidCheckNs;
+    if (check && !pid_alive(pid)) {  // killed while registered lossless: reap it so it never holds us back
       detail::retire_consumer(*arena_, *blocking);
       std::uint32_t expected = pid;
       blocking->pid.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
       continue;
     }
-    if (detail::monotonic_ns() >= deadline) return false;
+    if (now >= deadline) return false;
     const timespec pause{0, kLosslessPollNs};
     nanosleep(&pause, nullptr);
   }
