@@ -305,9 +305,13 @@ int run_run(const RunArgs& args) {
   stopped.store(true);
   second_signal.join();
   console.log(fmt::format("run summary ({:.1f} s):", static_cast<double>(now_ns() - start) / 1e9));
+  const double run_s = static_cast<double>(now_ns() - start) / 1e9;
   for (const auto& p : supervisor.parts())
-    console.log(fmt::format("  {:<32} {:<10} restarts {}{}", p->plan.title, part_status_name(p->status), p->restarts,
-                            p->last_exit.empty() ? "" : ", last " + p->last_exit));
+    console.log(fmt::format("  {:<32} {:<10} restarts {}{}{}", p->plan.title, part_status_name(p->status), p->restarts,
+                            p->last_exit.empty() ? "" : ", last " + p->last_exit,
+                            p->plan.thread ? std::string{}
+                                           : fmt::format(", cpu {:.1f} s ({:.0f} % of a core)", p->cpu_s,
+                                                         run_s > 0 ? 100 * p->cpu_s / run_s : 0.0)));
   for (std::size_t nl = 0; !summary.empty() && (nl = summary.find('\n')) != std::string::npos; summary.erase(0, nl + 1))
     console.log(summary.substr(0, nl));
   console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,11 @@ std::int64_t now_ns() noexcept {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+double cpu_seconds(const rusage& ru) noexcept {
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 std::string describe_status(int status) {
@@ -186,7 +192,9 @@ void Supervisor::tick(int timeout_ms) {
     PartState& part = *p;
     if (part.pid > 0) {
       int status = 0;
-      if (waitpid(part.pid, &status, WNOHANG) == part.pid) {
+      rusage ru{};
+      if (wait4(part.pid, &status, WNOHANG, &ru) == part.pid) {
+        part.cpu_s += cpu_seconds(ru);
         drain_output(part, true);
         ended(part, describe_status(status), WIFEXITED(status) && WEXITSTATUS(status) == 0);
       }
@@ -209,7 +217,8 @@ void Supervisor::stop_part(PartState& part, std::int64_t grace_ns) {
     const std::int64_t deadline = now_ns() + grace_ns;
     int status = 0;
     pid_t got = 0;
-    while ((got = waitpid(part.pid, &status, WNOHANG)) == 0 && now_ns() < deadline) {
+    rusage ru{};
+    while ((got = wait4(part.pid, &status, WNOHANG, &ru)) == 0 && now_ns() < deadline) {
       drain_output(part, false);
       const timespec pause{0, 10'000'000};
       nanosleep(&pause, nullptr);
@@ -217,8 +226,9 @@ void Supervisor::stop_part(PartState& part, std::int64_t grace_ns) {
     if (got == 0) {
       say(fmt::format("{} did not stop within {:.1f} s: killing it", part.plan.title, static_cast<double>(grace_ns) / 1e9));
       kill(part.pid, SIGKILL);
-      waitpid(part.pid, &status, 0);
+      wait4(part.pid, &status, 0, &ru);
     }
+    part.cpu_s += cpu_seconds(ru);
     drain_output(part, true);
     part.pid = 0;
     part.last_exit = describe_status(status);

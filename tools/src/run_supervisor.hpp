@@ -42,6 +42,7 @@ struct PartState {
   std::int64_t started_ns = 0;
   std::int64_t next_start_ns = 0;
   std::string last_exit;   // "exit 1", "killed by SIGSEGV"
+  double cpu_s = 0;        // user + system CPU of its processes that ended (all restarts)
 };
 
 class Supervisor {
