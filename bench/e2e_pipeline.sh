@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end pipeline benchmark: N simulated f32 channels -> an fft shard (4096 points, Hann) and a
+# End-to-end pipeline benchmark: N simulated f32 channels (one sim driver process each: generating
+# gaussian noise is the costliest part) -> an fft shard (4096 points, Hann) and a
 # stats shard on every channel -> one lossless HDF5 recorder of every channel. Raises the aggregate
 # input rate step by step and reports, per step, whether it held for the duration with nothing
 # lost, dropped at the source or produced late, and each part's CPU use (from `weir run`).
@@ -31,9 +32,9 @@ arena { name = "e2e$$", channels = $((channels * 3 + 4)), channel_mb = $((channe
 for i = 0, $((channels - 1)) do
   channel ("in" .. i) { dtype = "f32", rate = $per_channel, block = 16384, ring = 256, units = "V" }
 end
-local names = {}
-for i = 0, $((channels - 1)) do names[#names + 1] = "in" .. i end
-driver "sim" { channels = names, signal = "noise", seed = 1 }
+for i = 0, $((channels - 1)) do
+  driver "sim" { channels = {"in" .. i}, name = "sim" .. i, signal = "noise", seed = i }
+end
 for i = 0, $((channels - 1)) do
   shard "fft" { input = "in" .. i, size = 4096, window = "hann", spectrum = "power", overlap = 0 }
   shard "stats" { input = "in" .. i, window = 163840 }
@@ -43,15 +44,16 @@ EOF
   log="$scratch/run.log"
   "$weir" run "$pipeline" --duration "$seconds" --status-every 0 --replace > "$log" 2>&1 || true
   totals=$(grep -E "lost [0-9]+ block\(s\), dropped at source [0-9]+, errors [0-9]+" "$log" | tail -n 1)
-  achieved=$(grep -oE "[0-9.]+ Hz per channel achieved, [0-9.]+ Hz requested" "$log" | head -n 1)
+  achieved=$(grep -oE "[0-9.]+ Hz per channel achieved, [0-9.]+ Hz requested" "$log" | sort -n | head -n 1)
   held=yes
   [[ $totals == *"lost 0 block(s), dropped at source 0, errors 0"* ]] || held=no
+  # Every driver must have produced its rate: the slowest one decides.
   ok_rate=$(echo "$achieved" | awk '{ if ($1 >= 0.995 * $6) print "yes"; else print "no" }')
   [[ $ok_rate == yes ]] || held=no
   mbps=$(awk -v r="$rate" 'BEGIN { printf "%.0f", r * 4 }')
   echo "== $rate MS/s aggregate ($channels x $per_channel S/s f32, $mbps MB/s) for $seconds s: held=$held"
-  echo "   $totals; sim: $achieved"
-  grep -E "^ *(driver|shard|record) \".*cpu" "$log" | sed 's/^/   /' | sort -t'(' -k3 -r | head -n 6
+  echo "   $totals; slowest sim: $achieved"
+  grep -E "^ *(driver|shard|record) \".*cpu" "$log" | sed -E 's/^ *//; s/ +stopped +restarts 0, last exit 0,//; s/^/   /'
   rm -rf "$scratch/rec"
   if [[ $held == yes ]]; then best="$rate"; else break; fi
   rate=$(awk -v r="$rate" -v f="$factor" 'BEGIN { printf "%.3g", r * f }')

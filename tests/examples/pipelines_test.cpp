@@ -5,11 +5,13 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "background_weir.hpp"
 #include "run_weir.hpp"
 
 using weir::test::contains;
@@ -85,11 +87,29 @@ TEST_CASE("the detector bench records its detector and spectra losslessly") {
   check_clean_run(r);
   const auto h5 = inspect(p.dir, "det0,det0.psd");
   CHECK_MESSAGE(h5.exit_code == 0, h5.out);
+
+  // The recording replays into a fresh arena, where a shard runs on it unchanged.
+  const std::string file = p.dir + "/runs/" + p.unique + "_run000001_0000.h5";
+  const std::string again = p.unique + "r";
+  REQUIRE(run_weir({"create", again, "--channels", "8"}).exit_code == 0);
+  weir::test::BackgroundWeir replay({"replay", file, again, "--speed", "1", "--channels", "det0"});
+  REQUIRE(weir::test::eventually([&] { return run_weir({"ls", again, "--json"}).out.find("\"det0\"") != std::string::npos; },
+                                 std::chrono::seconds(10)));
+  const auto shard = run_weir({"shard", again, "stats", "--input", "det0", "-p", "window=262144", "--duration", "2"});
+  CHECK(shard.exit_code == 0);
+  CHECK(contains(shard.out, "errors 0"));
+  CHECK_FALSE(contains(shard.out, "blocks in 0,"));
+  CHECK(replay.wait(std::chrono::seconds(30)) == 0);
+  const auto rms = run_weir({"get", again, "det0.rms"});
+  CHECK(rms.exit_code == 0);
+  CHECK(std::strtod(rms.out.c_str(), nullptr) > 0);
+  CHECK(run_weir({"rm", again, "--force"}).exit_code == 0);
 }
 
 TEST_CASE("the slow-control logger runs its sensors, stats and rotating recorder") {
   ScratchPipeline p("slow_control.lua", "logger", "logs/");
-  const auto r = run_weir({"run", p.path, "--duration", "3", "--status-every", "0"});
+  // The thermometers give one block a second: long enough for a few of them.
+  const auto r = run_weir({"run", p.path, "--duration", "4", "--status-every", "0"});
   check_clean_run(r);
   CHECK(contains(r.out, "started shard \"stats:vac3\""));
   const auto h5 = inspect(p.dir, "temp0,vac3");
