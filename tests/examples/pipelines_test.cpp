@@ -112,7 +112,9 @@ TEST_CASE("the slow-control logger runs its sensors, stats and rotating recorder
   const auto r = run_weir({"run", p.path, "--duration", "4", "--status-every", "0"});
   check_clean_run(r);
   CHECK(contains(r.out, "started shard \"stats:vac3\""));
-  const auto h5 = inspect(p.dir, "temp0,vac3");
+  CHECK(contains(r.out, "channel temp0 "));
+  // The 10 Hz thermometers may not have filled a block yet on a loaded machine; the gauges have.
+  const auto h5 = inspect(p.dir, "vac0,vac3");
   CHECK_MESSAGE(h5.exit_code == 0, h5.out);
 }
 

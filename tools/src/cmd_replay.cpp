@@ -13,6 +13,7 @@
 #include "arena_access.hpp"
 #include "command.hpp"
 #include "output.hpp"
+#include "stop_signals.hpp"
 #include "weir/replay/replay.hpp"
 
 namespace weir::tools {
@@ -31,36 +32,6 @@ struct ReplayArgs {
   std::string on_full = "wait";
   double wait_ms = static_cast<double>(core::kDefaultWriterWaitNs) / kNsPerMs;
   bool json = false;
-};
-
-// Set by SIGINT or SIGTERM; the replay looks at it once per block and while waiting for a deadline.
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void on_stop_signal(int) { stop_requested.store(true, std::memory_order_relaxed); }  // only a flag
-
-// Turns SIGINT and SIGTERM into the stop flag for its lifetime, so the writers leave through their
-// destructors and the report is printed.
-class StopSignals {
- public:
-  StopSignals() noexcept {
-    stop_requested.store(false, std::memory_order_relaxed);
-    struct sigaction action {};
-    action.sa_handler = &on_stop_signal;  // no SA_RESTART: the deadline sleep returns early with EINTR
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
 };
 
 // "max" -> 0; a positive number -> itself; anything else -> an error message.
@@ -149,7 +120,7 @@ int run_replay_command(const ReplayArgs& args) {
   auto arena = open_arena(where, Access::read_write);
   if (!arena) return kExitError;
   const StopSignals signals;
-  auto report = acq::run_replay(*arena, *recording, o, stop_requested);
+  auto report = acq::run_replay(*arena, *recording, o, StopSignals::flag());
   if (!report) return report_error("", report.error());
   if (args.json)
     print_json_report(arena->location().describe(), *report);

@@ -16,6 +16,7 @@
 #include "arena_access.hpp"
 #include "command.hpp"
 #include "output.hpp"
+#include "stop_signals.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/shard_host/builtin.hpp"
 #include "weir/shard_host/host.hpp"
@@ -43,36 +44,6 @@ struct ShardArgs {
   std::string describe;
   bool list = false;
   bool json = false;
-};
-
-// Set by SIGINT or SIGTERM; the host loop looks at it at least every kWaitSliceNs.
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void on_stop_signal(int) { stop_requested.store(true, std::memory_order_relaxed); }  // only a flag
-
-// SIGINT and SIGTERM become the stop flag for its lifetime, so shards are stopped and the summary
-// printed; the previous handlers come back afterwards.
-class StopSignals {
- public:
-  StopSignals() noexcept {
-    stop_requested.store(false, std::memory_order_relaxed);
-    struct sigaction action {};
-    action.sa_handler = &on_stop_signal;  // no SA_RESTART: a futex wait returns early with EINTR
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
 };
 
 std::string us(std::uint64_t ns) { return fmt::format("{:.1f} us", static_cast<double>(ns) / kNsPerUs); }
@@ -238,7 +209,7 @@ int run_shard(const ShardArgs& args) {
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
   const StopSignals signals;
-  auto report = sh::run_host(*arena, o, stop_requested);
+  auto report = sh::run_host(*arena, o, StopSignals::flag());
   if (!report) return report_error("shard", report.error());
   if (args.json) {
     print_summary_json(args.where, *report);

@@ -14,6 +14,7 @@
 #include "arena_access.hpp"
 #include "command.hpp"
 #include "output.hpp"
+#include "stop_signals.hpp"
 #include "weir/acq/sim_driver.hpp"
 #include "weir/core/channel.hpp"
 
@@ -49,36 +50,6 @@ struct SimArgs {
   std::string on_full = "wait";
   double wait_ms = static_cast<double>(core::kDefaultWriterWaitNs) / kNsPerMs;
   bool json = false;
-};
-
-// Set by SIGINT or SIGTERM; run_sim looks at it once per block and while waiting for a deadline.
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void on_stop_signal(int) { stop_requested.store(true, std::memory_order_relaxed); }  // only a flag
-
-// Turns SIGINT and SIGTERM into the stop flag for its lifetime, so the writers leave through their
-// destructors and the report is printed.
-class StopSignals {
- public:
-  StopSignals() noexcept {
-    stop_requested.store(false, std::memory_order_relaxed);
-    struct sigaction action {};
-    action.sa_handler = &on_stop_signal;  // no SA_RESTART: the deadline sleep returns early with EINTR
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
 };
 
 // The library options from the command line; fails with a usage message.
@@ -177,7 +148,7 @@ int run_sim_command(const SimArgs& args) {
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
   const StopSignals signals;
-  auto report = acq::run_sim(*arena, *options, stop_requested);
+  auto report = acq::run_sim(*arena, *options, StopSignals::flag());
   if (!report) return report_error("", report.error());
   if (args.json)
     print_json_report(args, *options, *report);

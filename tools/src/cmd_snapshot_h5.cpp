@@ -11,6 +11,7 @@
 #include "arena_access.hpp"
 #include "command.hpp"
 #include "output.hpp"
+#include "stop_signals.hpp"
 #include "snapshot_h5.hpp"
 #include "weir/snapshot/periodic.hpp"
 #include "weir/snapshot/snapshot.hpp"
@@ -21,35 +22,6 @@ namespace {
 constexpr double kNsPerSecond = 1e9;
 constexpr double kNsPerMs = 1e6;
 constexpr double kMinEveryS = 0.001;  // --every below a millisecond is a typo, not a period
-
-// Set by SIGINT or SIGTERM; the periodic loop looks at it while waiting for each deadline.
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void on_stop_signal(int) { stop_requested.store(true, std::memory_order_relaxed); }  // only a flag
-
-// Turns SIGINT and SIGTERM into the stop flag for its lifetime, so the report is printed.
-class StopSignals {
- public:
-  StopSignals() noexcept {
-    stop_requested.store(false, std::memory_order_relaxed);
-    struct sigaction action {};
-    action.sa_handler = &on_stop_signal;  // no SA_RESTART: the deadline sleep returns early with EINTR
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
 
 bool ends_with(const std::string& text, std::string_view end) {
   return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
@@ -129,7 +101,7 @@ int run_periodic(const core::Arena& arena, const std::string& dir, const H5Snaps
     std::fflush(stdout);  // one line per file as it happens, also into a pipe
   };
   const auto on_error = [](const core::Error& e) { print_error(e.what); };
-  auto report = rec::run_periodic_snapshots(arena, o, stop_requested, on_file, on_error);
+  auto report = rec::run_periodic_snapshots(arena, o, StopSignals::flag(), on_file, on_error);
   if (!report) return report_error("", report.error());
   if (json) {
     JsonObject out;
