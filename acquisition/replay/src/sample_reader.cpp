@@ -2,41 +2,17 @@
 #include <algorithm>
 
 #include "h5_read.hpp"
+#include "weir/h5/sample_type.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/replay/recording.hpp"
 
 namespace weir::acq {
 
-namespace {
-
-h5::Handle memory_type_of(core::Dtype dtype) {
-  switch (dtype) {
-    case core::Dtype::i8: return h5::Handle(H5Tcopy(H5T_NATIVE_INT8));
-    case core::Dtype::u8: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT8));
-    case core::Dtype::i16: return h5::Handle(H5Tcopy(H5T_NATIVE_INT16));
-    case core::Dtype::u16: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT16));
-    case core::Dtype::i32: return h5::Handle(H5Tcopy(H5T_NATIVE_INT32));
-    case core::Dtype::u32: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT32));
-    case core::Dtype::i64: return h5::Handle(H5Tcopy(H5T_NATIVE_INT64));
-    case core::Dtype::f32: return h5::Handle(H5Tcopy(H5T_NATIVE_FLOAT));
-    case core::Dtype::f64: return h5::Handle(H5Tcopy(H5T_NATIVE_DOUBLE));
-    case core::Dtype::c64: {  // the format's compound {r: f32, i: f32}; HDF5 matches the fields by name
-      h5::Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(float)));
-      H5Tinsert(t.get(), "r", 0, H5T_NATIVE_FLOAT);
-      H5Tinsert(t.get(), "i", sizeof(float), H5T_NATIVE_FLOAT);
-      return t;
-    }
-  }
-  return h5::Handle{};
-}
-
-}  // namespace
-
 SampleReader::SampleReader(const Recording& recording, const RecordedChannel& channel)
     : recording_(&recording),
       channel_(&channel),
       sample_bytes_(core::dtype_bytes(channel.dtype)),
-      memory_type_(memory_type_of(channel.dtype)) {}
+      memory_type_(h5::sample_type(channel.dtype)) {}
 
 core::Result<std::span<const std::byte>> SampleReader::block(std::uint64_t index, std::uint64_t batch_bytes) {
   if (index < first_ || index >= end_) {

@@ -8,6 +8,7 @@
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/detail/seqlock.hpp"
+#include "weir/h5/sample_type.hpp"
 
 namespace weir::rec::detail {
 
@@ -30,27 +31,6 @@ struct BlockTable {
   std::vector<std::uint32_t> samples, flags;
   std::vector<SkipRow> skipped;
 };
-
-h5::Handle sample_type(core::Dtype dtype) {
-  switch (dtype) {
-    case core::Dtype::i8: return h5::Handle(H5Tcopy(H5T_NATIVE_INT8));
-    case core::Dtype::u8: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT8));
-    case core::Dtype::i16: return h5::Handle(H5Tcopy(H5T_NATIVE_INT16));
-    case core::Dtype::u16: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT16));
-    case core::Dtype::i32: return h5::Handle(H5Tcopy(H5T_NATIVE_INT32));
-    case core::Dtype::u32: return h5::Handle(H5Tcopy(H5T_NATIVE_UINT32));
-    case core::Dtype::i64: return h5::Handle(H5Tcopy(H5T_NATIVE_INT64));
-    case core::Dtype::f32: return h5::Handle(H5Tcopy(H5T_NATIVE_FLOAT));
-    case core::Dtype::f64: return h5::Handle(H5Tcopy(H5T_NATIVE_DOUBLE));
-    case core::Dtype::c64: {  // as the recording format: compound {r: f32, i: f32}
-      h5::Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(float)));
-      H5Tinsert(t.get(), "r", 0, H5T_NATIVE_FLOAT);
-      H5Tinsert(t.get(), "i", sizeof(float), H5T_NATIVE_FLOAT);
-      return t;
-    }
-  }
-  return h5::Handle{};
-}
 
 h5::Handle skip_row_type() {
   const h5::Handle reason = enum_type(kSkipReasons);
@@ -181,7 +161,7 @@ core::Result<void> write_channel(hid_t channels, const core::Arena& arena, const
   if (buffer.size() < payload_bytes || buffer.size() < std::min(options.buffer_bytes, window_bytes))
     buffer.resize(std::max(payload_bytes, std::min(options.buffer_bytes, window_bytes)));
 
-  const h5::Handle type = sample_type(d.dtype);
+  const h5::Handle type = h5::sample_type(d.dtype);
   const std::uint64_t window_samples = (end - first) * d.samples_per_block;
   const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min(kChunkBytes / d.sample_bytes, window_samples));
   auto data = Appender::create(g->get(), "data", path + "/data", type.get(), type.get(), 0, chunk);

@@ -6,6 +6,7 @@
 #include "h5_util.hpp"
 #include "process_info.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/h5/sample_type.hpp"
 
 namespace weir::rec {
 
@@ -50,7 +51,7 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
                   attr_text(gid, "policy", channel.policy)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_));
 
-  g.sample_type_ = sample_type(channel.dtype);
+  g.sample_type_ = h5::sample_type(channel.dtype);
   g.compressed_ = compress > 0;
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));

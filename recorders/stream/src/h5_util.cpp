@@ -135,27 +135,6 @@ core::Result<std::uint64_t> read_u64_attr(hid_t obj, const char* name) {
   return value;
 }
 
-h5::Handle sample_type(core::Dtype dtype) {
-  switch (dtype) {
-    case core::Dtype::i8: return h5::Handle{H5Tcopy(H5T_NATIVE_INT8)};
-    case core::Dtype::u8: return h5::Handle{H5Tcopy(H5T_NATIVE_UINT8)};
-    case core::Dtype::i16: return h5::Handle{H5Tcopy(H5T_NATIVE_INT16)};
-    case core::Dtype::u16: return h5::Handle{H5Tcopy(H5T_NATIVE_UINT16)};
-    case core::Dtype::i32: return h5::Handle{H5Tcopy(H5T_NATIVE_INT32)};
-    case core::Dtype::u32: return h5::Handle{H5Tcopy(H5T_NATIVE_UINT32)};
-    case core::Dtype::i64: return h5::Handle{H5Tcopy(H5T_NATIVE_INT64)};
-    case core::Dtype::f32: return h5::Handle{H5Tcopy(H5T_NATIVE_FLOAT)};
-    case core::Dtype::f64: return h5::Handle{H5Tcopy(H5T_NATIVE_DOUBLE)};
-    case core::Dtype::c64: {
-      h5::Handle type{H5Tcreate(H5T_COMPOUND, 2 * sizeof(float))};
-      H5Tinsert(type.get(), "r", 0, H5T_NATIVE_FLOAT);
-      H5Tinsert(type.get(), "i", sizeof(float), H5T_NATIVE_FLOAT);
-      return type;
-    }
-  }
-  return h5::Handle{};  // an out-of-range value from a corrupt arena: the caller's create fails and says so
-}
-
 std::string encode_name(std::string_view name) {
   if (name == ".") return "%2E";
   std::string out;

@@ -39,10 +39,6 @@ namespace weir::rec {
 [[nodiscard]] core::Result<std::string> read_text_attr(hid_t obj, const char* name);
 [[nodiscard]] core::Result<std::uint64_t> read_u64_attr(hid_t obj, const char* name);
 
-/// The in-memory (and file) type of a channel dtype: native integers and floats; c64 is the
-/// compound {r: f32, i: f32}. A copy the caller owns.
-[[nodiscard]] h5::Handle sample_type(core::Dtype dtype);
-
 /// An HDF5 link name for any channel or key name: '%' -> "%25", '/' -> "%2F", a lone "." -> "%2E".
 [[nodiscard]] std::string encode_name(std::string_view name);
 
