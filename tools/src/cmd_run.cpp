@@ -46,12 +46,6 @@ static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_alw
 void on_stop(int) { stop_signals.fetch_add(1, std::memory_order_relaxed); }
 void on_hup(int) { reload_requested.store(true, std::memory_order_relaxed); }
 
-std::int64_t now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 // Log lines and the live status line share the terminal: a log line first clears the status line.
 class Console {
  public:

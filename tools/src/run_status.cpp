@@ -8,16 +8,6 @@
 
 namespace weir::tools {
 
-namespace {
-
-std::int64_t now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace
-
 RunStatus::RunStatus(const core::Arena& arena, std::set<std::string> sources)
     : arena_(&arena), sources_(std::move(sources)), last_ns_(now_ns()) {}
 

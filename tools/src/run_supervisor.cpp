@@ -19,12 +19,6 @@ namespace weir::tools {
 
 namespace {
 
-std::int64_t now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 double cpu_seconds(const rusage& ru) noexcept {
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -39,6 +33,12 @@ std::string describe_status(int status) {
 }
 
 }  // namespace
+
+std::int64_t now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 const char* part_status_name(PartStatus status) noexcept {
   switch (status) {

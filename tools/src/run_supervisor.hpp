@@ -21,6 +21,9 @@ inline constexpr std::int64_t kFirstBackoffNs = 200'000'000;     // the first re
 inline constexpr std::int64_t kMaxBackoffNs = 10'000'000'000;    // and back-off doubles up to this
 inline constexpr std::int64_t kHealthyRunNs = 20'000'000'000;    // a part that ran this long starts a new count
 
+/// CLOCK_MONOTONIC in ns: the clock of every deadline and interval of `weir run`.
+[[nodiscard]] std::int64_t now_ns() noexcept;
+
 /// What a thread part runs: returns its exit code; must return soon after `stop` is set.
 using ThreadMain = std::function<int(const std::atomic<bool>& stop)>;
 
