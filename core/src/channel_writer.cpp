@@ -1,4 +1,5 @@
-// The channel writer: claim a block slot in place, publish it, keep the pyramid, pulse the groups.
+// The channel writer: claim a block slot in place, publish it, pulse the groups (the pyramid it
+// keeps: channel_pyramid.cpp).
 #include <time.h>
 
 #include <algorithm>
@@ -20,56 +21,6 @@ namespace {
 
 constexpr std::int64_t kLosslessPollNs = 20'000;  // a writer held back by a lossless reader looks this often
 constexpr std::int64_t kLosslessPidCheckNs = 10'000'000;  // ... and checks the holder is still alive this often
-
-// Min and max of one level-0 entry's kPyramidFactor samples: a fixed-size loop over locals, which
-// the compiler vectorises (the running accumulators stay out of memory until the entry is done).
-template <class T>
-void entry_range(const std::byte* p, float& lo, float& hi) noexcept {
-  static_assert(kPyramidFactor == 16, "the halving tree below is written for 16 samples");
-  T v[kPyramidFactor];
-  std::memcpy(v, p, sizeof(v));
-  float l[8], h[8];
-  // A halving tree of independent lanes: element-wise min/max the compiler turns into vector ops
-  // (a running scalar min is a serial chain it must not reorder).
-  for (int i = 0; i < 8; ++i) {
-    const auto a = static_cast<float>(v[i]), b = static_cast<float>(v[i + 8]);
-    l[i] = a < b ? a : b;
-    h[i] = a > b ? a : b;
-  }
-  for (int w = 4; w >= 1; w /= 2)
-    for (int i = 0; i < w; ++i) {
-      l[i] = l[i] < l[i + w] ? l[i] : l[i + w];
-      h[i] = h[i] > h[i + w] ? h[i] : h[i + w];
-    }
-  lo = l[0] < lo ? l[0] : lo;
-  hi = h[0] > hi ? h[0] : hi;
-}
-
-// The same for a partial entry of n < kPyramidFactor samples (block edges only).
-template <class T>
-void partial_range(const std::byte* p, std::uint32_t n, float& lo, float& hi) noexcept {
-  for (std::uint32_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, p + std::size_t{i} * sizeof(T), sizeof(T));
-    const auto f = static_cast<float>(v);
-    lo = f < lo ? f : lo;
-    hi = f > hi ? f : hi;
-  }
-}
-
-// Complex samples are drawn by their real part: read them as pairs and keep the first.
-struct RealOfComplex {
-  float re, im;
-  explicit operator float() const noexcept { return re; }
-};
-
-void store_entry(PyramidEntry& e, std::uint64_t entry, float lo, float hi) noexcept {
-  e.tag.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);  // tag 0 is visible before the new values
-  e.min_bits.store(std::bit_cast<std::uint32_t>(lo), std::memory_order_relaxed);
-  e.max_bits.store(std::bit_cast<std::uint32_t>(hi), std::memory_order_relaxed);
-  e.tag.store(entry + 1, std::memory_order_release);
-}
 
 bool writer_held(std::uint32_t pid) noexcept { return pid != 0 && pid_alive(pid); }  // ours counts: one writer object
 
@@ -94,11 +45,13 @@ Result<ChannelWriter> ChannelWriter::open(const Arena& arena, std::string_view n
 
 ChannelWriter::ChannelWriter(const Arena& arena, std::uint32_t index) noexcept
     : arena_(&arena), desc_(detail::channel_desc(arena, index)), index_(index),
-      seq_(desc_->head.load(std::memory_order_acquire)) {}
+      seq_(desc_->head.load(std::memory_order_acquire)),
+      samples_written_(desc_->samples_written.load(std::memory_order_relaxed)) {}
 
 ChannelWriter::ChannelWriter(ChannelWriter&& o) noexcept
-    : arena_(o.arena_), desc_(o.desc_), index_(o.index_), seq_(o.seq_), claimed_(o.claimed_),
-      acc_(o.acc_) {
+    : arena_(o.arena_), desc_(o.desc_), index_(o.index_), seq_(o.seq_), claimed_(o.claimed_), acc_(o.acc_),
+      samples_written_(o.samples_written_), groups_version_seen_(o.groups_version_seen_), group_bits_(o.group_bits_),
+      room_until_(o.room_until_), room_epoch_(o.room_epoch_) {
   o.desc_ = nullptr;
 }
 
@@ -109,20 +62,31 @@ ChannelWriter::~ChannelWriter() {
 }
 
 // Whether every live lossless reader of this channel has room for block seq; reaps dead ones.
+// Readers only ever move their cursors forward, so the room measured once holds until the writer
+// reaches it or a new lossless reader registers (the epoch moves): only then is the table scanned.
 bool ChannelWriter::wait_for_lossless(std::uint64_t seq) noexcept {
   if (desc_->lossless_readers.load(std::memory_order_acquire) == 0) return true;  // lossy readers never hold us
+  const std::uint32_t epoch = desc_->lossless_epoch.load(std::memory_order_acquire);  // pairs with registration
+  if (seq < room_until_ && epoch == room_epoch_) return true;
   ConsumerRow* rows = detail::consumer_rows(*arena_);
   const std::uint32_t capacity = arena_->geometry().consumer_capacity;
+  const std::uint64_t ring = desc_->ring_blocks;
+  // Measures the room every lossless reader leaves; returns a reader that has none for seq.
   const auto full_row = [&]() -> ConsumerRow* {
+    std::uint64_t room = ~std::uint64_t{0};
+    ConsumerRow* full = nullptr;
     for (std::uint32_t r = 0; r < capacity; ++r) {
       ConsumerRow& row = rows[r];
       if (row.active.load(std::memory_order_acquire) == 0 || row.channel.load(std::memory_order_relaxed) != index_ ||
           static_cast<ConsumerPolicy>(row.policy.load(std::memory_order_relaxed)) != ConsumerPolicy::lossless)
         continue;
-      if (seq - row.cursor.load(std::memory_order_acquire) < desc_->ring_blocks) continue;  // pairs with done()
-      return &row;
+      const std::uint64_t until = row.cursor.load(std::memory_order_acquire) + ring;  // pairs with done()
+      room = std::min(room, until);
+      if (seq >= until && full == nullptr) full = &row;
     }
-    return nullptr;
+    room_until_ = room;
+    room_epoch_ = epoch;
+    return full;
   };
   ConsumerRow* blocking = full_row();
   if (blocking == nullptr) return true;
@@ -163,74 +127,26 @@ ClaimStatus ChannelWriter::claim(std::span<std::byte>& out) noexcept {
   return ClaimStatus::ok;
 }
 
-void ChannelWriter::update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept {
-  switch (desc_->dtype) {
-    case Dtype::i8: update_pyramid_as<std::int8_t>(samples, count, first_sample); break;
-    case Dtype::u8: update_pyramid_as<std::uint8_t>(samples, count, first_sample); break;
-    case Dtype::i16: update_pyramid_as<std::int16_t>(samples, count, first_sample); break;
-    case Dtype::u16: update_pyramid_as<std::uint16_t>(samples, count, first_sample); break;
-    case Dtype::i32: update_pyramid_as<std::int32_t>(samples, count, first_sample); break;
-    case Dtype::u32: update_pyramid_as<std::uint32_t>(samples, count, first_sample); break;
-    case Dtype::i64: update_pyramid_as<std::int64_t>(samples, count, first_sample); break;
-    case Dtype::f32: update_pyramid_as<float>(samples, count, first_sample); break;
-    case Dtype::f64: update_pyramid_as<double>(samples, count, first_sample); break;
-    case Dtype::c64: update_pyramid_as<RealOfComplex>(samples, count, first_sample); break;
-  }
-}
-
-template <class T>
-void ChannelWriter::update_pyramid_as(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept {
-  static_assert(kPyramidFactor > 0 && (kPyramidFactor & (kPyramidFactor - 1)) == 0, "a power of two: masks, no division");
-  Accumulator& a0 = acc_[0];
-  for (std::uint32_t i = 0; i < count;) {
-    const std::uint64_t sample = first_sample + i;
-    const auto offset = static_cast<std::uint32_t>(sample & (kPyramidFactor - 1));
-    const std::byte* p = samples + std::size_t{i} * sizeof(T);
-    std::uint32_t take = kPyramidFactor - offset;
-    if (offset == 0 && count - i >= kPyramidFactor) {
-      entry_range<T>(p, a0.lo, a0.hi);  // the common case: a whole entry
-    } else {
-      take = std::min(take, count - i);
-      partial_range<T>(p, take, a0.lo, a0.hi);
-    }
-    i += take;
-    if (((sample + take) & (kPyramidFactor - 1)) != 0) continue;  // the entry goes on in the next block
-    // An entry is complete: store it and fold it into the level above, and so on up.
-    std::uint64_t entry = sample / kPyramidFactor;
-    for (std::uint32_t level = 0; level < kPyramidLevels; ++level) {
-      Accumulator& a = acc_[level];
-      store_entry(*detail::pyramid_entry(*arena_, *desc_, level, entry), entry, a.lo, a.hi);
-      const bool last_level = level + 1 == kPyramidLevels;
-      if (!last_level) {
-        Accumulator& up = acc_[level + 1];
-        up.lo = std::min(up.lo, a.lo);
-        up.hi = std::max(up.hi, a.hi);
-      }
-      a = Accumulator{};
-      if (last_level || (entry + 1) % kPyramidFactor != 0) break;
-      entry /= kPyramidFactor;
-    }
-  }
-}
-
 void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, std::uint64_t monotonic_ns,
                             std::uint32_t flags) noexcept {
   if (!claimed_) return;
   claimed_ = false;
   if (samples > desc_->samples_per_block) samples = desc_->samples_per_block;
   BlockHeader* b = detail::block_at(*arena_, *desc_, seq_);
-  const std::uint64_t first_sample = desc_->samples_written.load(std::memory_order_relaxed);
+  const std::uint64_t first_sample = samples_written_;
   update_pyramid(reinterpret_cast<const std::byte*>(b + 1), samples, first_sample);
   b->samples.store(samples, std::memory_order_relaxed);
   b->first_sample.store(first_sample, std::memory_order_relaxed);
   b->flags.store(flags & ~kBlockGapFlag, std::memory_order_relaxed);  // bit 31 is skip()'s alone
-  b->realtime_ns.store(realtime_ns != 0 ? realtime_ns : static_cast<std::uint64_t>(detail::realtime_ns()),
-                       std::memory_order_relaxed);
-  b->monotonic_ns.store(monotonic_ns != 0 ? monotonic_ns : static_cast<std::uint64_t>(detail::monotonic_ns()),
-                        std::memory_order_relaxed);
+  if (realtime_ns == 0) realtime_ns = static_cast<std::uint64_t>(detail::realtime_ns());
+  if (monotonic_ns == 0) monotonic_ns = static_cast<std::uint64_t>(detail::monotonic_ns());
+  b->realtime_ns.store(realtime_ns, std::memory_order_relaxed);
+  b->monotonic_ns.store(monotonic_ns, std::memory_order_relaxed);
   b->state.store(detail::committed_state(seq_), std::memory_order_release);  // samples and header first
-  desc_->samples_written.store(first_sample + samples, std::memory_order_relaxed);
-  desc_->last_publish_ns.store(b->realtime_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  samples_written_ = first_sample + samples;
+  // Three stores in a row to the line readers poll: one transfer of it per publish.
+  desc_->samples_written.store(samples_written_, std::memory_order_relaxed);
+  desc_->last_publish_ns.store(realtime_ns, std::memory_order_relaxed);
   desc_->head.store(++seq_, std::memory_order_release);  // the block is visible before the head moves
   pulse();
 }
@@ -248,7 +164,7 @@ void ChannelWriter::skip(std::uint64_t blocks) noexcept {
     desc_->head.store(seq_, std::memory_order_release);
     blocks = ring;
   }
-  const std::uint64_t first_sample = desc_->samples_written.load(std::memory_order_relaxed);
+  const std::uint64_t first_sample = samples_written_;
   for (; blocks > 0; --blocks) {
     // After a jump every slot of the ring has been read already; otherwise wait as claim() does (a
     // gap is lost anyway: on a timeout it goes ahead).
@@ -268,13 +184,19 @@ void ChannelWriter::skip(std::uint64_t blocks) noexcept {
 }
 
 void ChannelWriter::pulse() noexcept {
+  // The group table rarely changes: rebuild the bits only when its version moves.
+  const std::uint64_t version = arena_->header().groups_version.load(std::memory_order_acquire);
+  if (version == groups_version_seen_ && group_bits_ == 0) return;
   std::byte* g = arena_->region(Region::groups);
   const detail::SignalView v{&arena_->header(), reinterpret_cast<SignalGroup*>(g),
                              reinterpret_cast<LogEntry*>(g + logs_offset_in_groups()),
                              reinterpret_cast<WatcherRow*>(arena_->region(Region::watchers)),
                              arena_->geometry().group_log_entries};
-  const std::uint64_t bits = detail::channel_group_bits(v, *desc_);
-  if (bits != 0) detail::pulse_groups(v, bits, index_ | detail::kChannelItem | ((seq_ - 1) << 32));
+  if (version != groups_version_seen_) {
+    group_bits_ = detail::channel_group_bits(v, *desc_);
+    groups_version_seen_ = version;  // loaded first: a newer table only makes us rebuild once more
+  }
+  if (group_bits_ != 0) detail::pulse_groups(v, group_bits_, index_ | detail::kChannelItem | ((seq_ - 1) << 32));
 }
 
 }  // namespace weir::core

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "cpu_features.hpp"
 #include "vector_rows.hpp"
 
 namespace weir::core::detail {
@@ -176,16 +177,6 @@ namespace {
 constexpr KernelTable kPortableTable{&score_dot_portable, &score_l2sq_portable};
 constexpr KernelTable kAvx2Table{&score_dot_avx2, &score_l2sq_avx2};
 constexpr KernelTable kAvx512Table{&score_dot_avx512, &score_l2sq_avx512};
-
-bool cpu_has_avx2_fma() noexcept {
-  __builtin_cpu_init();  // idempotent; needed only if called before libgcc's own constructor ran
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");  // both also check OS ymm state
-}
-
-bool cpu_has_avx512f() noexcept {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");  // also checks that the OS saves zmm state
-}
 
 }  // namespace
 

@@ -114,6 +114,7 @@ class ChannelWriter {
   void update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
   template <class T>
   void update_pyramid_as(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
+  void complete_entries(std::uint64_t first_entry, const float* lo, const float* hi, std::size_t n) noexcept;
 
   struct Accumulator {  // a pyramid entry being built, per level
     float lo = std::numeric_limits<float>::infinity();
@@ -125,6 +126,13 @@ class ChannelWriter {
   std::uint64_t seq_ = 0;
   bool claimed_ = false;
   std::array<Accumulator, kPyramidLevels> acc_{};
+  // The writer's own copies, so a publish only stores to the descriptor line readers poll:
+  std::uint64_t samples_written_ = 0;           // desc.samples_written
+  std::uint64_t groups_version_seen_ = ~0ULL;   // the header's groups_version group_bits_ is for
+  std::uint64_t group_bits_ = 0;                // the signal groups a publish pulses
+  // Blocks below this sequence fit every lossless reader's room, as of lossless epoch room_epoch_.
+  std::uint64_t room_until_ = 0;
+  std::uint32_t room_epoch_ = 0;
 };
 
 /// A validated in-place view of one block. Use the samples, then call valid(): false means the
@@ -170,7 +178,8 @@ class ChannelReader {
   /// them lost). Hot path. After using out, call out.valid() and then done(out).
   NextStatus next(BlockView& out, std::uint64_t& lost) noexcept;
   /// Marks the block read: advances the cursor (releasing a lossless writer) if the view was valid,
-  /// counts it lost if not. Returns out.valid().
+  /// counts it lost if not. Returns out.valid(). The row's heartbeat moves every 64 reads, and on
+  /// every next() that finds nothing new.
   bool done(const BlockView& out) noexcept;
   /// next() + copy + done(): copies the samples into dst (at most dst.size() bytes).
   NextStatus read_copy(std::span<std::byte> dst, BlockView& meta, std::uint64_t& lost) noexcept;
@@ -187,10 +196,12 @@ class ChannelReader {
 
  private:
   ChannelReader(const Arena& arena, std::uint32_t index, ConsumerRow* row) noexcept;
+  void beat() noexcept;
   const Arena* arena_;
   ChannelDesc* desc_;
   ConsumerRow* row_;
   std::uint32_t index_;
+  std::uint32_t reads_since_beat_ = 0;  // the heartbeat is stamped every kBeatEvery reads, and when idle
 };
 
 /// Min/max of samples [first, first + count) from the channel's pyramid, split into `columns`
