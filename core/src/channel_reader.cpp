@@ -12,6 +12,18 @@
 
 namespace weir::core {
 
+namespace {
+
+constexpr std::uint32_t kBeatEvery = 64;  // reads between heartbeat stamps (a clock read each)
+
+// The row's counters have one writer, its owner: a plain add, not a locked one. Readers of the row
+// (`weir ls`, snapshots) see the old or the new value.
+void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view channel, ConsumerPolicy policy,
                                           std::string_view consumer_name, StartAt start, std::uint64_t sequence) {
   auto index = find_channel(arena, channel);
@@ -57,9 +69,12 @@ Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view c
                         &row->bytes_out})
     counter->store(0, std::memory_order_relaxed);
   std::memset(row->kind, 0, sizeof(row->kind));
-  if (policy == ConsumerPolicy::lossless)
-    detail::channel_desc(arena, *index)->lossless_readers.fetch_add(1, std::memory_order_acq_rel);
+  ChannelDesc* desc = detail::channel_desc(arena, *index);
+  if (policy == ConsumerPolicy::lossless) desc->lossless_readers.fetch_add(1, std::memory_order_acq_rel);
   row->active.store(1, std::memory_order_release);  // every field above first: writers read them after this
+  // The writer's cached room in the ring ignores us until it sees the epoch move; it then finds the
+  // row active (the release here pairs with its acquire before it scans the table again).
+  if (policy == ConsumerPolicy::lossless) desc->lossless_epoch.fetch_add(1, std::memory_order_acq_rel);
   return ChannelReader(arena, *index, row);
 }
 
@@ -67,7 +82,7 @@ ChannelReader::ChannelReader(const Arena& arena, std::uint32_t index, ConsumerRo
     : arena_(&arena), desc_(detail::channel_desc(arena, index)), row_(row), index_(index) {}
 
 ChannelReader::ChannelReader(ChannelReader&& o) noexcept
-    : arena_(o.arena_), desc_(o.desc_), row_(o.row_), index_(o.index_) {
+    : arena_(o.arena_), desc_(o.desc_), row_(o.row_), index_(o.index_), reads_since_beat_(o.reads_since_beat_) {
   o.row_ = nullptr;
 }
 
@@ -91,14 +106,17 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   std::uint64_t c = row_->cursor.load(std::memory_order_relaxed);  // only this reader moves it
   const std::uint64_t head = desc_->head.load(std::memory_order_acquire);  // pairs with publish
   const auto policy = static_cast<ConsumerPolicy>(row_->policy.load(std::memory_order_relaxed));
-  if (head == 0 || c >= head) return NextStatus::empty;
+  if (head == 0 || c >= head) {
+    beat();  // idle, and alive
+    return NextStatus::empty;
+  }
   if (policy == ConsumerPolicy::latest) {
     c = head - 1;  // a scope wants the newest block only; skipped blocks are not losses to it
   } else if (head - c > desc_->ring_blocks) {
     // Lapped: every block before head - ring has been overwritten (that one may be, its state says).
     const std::uint64_t resume = head - desc_->ring_blocks;
     lost = resume - c;
-    row_->blocks_lost.fetch_add(lost, std::memory_order_relaxed);
+    bump(row_->blocks_lost, lost);
     row_->cursor.store(resume, std::memory_order_release);
     return NextStatus::lost;
   }
@@ -107,7 +125,7 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   if (state != detail::committed_state(c)) {
     if (state < detail::committed_state(c)) return NextStatus::empty;  // its writer died before committing
     lost = 1;  // overwritten between our head load and now
-    row_->blocks_lost.fetch_add(1, std::memory_order_relaxed);
+    bump(row_->blocks_lost, 1);
     row_->cursor.store(c + 1, std::memory_order_release);
     return NextStatus::lost;
   }
@@ -115,7 +133,7 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   if ((out.flags & kBlockGapFlag) != 0) {  // a gap the writer published: no data, one block lost
     if (policy == ConsumerPolicy::latest) return NextStatus::empty;
     lost = 1;
-    row_->blocks_lost.fetch_add(1, std::memory_order_relaxed);
+    bump(row_->blocks_lost, 1);
     row_->cursor.store(c + 1, std::memory_order_release);
     return NextStatus::lost;
   }
@@ -134,14 +152,19 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
 bool ChannelReader::done(const BlockView& out) noexcept {
   const bool valid = out.valid();
   if (valid) {
-    row_->blocks_read.fetch_add(1, std::memory_order_relaxed);
-    row_->samples_read.fetch_add(out.samples, std::memory_order_relaxed);
+    bump(row_->blocks_read, 1);
+    bump(row_->samples_read, out.samples);
   } else {
-    row_->blocks_lost.fetch_add(1, std::memory_order_relaxed);  // overwritten while we used it
+    bump(row_->blocks_lost, 1);  // overwritten while we used it
   }
-  row_->heartbeat_ns.store(static_cast<std::uint64_t>(detail::monotonic_ns()), std::memory_order_relaxed);
+  if (++reads_since_beat_ >= kBeatEvery) beat();
   row_->cursor.store(out.sequence + 1, std::memory_order_release);  // frees the slot for a lossless writer
   return valid;
+}
+
+void ChannelReader::beat() noexcept {
+  reads_since_beat_ = 0;
+  row_->heartbeat_ns.store(static_cast<std::uint64_t>(detail::monotonic_ns()), std::memory_order_relaxed);
 }
 
 NextStatus ChannelReader::read_copy(std::span<std::byte> dst, BlockView& meta, std::uint64_t& lost) noexcept {

@@ -137,6 +137,7 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
   d->dropped_at_source.store(0, std::memory_order_relaxed);
   d->writer_waits.store(0, std::memory_order_relaxed);
   d->lossless_readers.store(0, std::memory_order_relaxed);
+  d->lossless_epoch.store(0, std::memory_order_relaxed);
   d->group_bits.store(0, std::memory_order_relaxed);
   d->groups_seen.store(~std::uint64_t{0}, std::memory_order_relaxed);  // never a real version: refresh first
   d->last_publish_ns.store(0, std::memory_order_relaxed);

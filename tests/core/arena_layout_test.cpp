@@ -12,7 +12,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 4);
+  CHECK(kArenaLayoutVersion == 5);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -79,6 +79,7 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ChannelDesc, pyramid_entries) == 208);
   CHECK(offsetof(ChannelDesc, units) == 216);
   CHECK(offsetof(ChannelDesc, lossless_readers) == 256);
+  CHECK(offsetof(ChannelDesc, lossless_epoch) == 260);
   CHECK(sizeof(BlockHeader) == 64);
   CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
   CHECK(offsetof(BlockHeader, first_sample) == 32);

@@ -28,7 +28,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 4;     // bump on ANY change in this file
+inline constexpr std::uint16_t kArenaLayoutVersion = 5;     // bump on ANY change in this file
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero
@@ -217,7 +217,9 @@ struct alignas(kCacheLine) ChannelDesc {         // off size
   char units[32];                                // 216  32
   std::uint64_t created_ns;                      // 248   8
   std::atomic<std::uint32_t> lossless_readers;   // 256   4  active lossless rows: 0 lets claim() skip the table
-  std::uint8_t reserved0[kChannelDescBytes - 260];  // 260  zero
+  std::atomic<std::uint32_t> lossless_epoch;     // 260   4  bumped by each lossless registration: the writer's
+                                                 //           cached room in the ring must be measured again
+  std::uint8_t reserved0[kChannelDescBytes - 264];  // 264  zero
 };
 static_assert(std::is_standard_layout_v<ChannelDesc> && sizeof(ChannelDesc) == kChannelDescBytes);
 static_assert(offsetof(ChannelDesc, writer_pid) == 8 && offsetof(ChannelDesc, state) == 12);
@@ -227,6 +229,7 @@ static_assert(offsetof(ChannelDesc, ring_offset) == 152 && offsetof(ChannelDesc,
 static_assert(offsetof(ChannelDesc, full_policy) == 184 && offsetof(ChannelDesc, wait_timeout_ns) == 192);
 static_assert(offsetof(ChannelDesc, pyramid_offset) == 200 && offsetof(ChannelDesc, units) == 216);
 static_assert(offsetof(ChannelDesc, created_ns) == 248 && offsetof(ChannelDesc, lossless_readers) == 256);
+static_assert(offsetof(ChannelDesc, lossless_epoch) == 260);
 
 // The header of one block slot in a channel's ring; the samples follow.
 // state: 2*(seq+1) once block seq is published, 2*(seq+1)+1 while block seq is being written.
