@@ -32,11 +32,19 @@ inline constexpr int kChildStalled = 4;
 inline constexpr int kChildPipeFailed = 5;
 inline constexpr int kChildThrew = 6;
 
-/// What a writer puts in a block: a copy of the source block, then the block's sequence number in
-/// its first 8 bytes (the source holds samples, so the rest reads as a signal).
+/// What a writer puts in a block: a copy of the source block with the block's sequence number in
+/// its first 8 bytes (the source holds samples, so the rest reads as a signal). Each cache line is
+/// stored once, whole, as a DMA engine or a vectorised sample converter writes: the stamp goes into
+/// the first line before it is stored. (A narrow store into a line just stored whole would make the
+/// channel writer's pyramid, which reads the block back, wait for every earlier store to reach the
+/// cache: the cross-core invalidations of the whole block.)
 inline void fill_block(std::byte* dst, const std::byte* src, std::size_t bytes, std::uint64_t seq) noexcept {
-  std::memcpy(dst, src, bytes);
-  std::memcpy(dst, &seq, sizeof seq);
+  constexpr std::size_t kLine = 64;
+  alignas(kLine) std::byte first[kLine];
+  std::memcpy(first, src, kLine);
+  std::memcpy(first, &seq, sizeof seq);
+  std::memcpy(dst, first, kLine);
+  std::memcpy(dst + kLine, src + kLine, bytes - kLine);
 }
 
 /// The sequence number a writer stamped into a block.

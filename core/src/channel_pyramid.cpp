@@ -3,8 +3,6 @@
 // one entry of the level above. Whole entries go through the vector kernel (pyramid_kernels.cpp);
 // only a block's ragged edges take the scalar path.
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <cstring>
 #include <type_traits>
 
@@ -18,7 +16,8 @@ namespace {
 
 constexpr std::uint64_t kEntryMask = kPyramidFactor - 1;
 static_assert((kPyramidFactor & kEntryMask) == 0, "a power of two: masks, no division");
-constexpr std::size_t kChunkEntries = 64;  // whole entries reduced per kernel call (a 4 KiB float buffer)
+constexpr std::size_t kChunkEntries = 4096 / sizeof(float) / kPyramidFactor;  // entries per kernel call: a 4 KiB float buffer
+static_assert(kChunkEntries >= 1);
 
 // Complex samples are drawn by their real part: read them as pairs and keep the first.
 struct RealOfComplex {
@@ -43,19 +42,12 @@ void partial_range(const std::byte* p, std::uint64_t n, float& lo, float& hi) no
   }
 }
 
-// tag 0 while the values change, first-sample index + 1 once they are there (envelope() checks it
-// on both sides of its reads).
-void store_entry(PyramidEntry& e, std::uint64_t entry, float lo, float hi) noexcept {
-  e.tag.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);  // tag 0 is visible before the new values
-  e.min_bits.store(std::bit_cast<std::uint32_t>(lo), std::memory_order_relaxed);
-  e.max_bits.store(std::bit_cast<std::uint32_t>(hi), std::memory_order_relaxed);
-  e.tag.store(entry + 1, std::memory_order_release);
-}
-
 }  // namespace
 
 void ChannelWriter::update_pyramid(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept {
+  // An entry slot is overwritten only after samples_written has been stored for every block before
+  // this one: a reader that sees an overwritten entry then sees at least that much (envelope()).
+  std::atomic_thread_fence(std::memory_order_release);
   switch (desc_->dtype) {
     case Dtype::i8: update_pyramid_as<std::int8_t>(samples, count, first_sample); break;
     case Dtype::u8: update_pyramid_as<std::uint8_t>(samples, count, first_sample); break;
@@ -104,29 +96,47 @@ void ChannelWriter::update_pyramid_as(const std::byte* samples, std::uint32_t co
 void ChannelWriter::complete_entries(std::uint64_t first_entry, const float* lo, const float* hi,
                                      std::size_t n) noexcept {
   PyramidEntry* const base = detail::pyramid_entry(*arena_, *desc_, 0, 0);
-  const std::uint64_t per_level = desc_->pyramid_entries;
-  const std::uint64_t ring_mask = per_level - 1;
-  // The upper levels' open entries live in registers while we go (the release stores below would
-  // otherwise make the compiler write them back to *this after every entry).
-  std::array<Accumulator, kPyramidLevels> acc = acc_;
-  for (std::size_t k = 0; k < n; ++k) {
-    std::uint64_t entry = first_entry + k;
-    float l = lo[k], h = hi[k];
-    store_entry(base[entry & ring_mask], entry, l, h);
-    // Fold it into the levels above; an entry there is complete with its level's last sub-entry.
-    for (std::uint32_t level = 1; level < kPyramidLevels; ++level) {
-      Accumulator& up = acc[level];
-      up.lo = std::min(up.lo, l);
-      up.hi = std::max(up.hi, h);
-      if (((entry + 1) & kEntryMask) != 0) break;
-      entry /= kPyramidFactor;
-      l = up.lo;
-      h = up.hi;
-      up = Accumulator{};
-      store_entry(base[level * per_level + (entry & ring_mask)], entry, l, h);
+  const std::uint64_t ring_mask = desc_->pyramid_entries - 1;
+  for (std::size_t k = 0; k < n; ++k)
+    base[(first_entry + k) & ring_mask].range.store(pack_range(lo[k], hi[k]), std::memory_order_relaxed);
+  if constexpr (kPyramidLevels < 2) return;
+  // Level 1 takes them in runs that end where its own entries end; the running min and max stay in
+  // registers (one dependent min per entry, no store-to-load round trip through acc_).
+  for (std::size_t k = 0; k < n;) {
+    const std::uint64_t entry = first_entry + k;
+    const std::size_t run = static_cast<std::size_t>(std::min<std::uint64_t>(n - k, kPyramidFactor - (entry & kEntryMask)));
+    float l = acc_[1].lo, h = acc_[1].hi;
+    for (std::size_t j = k; j < k + run; ++j) {
+      l = std::min(l, lo[j]);
+      h = std::max(h, hi[j]);
     }
+    k += run;
+    if (((first_entry + k) & kEntryMask) != 0) {  // still open: n ran out first
+      acc_[1] = Accumulator{l, h};
+      break;
+    }
+    acc_[1] = Accumulator{};
+    complete_upper(1, (first_entry + k) / kPyramidFactor - 1, l, h);
   }
-  for (std::uint32_t level = 1; level < kPyramidLevels; ++level) acc_[level] = acc[level];
+}
+
+// Stores the completed entry `entry` of `level` and folds it into the levels above, completing
+// theirs as it goes (once every kPyramidFactor entries of the level below: no hot loop here).
+void ChannelWriter::complete_upper(std::uint32_t level, std::uint64_t entry, float lo, float hi) noexcept {
+  const std::uint64_t per_level = desc_->pyramid_entries;
+  PyramidEntry* const base = detail::pyramid_entry(*arena_, *desc_, 0, 0);
+  for (;;) {
+    base[level * per_level + (entry & (per_level - 1))].range.store(pack_range(lo, hi), std::memory_order_relaxed);
+    if (++level >= kPyramidLevels) return;
+    Accumulator& up = acc_[level];
+    up.lo = std::min(up.lo, lo);
+    up.hi = std::max(up.hi, hi);
+    if (((entry + 1) & kEntryMask) != 0) return;
+    entry /= kPyramidFactor;
+    lo = up.lo;
+    hi = up.hi;
+    up = Accumulator{};
+  }
 }
 
 }  // namespace weir::core

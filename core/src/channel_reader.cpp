@@ -15,6 +15,7 @@ namespace weir::core {
 namespace {
 
 constexpr std::uint32_t kBeatEvery = 64;  // reads between heartbeat stamps (a clock read each)
+constexpr int kEnvelopeAttempts = 4;      // reads of the pyramid before envelope() gives up on a writer that races it
 
 // The row's counters have one writer, its owner: a plain add, not a locked one. Readers of the row
 // (`weir ls`, snapshots) see the old or the new value.
@@ -191,25 +192,44 @@ void envelope(const Arena& arena, std::uint32_t channel, std::uint64_t first_sam
   std::uint32_t level = 0;
   while (level + 1 < d.pyramid_levels && static_cast<double>(detail::pyramid_span(d, level + 1)) <= per_column)
     ++level;
-  // A level only remembers pyramid_entries entries: go coarser until it reaches back to `first`.
-  const std::uint64_t written = d.samples_written.load(std::memory_order_acquire);
+  // A level only remembers pyramid_entries entries, less one block (the writer may be overwriting the
+  // oldest ones with the next block): go coarser until it reaches back to `first`.
+  std::uint64_t written = d.samples_written.load(std::memory_order_acquire);
   const std::uint64_t back = written > first_sample ? written - first_sample : 0;
-  while (level + 1 < d.pyramid_levels && back > std::uint64_t{d.pyramid_entries} * detail::pyramid_span(d, level))
+  while (level + 1 < d.pyramid_levels &&
+         back + d.samples_per_block > std::uint64_t{d.pyramid_entries} * detail::pyramid_span(d, level))
     ++level;
   const std::uint64_t span = detail::pyramid_span(d, level);
   const std::uint64_t first_entry = first_sample / span;
   const std::uint64_t last_entry = (first_sample + count + span - 1) / span;
-  for (std::uint64_t e = first_entry; e < last_entry; ++e) {
-    const PyramidEntry& p = *detail::pyramid_entry(arena, d, level, e);
-    if (p.tag.load(std::memory_order_acquire) != e + 1) continue;  // not written yet, or overwritten
-    const float lo = std::bit_cast<float>(p.min_bits.load(std::memory_order_relaxed));
-    const float hi = std::bit_cast<float>(p.max_bits.load(std::memory_order_relaxed));
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (p.tag.load(std::memory_order_relaxed) != e + 1) continue;
-    const std::uint64_t at = e * span < first_sample ? 0 : e * span - first_sample;
-    const auto column = std::min(columns - 1, static_cast<std::size_t>(static_cast<double>(at) / per_column));
-    mins[column] = std::isnan(mins[column]) ? lo : std::min(mins[column], lo);
-    maxs[column] = std::isnan(maxs[column]) ? hi : std::max(maxs[column], hi);
+  // Entry e is in once samples_written reaches (e+1)*span. Its slot is reused by entry e+P (P entries
+  // a level), which the writer may store while it works on samples up to samples_written plus one
+  // block. So after reading, samples_written tells the oldest entry that cannot have changed under
+  // us; when the writer got further than that, read again from later on.
+  const std::uint64_t per_level = d.pyramid_entries;
+  const auto oldest_intact = [&](std::uint64_t samples) {
+    const std::uint64_t reach = (samples + d.samples_per_block) / span;
+    return reach > per_level ? reach - per_level : 0;
+  };
+  std::uint64_t start = std::max(first_entry, oldest_intact(written));
+  for (int attempt = 0; attempt < kEnvelopeAttempts; ++attempt) {
+    const std::uint64_t complete = std::min(last_entry, written / span);
+    for (std::uint64_t e = start; e < complete; ++e) {
+      float lo = 0, hi = 0;
+      unpack_range(detail::pyramid_entry(arena, d, level, e)->range.load(std::memory_order_relaxed), lo, hi);
+      const std::uint64_t at = e * span < first_sample ? 0 : e * span - first_sample;
+      const auto column = std::min(columns - 1, static_cast<std::size_t>(static_cast<double>(at) / per_column));
+      mins[column] = std::isnan(mins[column]) ? lo : std::min(mins[column], lo);
+      maxs[column] = std::isnan(maxs[column]) ? hi : std::max(maxs[column], hi);
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);  // the entries are read before samples_written
+    const std::uint64_t after = d.samples_written.load(std::memory_order_relaxed);
+    if (oldest_intact(after) <= start) return;
+    // Overtaken: start further on, by twice what the writer moved meanwhile, and read again.
+    start = std::max(start, oldest_intact(after) + 2 * ((after - written) / span) + 1);
+    written = d.samples_written.load(std::memory_order_acquire);
+    std::fill(mins.begin(), mins.end(), std::numeric_limits<float>::quiet_NaN());
+    std::fill(maxs.begin(), maxs.end(), std::numeric_limits<float>::quiet_NaN());
   }
 }
 

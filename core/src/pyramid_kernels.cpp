@@ -20,12 +20,14 @@
 
 namespace weir::core::detail {
 
-static_assert(kPyramidFactor == 16, "the kernels below reduce runs of 16 floats");
+static_assert(kPyramidFactor % 16 == 0, "the kernels below fold runs of 16-float vectors");
+constexpr std::size_t kVectors256 = kPyramidFactor / 8;   // ymm loads per entry
+constexpr std::size_t kVectors512 = kPyramidFactor / 16;  // zmm loads per entry
 
 // ---- portable -------------------------------------------------------------------------------------
 
 void entry_ranges_portable(const float* x, std::size_t entries, float* lo, float* hi) noexcept {
-  constexpr int kHalf = 8;
+  constexpr int kHalf = kPyramidFactor / 2;
   for (std::size_t e = 0; e < entries; ++e, x += kPyramidFactor) {
     float v[kPyramidFactor];
     std::memcpy(v, x, sizeof(v));
@@ -46,7 +48,7 @@ void entry_ranges_portable(const float* x, std::size_t entries, float* lo, float
   }
 }
 
-// ---- AVX2: 8 entries (16 ymm loads) per group -------------------------------------------------------
+// ---- AVX2: 8 entries per group -------------------------------------------------------
 
 namespace {
 
@@ -81,11 +83,14 @@ __attribute__((target("avx2"))) void entry_ranges_avx2(const float* x, std::size
   std::size_t e = 0;
   for (; e + kGroup <= entries; e += kGroup, x += kGroup * kPyramidFactor) {
     __m256 mn[kGroup], mx[kGroup];
-    for (std::size_t k = 0; k < kGroup; ++k) {
-      const __m256 a = _mm256_loadu_ps(x + k * kPyramidFactor);
-      const __m256 b = _mm256_loadu_ps(x + k * kPyramidFactor + 8);
-      mn[k] = _mm256_min_ps(a, b);
-      mx[k] = _mm256_max_ps(a, b);
+    for (std::size_t k = 0; k < kGroup; ++k) {  // entry k's vectors folded into one min and one max
+      const float* p = x + k * kPyramidFactor;
+      mn[k] = mx[k] = _mm256_loadu_ps(p);
+      for (std::size_t i = 1; i < kVectors256; ++i) {
+        const __m256 v = _mm256_loadu_ps(p + i * 8);
+        mn[k] = _mm256_min_ps(mn[k], v);
+        mx[k] = _mm256_max_ps(mx[k], v);
+      }
     }
     _mm256_storeu_ps(lo + e, _mm256_permutevar8x32_ps(reduce8<Min256>(mn), order));
     _mm256_storeu_ps(hi + e, _mm256_permutevar8x32_ps(reduce8<Max256>(mx), order));
@@ -93,7 +98,7 @@ __attribute__((target("avx2"))) void entry_ranges_avx2(const float* x, std::size
   entry_ranges_portable(x, entries - e, lo + e, hi + e);
 }
 
-// ---- AVX-512: 16 entries (16 zmm loads) per group ---------------------------------------------------
+// ---- AVX-512: 16 entries per group ---------------------------------------------------
 
 namespace {
 
@@ -119,6 +124,16 @@ __attribute__((target("avx512f"))) inline __m512 reduce16(const __m512* v) noexc
                 _mm512_shuffle_ps(m3[0], m3[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+// One entry's kVectors512 vectors folded lane-wise into a min and a max vector.
+__attribute__((target("avx512f"))) inline void fold512(const float* p, __m512& mn, __m512& mx) noexcept {
+  mn = mx = _mm512_loadu_ps(p);
+  for (std::size_t i = 1; i < kVectors512; ++i) {
+    const __m512 v = _mm512_loadu_ps(p + i * 16);
+    mn = _mm512_min_ps(mn, v);
+    mx = _mm512_max_ps(mx, v);
+  }
+}
+
 }  // namespace
 
 __attribute__((target("avx512f"))) void entry_ranges_avx512(const float* x, std::size_t entries, float* lo,
@@ -130,13 +145,15 @@ __attribute__((target("avx512f"))) void entry_ranges_avx512(const float* x, std:
   for (; e + kGroup <= entries; e += kGroup, x += kGroup * kPyramidFactor) {
     __m512 mn[kGroup / 2], mx[kGroup / 2];
     for (std::size_t j = 0; j < kGroup / 2; ++j) {
-      // Entries 2j and 2j+1: their low halves side by side against their high halves.
-      const __m512 a = _mm512_loadu_ps(x + 2 * j * kPyramidFactor);
-      const __m512 b = _mm512_loadu_ps(x + (2 * j + 1) * kPyramidFactor);
-      const __m512 lows = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0));
-      const __m512 highs = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2));
-      mn[j] = _mm512_min_ps(lows, highs);
-      mx[j] = _mm512_max_ps(lows, highs);
+      // Entries 2j and 2j+1, each folded into one min and one max vector ...
+      __m512 amn, amx, bmn, bmx;
+      fold512(x + 2 * j * kPyramidFactor, amn, amx);
+      fold512(x + (2 * j + 1) * kPyramidFactor, bmn, bmx);
+      // ... then their low halves side by side against their high halves.
+      mn[j] = _mm512_min_ps(_mm512_shuffle_f32x4(amn, bmn, _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm512_shuffle_f32x4(amn, bmn, _MM_SHUFFLE(3, 2, 3, 2)));
+      mx[j] = _mm512_max_ps(_mm512_shuffle_f32x4(amx, bmx, _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm512_shuffle_f32x4(amx, bmx, _MM_SHUFFLE(3, 2, 3, 2)));
     }
     _mm512_storeu_ps(lo + e, _mm512_permutexvar_ps(order, reduce16<Min512>(mn)));
     _mm512_storeu_ps(hi + e, _mm512_permutexvar_ps(order, reduce16<Max512>(mx)));

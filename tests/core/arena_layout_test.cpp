@@ -83,7 +83,8 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(sizeof(BlockHeader) == 64);
   CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
   CHECK(offsetof(BlockHeader, first_sample) == 32);
-  CHECK(sizeof(PyramidEntry) == 16);
+  CHECK(sizeof(PyramidEntry) == 8);
+  CHECK(pack_range(1.0F, 2.0F) == 0x4000'0000'3F80'0000ULL);  // min in the low half, max in the high
   CHECK(sizeof(ConsumerRow) == 256);
   CHECK(offsetof(ConsumerRow, policy) == 16);
   CHECK(offsetof(ConsumerRow, blocks_read) == 32);

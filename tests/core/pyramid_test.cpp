@@ -71,7 +71,7 @@ void check_levels(Dtype dtype, std::uint32_t block, std::uint64_t total) {
   o.value_bytes = 64;
   o.vector_dim = 0;
   o.channel_capacity = 1;
-  o.channel_data_bytes = 8ULL << 20;
+  o.channel_data_bytes = 64ULL << 20;
   Arena arena = std::move(Arena::create(guard.where(), o).value());
   ChannelSpec s;
   s.name = "p";
@@ -79,7 +79,8 @@ void check_levels(Dtype dtype, std::uint32_t block, std::uint64_t total) {
   s.rate_hz = 1e3;
   s.samples_per_block = block;
   s.ring_blocks = 1;
-  while (std::uint64_t{s.ring_blocks} * block < total) s.ring_blocks *= 2;  // the ring holds them all
+  // The ring holds them all and a block more: envelope() trusts no entry the next block could overwrite.
+  while (std::uint64_t{s.ring_blocks} * block < total + block) s.ring_blocks *= 2;
   REQUIRE(create_channel(arena, s));
   auto w = ChannelWriter::open(arena, "p");
   REQUIRE(w);
@@ -112,7 +113,7 @@ void check_levels(Dtype dtype, std::uint32_t block, std::uint64_t total) {
 
 }  // namespace
 
-TEST_CASE("every pyramid kernel path gives each run of 16 floats its exact min and max") {
+TEST_CASE("every pyramid kernel path gives each run of kPyramidFactor floats its exact min and max") {
   std::mt19937 rng(7);
   std::normal_distribution<float> noise(0.0F, 1e3F);
   for (const auto& [name, kernel] : kernels_here()) {
@@ -121,7 +122,7 @@ TEST_CASE("every pyramid kernel path gives each run of 16 floats its exact min a
       CAPTURE(entries);
       std::vector<float> x(entries * kPyramidFactor);
       for (float& f : x) f = noise(rng);
-      // A lone spike in each entry at a position that walks through all 16 lanes.
+      // A lone spike in each entry at a position that walks through every lane.
       for (std::size_t e = 0; e < entries; ++e) x[e * kPyramidFactor + e % kPyramidFactor] = (e % 2 ? 1e6F : -1e6F);
       std::vector<float> lo(entries + 1, 123.0F), hi(entries + 1, 123.0F);  // one past: must stay untouched
       kernel(x.data(), entries, lo.data(), hi.data());
@@ -139,7 +140,9 @@ TEST_CASE("every pyramid kernel path gives each run of 16 floats its exact min a
 }
 
 TEST_CASE("the writer keeps every level's entries exact, for every dtype and blocks that cut entries") {
-  constexpr std::uint64_t kTotal = 3 * 4096 + 1000;  // three whole top-level entries and a ragged end
+  // Three whole top-level entries and a ragged end.
+  constexpr std::uint64_t kTotal = 3 * std::uint64_t{kPyramidFactor} * kPyramidFactor * kPyramidFactor + 1000;
+  static_assert(kPyramidLevels == 3);
   for (const std::uint32_t block : {1000U, 4096U, 7U, 33U}) {
     check_levels<float>(Dtype::f32, block, kTotal);
     check_levels<std::int16_t>(Dtype::i16, block, kTotal);

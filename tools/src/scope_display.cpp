@@ -101,7 +101,7 @@ bool ScopeDisplay::apply(Key key) {
 
 ScopeDisplay::View ScopeDisplay::choose_view() const {
   const core::ChannelDesc& d = reader_->desc();
-  // relaxed: a display position; the pyramid entries carry their own tags
+  // relaxed: a display position; envelope() validates the entries it reads
   const std::uint64_t written = d.samples_written.load(std::memory_order_relaxed);
   const std::uint64_t end = history_.end() > history_.begin() ? history_.end() : written;
   if (trigger_on_) {
@@ -130,7 +130,7 @@ void ScopeDisplay::fill_envelope(std::uint64_t first, std::uint64_t count, std::
   // The pyramid: its coarsest level no wider than a bucket, or a coarser one when that level no
   // longer reaches back to `first`; buckets aligned to that level's entries and never narrower
   // than one (core::envelope() would leave the buckets between entries empty).
-  // relaxed: how far back the view starts decides the level; an entry's tag validates it
+  // relaxed: how far back the view starts decides the level; envelope() validates the entries
   const std::uint64_t written = d.samples_written.load(std::memory_order_relaxed);
   const std::uint64_t back = written > first ? written - first : 0;
   std::uint64_t entry = d.pyramid_factor;

@@ -19,6 +19,7 @@
 //   +128 key bytes           key_bytes rounded up to 64
 //   +..  value bytes         value_bytes rounded up to 64; integers live in the first 8 bytes
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -249,13 +250,22 @@ static_assert(offsetof(BlockHeader, first_sample) == 32);
 // readers count it lost. Drivers use bits 0-30.
 inline constexpr std::uint32_t kBlockGapFlag = 1U << 31;
 
-// One min/max pyramid entry: tag = first sample index + 1 once written, 0 while being written.
+// One min/max pyramid entry: both float32s in one word, stored whole by the writer once the entry's
+// samples are in (pack_range / unpack_range). Entry e of a level lives in slot e mod pyramid_entries;
+// readers trust it by the channel's samples_written before and after they read (envelope()).
 struct PyramidEntry {                            // off size
-  std::atomic<std::uint64_t> tag;                //   0   8
-  std::atomic<std::uint32_t> min_bits;           //   8   4  float32 bits
-  std::atomic<std::uint32_t> max_bits;           //  12   4  float32 bits
+  std::atomic<std::uint64_t> range;              //   0   8  min bits (low half), max bits (high half)
 };
-static_assert(std::is_standard_layout_v<PyramidEntry> && sizeof(PyramidEntry) == 16);
+static_assert(std::is_standard_layout_v<PyramidEntry> && sizeof(PyramidEntry) == 8);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+inline std::uint64_t pack_range(float lo, float hi) noexcept {
+  return std::uint64_t{std::bit_cast<std::uint32_t>(lo)} | std::uint64_t{std::bit_cast<std::uint32_t>(hi)} << 32;
+}
+inline void unpack_range(std::uint64_t range, float& lo, float& hi) noexcept {
+  lo = std::bit_cast<float>(static_cast<std::uint32_t>(range));
+  hi = std::bit_cast<float>(static_cast<std::uint32_t>(range >> 32));
+}
 
 // A consumer's row: who reads which channel, how far, and what it lost.
 struct alignas(kCacheLine) ConsumerRow {         // off size

@@ -115,6 +115,7 @@ class ChannelWriter {
   template <class T>
   void update_pyramid_as(const std::byte* samples, std::uint32_t count, std::uint64_t first_sample) noexcept;
   void complete_entries(std::uint64_t first_entry, const float* lo, const float* hi, std::size_t n) noexcept;
+  void complete_upper(std::uint32_t level, std::uint64_t entry, float lo, float hi) noexcept;
 
   struct Accumulator {  // a pyramid entry being built, per level
     float lo = std::numeric_limits<float>::infinity();
@@ -206,8 +207,9 @@ class ChannelReader {
 
 /// Min/max of samples [first, first + count) from the channel's pyramid, split into `columns`
 /// buckets: what a scope draws. Uses the coarsest level no wider than a column that still reaches
-/// back to `first`. Buckets where no pyramid entry starts are NaN (columns finer than 16 samples:
-/// draw those from the raw blocks). Thread: any.
+/// back to `first`. Buckets where no pyramid entry starts are NaN (columns finer than a level-0 entry,
+/// pyramid_factor samples: draw those from the raw blocks), and so are buckets the writer has already
+/// overwritten or not yet completed. Thread: any.
 void envelope(const Arena& arena, std::uint32_t channel, std::uint64_t first_sample, std::uint64_t count,
               std::span<float> mins, std::span<float> maxs) noexcept;
 
