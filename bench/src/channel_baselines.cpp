@@ -1,5 +1,6 @@
 // The floors of the channels suite: a minimal shared-memory SPSC ring, a Unix stream socket pair
-// and ZeroMQ ipc PUSH/PULL, each moving the same blocks to a forked reader that touches them alike.
+// and ZeroMQ ipc PUSH/PULL, each moving the same blocks to a forked reader that touches them alike;
+// and a bare broadcast ring for the writer's cost with lossy readers.
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "channel_bench.hpp"
+#include "broadcast_ring.hpp"
 #include "spsc_ring.hpp"
 
 #if defined(WEIR_HAVE_ZMQ)
@@ -138,6 +140,48 @@ TransferResult transfer_ring(const TransferSpec& spec, const CpuPlan& cpus, cons
     return true;
   };
   return run_transfer(spec, cpus, child_body, write_all, error);
+}
+
+std::optional<CostOutcome> ring_writer_cost(const CpuPlan& cpus, std::uint32_t readers, std::int64_t run_ns,
+                                            std::uint32_t ring_blocks, const std::vector<std::byte>& source,
+                                            std::string& error) {
+  BroadcastRing ring(ring_blocks, source.size());
+  if (!ring.valid()) {
+    error = "mmap of the ring failed";
+    return std::nullopt;
+  }
+  auto reader_body = [&](Control& control, int fd) {
+    ReaderReport r;
+    Patience patience;
+    control.ready.fetch_add(1, std::memory_order_relaxed);
+    for (;;) {
+      std::uint64_t lost = 0;
+      if (const std::byte* block = ring.next(lost); block != nullptr) {
+        patience.reset();
+        r.sum += touch_block(block, source.size());
+        if (ring.done())
+          ++r.blocks;
+        else
+          ++r.lost;
+      } else if (lost != 0) {
+        patience.reset();
+        r.lost += lost;
+      } else if (control.stop.load(std::memory_order_relaxed) != 0) {
+        break;
+      } else if (!patience.wait()) {
+        return kChildStalled;
+      }
+    }
+    r.end_ns = now_ns();
+    return send_report(fd, r);
+  };
+  std::uint64_t n = 0;
+  auto write_one = [&](std::string&) {
+    fill_block(ring.claim(), source.data(), source.size(), n++);
+    ring.publish();
+    return true;
+  };
+  return run_cost(cpus, readers, run_ns, reader_body, write_one, error);
 }
 
 TransferResult transfer_unix(const TransferSpec& spec, const CpuPlan& cpus, const std::vector<std::byte>& source,

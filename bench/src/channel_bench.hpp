@@ -26,6 +26,7 @@ inline constexpr std::int64_t kStallTimeoutNs = 5'000'000'000;       // a wait w
 inline constexpr std::int64_t kChildReadyTimeoutNs = 5'000'000'000;  // a child's set-up (attach, bind, register)
 inline constexpr std::int64_t kChildExitTimeoutNs = 5'000'000'000;   // a child's exit after its report
 inline constexpr int kSpinsBeforeYield = 256;                        // busy polls before a wait starts yielding
+inline constexpr std::uint64_t kClockEvery = 64;                     // timed writers read the clock once per this many blocks
 inline constexpr int kChildOk = 0;                                   // reader children's exit codes
 inline constexpr int kChildSetupFailed = 3;
 inline constexpr int kChildStalled = 4;
@@ -237,6 +238,54 @@ template <class ChildBody, class WriteAll>
   return report.end_ns - start_ns;
 }
 
+/// One writer-cost repetition: how fast the writer went, and what its readers read and lost.
+struct CostOutcome {
+  double blocks_per_s = 0;
+  std::uint64_t read = 0;  // by all readers together
+  std::uint64_t lost = 0;
+};
+
+/// Runs one writer-cost repetition: forks `readers` reader children, each running
+/// reader_body(Control&, fd) (it sets control.ready once set up, follows the writer until
+/// control.stop finds nothing new, and sends its report), then calls write_one(std::string& error)
+/// here for run_ns (false, error set: it could not write a block), sets stop and collects the reports.
+template <class ReaderBody, class WriteOne>
+[[nodiscard]] std::optional<CostOutcome> run_cost(const CpuPlan& cpus, std::uint32_t readers, std::int64_t run_ns,
+                                                  ReaderBody&& reader_body, WriteOne&& write_one, std::string& error) {
+  SharedMapping map(sizeof(Control));
+  if (!map.valid()) {
+    error = "mmap of the control block failed";
+    return std::nullopt;
+  }
+  auto* control = new (map.data()) Control{};
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (std::uint32_t k = 0; k < readers; ++k) {
+    children.push_back(spawn_reader(cpus, k, [&](int fd) { return reader_body(*control, fd); }));
+    if (children.back() == nullptr) {
+      error = "pipe or fork failed";
+      return std::nullopt;
+    }
+  }
+  if (error = wait_ready(*control, readers, children); !error.empty()) return std::nullopt;
+  std::uint64_t blocks = 0;
+  const std::int64_t start_ns = now_ns();
+  std::int64_t elapsed_ns = 0;
+  for (;;) {
+    if (!write_one(error)) return std::nullopt;  // the children are killed on the way out
+    if (++blocks % kClockEvery == 0 && (elapsed_ns = now_ns() - start_ns) >= run_ns) break;
+  }
+  control->stop.store(1, std::memory_order_relaxed);
+  CostOutcome outcome;
+  outcome.blocks_per_s = static_cast<double>(blocks) / static_cast<double>(elapsed_ns) * 1e9;
+  for (auto& child : children) {
+    ReaderReport r;
+    if (error = collect(*child, r); !error.empty()) return std::nullopt;
+    outcome.read += r.blocks;
+    outcome.lost += r.lost;
+  }
+  return outcome;
+}
+
 /// The bare floors: a minimal shared-memory SPSC ring, a Unix stream socket pair, ZeroMQ ipc
 /// PUSH/PULL. Each writes spec.blocks blocks (fill_block from `source`) that the reader touches.
 [[nodiscard]] TransferResult transfer_ring(const TransferSpec& spec, const CpuPlan& cpus,
@@ -247,5 +296,12 @@ template <class ChildBody, class WriteAll>
 [[nodiscard]] bool have_zmq() noexcept;
 [[nodiscard]] TransferResult transfer_zmq(const TransferSpec& spec, const CpuPlan& cpus,
                                           const std::vector<std::byte>& source, std::string& error);
+
+/// The writer-cost floor: a bare broadcast ring (broadcast_ring.hpp) of `ring_blocks` slots written
+/// with blocks of source.size() bytes for run_ns, with `readers` lossy reader children touching
+/// every block they get to, as the channel's lossy readers do.
+[[nodiscard]] std::optional<CostOutcome> ring_writer_cost(const CpuPlan& cpus, std::uint32_t readers,
+                                                          std::int64_t run_ns, std::uint32_t ring_blocks,
+                                                          const std::vector<std::byte>& source, std::string& error);
 
 }  // namespace weir::bench
