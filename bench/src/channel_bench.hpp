@@ -195,6 +195,28 @@ template <class Body>
 /// Reads a child's report and waits for its exit; empty string, or what went wrong.
 [[nodiscard]] std::string collect(ChildProcess& child, ReaderReport& report);
 
+/// Puts a Control block in `map` (a fresh MAP_SHARED mapping of sizeof(Control)), forks `count`
+/// reader children running body(Control&, fd) into `children`, and waits until all are ready. The
+/// Control block, or nullptr with `error` set (children already forked are killed with `children`).
+template <class Body>
+[[nodiscard]] Control* start_readers(const SharedMapping& map, const CpuPlan& cpus, std::uint32_t count, Body& body,
+                                     std::vector<std::unique_ptr<ChildProcess>>& children, std::string& error) {
+  if (!map.valid()) {
+    error = "mmap of the control block failed";
+    return nullptr;
+  }
+  auto* control = new (map.data()) Control{};
+  for (std::uint32_t k = 0; k < count; ++k) {
+    children.push_back(spawn_reader(cpus, k, [&body, control](int fd) { return body(*control, fd); }));
+    if (children.back() == nullptr) {
+      error = "pipe or fork failed";
+      return nullptr;
+    }
+  }
+  if (error = wait_ready(*control, count, children); !error.empty()) return nullptr;
+  return control;
+}
+
 /// One transfer: `blocks` blocks of `block_bytes` from this process to one reader child that must
 /// see every one, in order, through a ring of `ring_blocks` slots where the transport has one.
 struct TransferSpec {
@@ -214,18 +236,9 @@ template <class ChildBody, class WriteAll>
 [[nodiscard]] TransferResult run_transfer(const TransferSpec& spec, const CpuPlan& cpus, ChildBody&& child_body,
                                           WriteAll&& write_all, std::string& error) {
   SharedMapping map(sizeof(Control));
-  if (!map.valid()) {
-    error = "mmap of the control block failed";
-    return std::nullopt;
-  }
-  auto* control = new (map.data()) Control{};
   std::vector<std::unique_ptr<ChildProcess>> children;
-  children.push_back(spawn_reader(cpus, 0, [&](int fd) { return child_body(*control, fd); }));
-  if (children.back() == nullptr) {
-    error = "pipe or fork failed";
-    return std::nullopt;
-  }
-  if (error = wait_ready(*control, 1, children); !error.empty()) return std::nullopt;
+  Control* control = start_readers(map, cpus, 1, child_body, children, error);
+  if (control == nullptr) return std::nullopt;
   const std::int64_t start_ns = now_ns();
   if (!write_all(error)) return std::nullopt;  // the child is killed on the way out
   ReaderReport report;
@@ -253,20 +266,9 @@ template <class ReaderBody, class WriteOne>
 [[nodiscard]] std::optional<CostOutcome> run_cost(const CpuPlan& cpus, std::uint32_t readers, std::int64_t run_ns,
                                                   ReaderBody&& reader_body, WriteOne&& write_one, std::string& error) {
   SharedMapping map(sizeof(Control));
-  if (!map.valid()) {
-    error = "mmap of the control block failed";
-    return std::nullopt;
-  }
-  auto* control = new (map.data()) Control{};
   std::vector<std::unique_ptr<ChildProcess>> children;
-  for (std::uint32_t k = 0; k < readers; ++k) {
-    children.push_back(spawn_reader(cpus, k, [&](int fd) { return reader_body(*control, fd); }));
-    if (children.back() == nullptr) {
-      error = "pipe or fork failed";
-      return std::nullopt;
-    }
-  }
-  if (error = wait_ready(*control, readers, children); !error.empty()) return std::nullopt;
+  Control* control = start_readers(map, cpus, readers, reader_body, children, error);
+  if (control == nullptr) return std::nullopt;
   std::uint64_t blocks = 0;
   const std::int64_t start_ns = now_ns();
   std::int64_t elapsed_ns = 0;
