@@ -144,8 +144,9 @@ void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, st
   b->monotonic_ns.store(monotonic_ns, std::memory_order_relaxed);
   b->state.store(detail::committed_state(seq_), std::memory_order_release);  // samples and header first
   samples_written_ = first_sample + samples;
-  // Three stores in a row to the line readers poll: one transfer of it per publish.
-  desc_->samples_written.store(samples_written_, std::memory_order_relaxed);
+  // Three stores in a row to the line readers poll: one transfer of it per publish. samples_written
+  // releases the pyramid entries this block completed (envelope() acquires it).
+  desc_->samples_written.store(samples_written_, std::memory_order_release);
   desc_->last_publish_ns.store(realtime_ns, std::memory_order_relaxed);
   desc_->head.store(++seq_, std::memory_order_release);  // the block is visible before the head moves
   pulse();
