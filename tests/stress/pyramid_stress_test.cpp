@@ -114,9 +114,13 @@ TEST_CASE("envelope() never returns a pyramid entry the writer overwrote while i
 
   CHECK(level0.wrong == 0);
   CHECK(upper.wrong == 0);
-  // Not vacuous: most columns were drawn, at both levels.
-  CHECK(level0.checked > 2 * level0.empty);
-  CHECK(upper.checked > 2 * upper.empty);
+  // Not vacuous: columns were drawn at both levels, not just left empty. (Near the writer's edge
+  // envelope() often goes a level coarser or gives up a read: fewer drawn columns, the slower this
+  // build runs next to the writer, e.g. under TSan.)
+  CHECK(level0.checked > 1000);
+  CHECK(4 * level0.checked > level0.empty);
+  CHECK(upper.checked > 1000);
+  CHECK(4 * upper.checked > upper.empty);
   MESSAGE("level 0: " << level0.checked << " columns checked, " << level0.empty << " empty; level 1: "
                       << upper.checked << " checked, " << upper.empty << " empty");
 }
