@@ -44,6 +44,13 @@ void Results::add(std::string name, const Measured& m, std::string_view what) {
   rows_.push_back(std::move(row));
 }
 
+void Results::add_paired(std::string name, std::string_view baseline, const Paired& p, std::string_view what) {
+  if (p.baseline.failures != 0) note_failures(std::string(baseline) + " (paired)", p.baseline.failures, p.baseline.calls, "busy");
+  add(std::move(name), p.subject, what);
+  rows_.back().paired_ratio = p.ratio;
+  rows_.back().paired_with = std::string(baseline);
+}
+
 void Results::note_failures(std::string_view name, std::uint64_t count, std::uint64_t calls, std::string_view what) {
   failures_ += count;
   std::fprintf(stderr, "weir bench: %.*s: %" PRIu64 " of %" PRIu64 " calls failed (last: %.*s)\n",
@@ -81,6 +88,10 @@ constexpr std::size_t kAlignedColumns = 8;  // all but the last (note) column ar
 
 std::string row_note(const Row& row) {
   char buf[64];
+  if (row.paired_ratio && row.ratio) {
+    std::snprintf(buf, sizeof buf, "paired, ratio %.3f-%.3f", row.paired_ratio->min_ns, row.paired_ratio->max_ns);
+    return buf;
+  }
   if (row.busy_fraction) {
     std::snprintf(buf, sizeof buf, "busy %.3f%%", *row.busy_fraction * 100.0);
     return buf;
@@ -108,7 +119,10 @@ void compare(Results& results, std::span<const Comparison> comparisons) {
       if (r.name == c.name) row = &r;
     const Row* base = results.find(c.baseline);
     if (row == nullptr) continue;  // a case that could not run was reported on stderr
-    if (base != nullptr && base->stats.median_ns > 0) {
+    if (row->paired_ratio && row->paired_with == c.baseline) {
+      row->baseline = std::string(c.baseline);
+      row->ratio = row->paired_ratio->median_ns;
+    } else if (base != nullptr && base->stats.median_ns > 0) {
       row->baseline = std::string(c.baseline);
       row->ratio = row->stats.median_ns / base->stats.median_ns;
     }
@@ -137,6 +151,10 @@ std::string row_json_fields(const Row& row) {
   if (!row.baseline.empty() && row.ratio) {
     line += ",\"baseline\":\"" + row.baseline + "\"";
     line += ",\"ratio\":" + number(*row.ratio, kRatioDecimals);
+    if (row.paired_ratio) {
+      line += ",\"paired\":true,\"ratio_min\":" + number(row.paired_ratio->min_ns, kRatioDecimals);
+      line += ",\"ratio_max\":" + number(row.paired_ratio->max_ns, kRatioDecimals);
+    }
   }
   if (!row.target.empty() && row.pass) {
     line += ",\"target\":\"" + row.target + "\"";

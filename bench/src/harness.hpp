@@ -82,9 +82,10 @@ struct Measured {
   std::uint64_t failures = 0;  // calls whose op returned false
 };
 
-/// Times n calls of op(i) for i in [0, n); counts the calls that return false.
+/// Times n calls of op(i) for i in [0, n); counts the calls that return false. Flattened, so every
+/// case and its floor alike run inlined into the loop, whatever the inliner's size limits say.
 template <class Op>
-[[nodiscard]] std::int64_t time_loop(Op& op, std::uint64_t n, std::uint64_t& failures) noexcept {
+[[nodiscard, gnu::flatten]] std::int64_t time_loop(Op& op, std::uint64_t n, std::uint64_t& failures) noexcept {
   std::uint64_t bad = 0;
   const std::int64_t start_ns = now_ns();
   for (std::uint64_t i = 0; i < n; ++i) bad += op(i) ? 0U : 1U;
@@ -93,11 +94,10 @@ template <class Op>
   return elapsed_ns;
 }
 
-/// Calibrates the loop length to config.rep_ns() (the calibration doubles as warm-up), then times
-/// config.reps loops. Op: bool(std::uint64_t i) noexcept; false means the call failed.
+/// Grows the loop length until one loop takes a tenth of config.rep_ns(), then scales it to a
+/// whole repetition (the calibration doubles as warm-up). Returns the loop length; counts into m.
 template <class Op>
-[[nodiscard]] Measured measure(const Config& config, Op&& op) {
-  Measured m;
+[[nodiscard]] std::uint64_t calibrate(const Config& config, Op& op, Measured& m) noexcept {
   const std::int64_t rep_ns = config.rep_ns();
   std::uint64_t n = kCalibrateStartOps;
   for (;;) {
@@ -105,20 +105,66 @@ template <class Op>
     m.calls += n;
     if (ns >= rep_ns / kCalibrateFraction || n >= kMaxOpsPerRep) {
       const double scaled = static_cast<double>(n) * static_cast<double>(rep_ns) / static_cast<double>(ns > 0 ? ns : 1);
-      n = scaled < static_cast<double>(kCalibrateStartOps) ? kCalibrateStartOps : static_cast<std::uint64_t>(scaled);
-      break;
+      return scaled < static_cast<double>(kCalibrateStartOps) ? kCalibrateStartOps : static_cast<std::uint64_t>(scaled);
     }
     n *= kCalibrateGrowth;
   }
+}
+
+/// Times one repetition of n calls; returns ns per call.
+template <class Op>
+[[nodiscard]] double time_rep(Op& op, std::uint64_t n, Measured& m) noexcept {
+  const std::int64_t ns = time_loop(op, n, m.failures);
+  m.calls += n;
+  return static_cast<double>(ns) / static_cast<double>(n);
+}
+
+/// Calibrates, then times config.reps loops. Op: bool(std::uint64_t i) noexcept; false means the
+/// call failed.
+template <class Op>
+[[nodiscard]] Measured measure(const Config& config, Op&& op) {
+  Measured m;
+  const std::uint64_t n = calibrate(config, op, m);
   std::vector<double> per_op_ns;
   per_op_ns.reserve(static_cast<std::size_t>(config.reps));
-  for (int r = 0; r < config.reps; ++r) {
-    const std::int64_t ns = time_loop(op, n, m.failures);
-    m.calls += n;
-    per_op_ns.push_back(static_cast<double>(ns) / static_cast<double>(n));
-  }
+  for (int r = 0; r < config.reps; ++r) per_op_ns.push_back(time_rep(op, n, m));
   m.stats = summarize(std::move(per_op_ns));
   return m;
+}
+
+/// A case timed in alternation with its baseline, so both see the same state of a shared, noisy
+/// machine. ratio: median, min and max over the repetitions of subject ns/op over baseline ns/op.
+struct Paired {
+  Measured baseline;
+  Measured subject;
+  Stats ratio;
+};
+
+/// Calibrates both ops, then times config.reps pairs of repetitions, the order swapped every pair
+/// (B S, S B, ...) so a drift in machine speed falls on both sides alike.
+template <class BaseOp, class Op>
+[[nodiscard]] Paired measure_paired(const Config& config, BaseOp&& base_op, Op&& op) {
+  Paired p;
+  const std::uint64_t base_n = calibrate(config, base_op, p.baseline);
+  const std::uint64_t n = calibrate(config, op, p.subject);
+  std::vector<double> base_ns, subject_ns, ratios;
+  for (int r = 0; r < config.reps; ++r) {
+    double b = 0, s = 0;
+    if (r % 2 == 0) {
+      b = time_rep(base_op, base_n, p.baseline);
+      s = time_rep(op, n, p.subject);
+    } else {
+      s = time_rep(op, n, p.subject);
+      b = time_rep(base_op, base_n, p.baseline);
+    }
+    base_ns.push_back(b);
+    subject_ns.push_back(s);
+    ratios.push_back(b > 0 ? s / b : 0.0);
+  }
+  p.baseline.stats = summarize(std::move(base_ns));
+  p.subject.stats = summarize(std::move(subject_ns));
+  p.ratio = summarize(std::move(ratios));
+  return p;
 }
 
 inline constexpr std::string_view kUnitNsPerOp = "ns/op";  // a repetition's elapsed time over its operations
@@ -131,7 +177,9 @@ struct Row {
   std::optional<double> busy_fraction;  // cross-process reads: share that returned busy
   std::optional<double> wake_fraction;  // publishes with a waiter: share that made a FUTEX_WAKE
   std::string baseline;                 // empty: none
-  std::optional<double> ratio;          // median / baseline median
+  std::optional<double> ratio;          // median / baseline median, or the paired ratio's median
+  std::optional<Stats> paired_ratio;    // set when timed in alternation with `paired_with`
+  std::string paired_with;
   std::string target;                   // "<=1.5", "<30ns"; empty: none
   std::optional<bool> pass;
 };
@@ -141,6 +189,8 @@ class Results {
  public:
   /// Adds a case's row and reports its failed calls on stderr (what: the last failure's text).
   void add(std::string name, const Measured& m, std::string_view what);
+  /// Adds the subject's row of a paired measurement, carrying its ratio against `baseline`.
+  void add_paired(std::string name, std::string_view baseline, const Paired& p, std::string_view what);
   void add_row(Row row) { rows_.push_back(std::move(row)); }
   /// Reports on stderr that `count` of `calls` calls of a case failed; any makes the run fail.
   void note_failures(std::string_view name, std::uint64_t count, std::uint64_t calls, std::string_view what);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "bare_floor.hpp"
 #include "cases.hpp"
 
 namespace weir::bench {
@@ -28,7 +29,7 @@ struct Fixture {
   std::vector<std::string> keys = make_keys("key.", 0, kKeyCount);
   std::vector<std::string> misses = make_keys("key.", kKeyCount, kKeyCount);  // same shape, never inserted
   std::vector<std::string> counters = make_keys("cnt.", 0, kKeyCount);
-  std::vector<core::KeyHandle> handles;
+  std::array<core::KeyHandle, kKeyCount> handles{};  // inline, like the floor's slot numbers
   alignas(core::kCacheLine) std::array<std::byte, kLargeBytes> value{};
   alignas(core::kCacheLine) std::array<std::byte, kLargeBytes> out{};
 
@@ -44,42 +45,63 @@ struct Fixture {
   }
 };
 
-void run_size(const Config& config, Fixture& f, std::uint32_t bytes, std::string_view size_name, Results& results) {
+// A get's length is checked off the timed path: OR-ing length ^ expected over every call leaves a
+// bit set if any one call returned a wrong length, without a compare and branch per call.
+void note_wrong_length(const std::string& name, std::uint32_t wrong_length, Results& results) {
+  if (wrong_length != 0) results.note_error(name, "a get returned a wrong value length");
+}
+
+// Each case is timed in alternation with its floor (measure_paired): the row's ratio is the
+// median of per-repetition ratios, so machine-speed drift between the two does not enter it.
+void run_size(const Config& config, Fixture& f, BareFloor& floor, std::uint32_t bytes, std::string_view size_name,
+              Results& results) {
   const std::span<const std::byte> value(f.value.data(), bytes);
   const std::span<std::byte> out(f.out.data(), f.out.size());
+  const std::size_t base_bytes = opaque(std::size_t{bytes});
   const std::string size(size_name);
+  const std::string publish_floor = "base.seqlock.publish." + size;
+  const std::string read_floor = "base.seqlock.read." + size;
+  const auto base_publish = [&](std::uint64_t i) noexcept { return floor.publish(i, base_bytes); };
+  const auto base_read = [&](std::uint64_t i) noexcept { return floor.read(i, base_bytes); };
   {
     Check check;
-    const Measured m =
-        measure(config, [&](std::uint64_t i) noexcept { return check(f.kv.set(f.keys[i % kKeyCount], value)); });
-    results.add("kv.set." + size + ".key", m, check.what());
+    const Paired p = measure_paired(config, base_publish, [&](std::uint64_t i) noexcept {
+      return check(f.kv.set(f.keys[i % kKeyCount], value));
+    });
+    results.add_paired("kv.set." + size + ".key", publish_floor, p, check.what());
   }
   {
     Check check;
-    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
-      core::ValueInfo info;
-      const bool ok = check(f.kv.get(f.keys[i % kKeyCount], out, info)) && check.that(info.length == bytes, "length");
+    core::ValueInfo info;  // reused, as a reading loop would
+    std::uint32_t wrong_length = 0;
+    const Paired p = measure_paired(config, base_read, [&](std::uint64_t i) noexcept {
+      const bool ok = check(f.kv.get(f.keys[i % kKeyCount], out, info));
+      wrong_length |= info.length ^ bytes;
       keep(f.out[0]);
       return ok;
     });
-    results.add("kv.get." + size + ".key", m, check.what());
+    results.add_paired("kv.get." + size + ".key", read_floor, p, check.what());
+    note_wrong_length("kv.get." + size + ".key", wrong_length, results);
   }
   {
     Check check;
-    const Measured m =
-        measure(config, [&](std::uint64_t i) noexcept { return check(f.kv.set(f.handles[i % kKeyCount], value)); });
-    results.add("kv.set." + size + ".handle", m, check.what());
+    const Paired p = measure_paired(config, base_publish, [&](std::uint64_t i) noexcept {
+      return check(f.kv.set(f.handles[i % kKeyCount], value));
+    });
+    results.add_paired("kv.set." + size + ".handle", publish_floor, p, check.what());
   }
   {
     Check check;
-    const Measured m = measure(config, [&](std::uint64_t i) noexcept {
-      core::ValueInfo info;
-      const bool ok =
-          check(f.kv.get(f.handles[i % kKeyCount], out, info)) && check.that(info.length == bytes, "length");
+    core::ValueInfo info;
+    std::uint32_t wrong_length = 0;
+    const Paired p = measure_paired(config, base_read, [&](std::uint64_t i) noexcept {
+      const bool ok = check(f.kv.get(f.handles[i % kKeyCount], out, info));
+      wrong_length |= info.length ^ bytes;
       keep(f.out[0]);
       return ok;
     });
-    results.add("kv.get." + size + ".handle", m, check.what());
+    results.add_paired("kv.get." + size + ".handle", read_floor, p, check.what());
+    note_wrong_length("kv.get." + size + ".handle", wrong_length, results);
   }
 }
 
@@ -139,17 +161,23 @@ void run_kv_cases(const Config& config, const core::Arena& arena, Results& resul
   for (std::size_t i = 0; i < f.value.size(); ++i) f.value[i] = static_cast<std::byte>(i);
   if (!f.fill(kSmallBytes, results)) return;
   Check check;
-  f.handles.resize(kKeyCount);
   std::uint64_t bad = 0;
   for (std::uint32_t i = 0; i < kKeyCount; ++i) bad += check(f.kv.resolve(f.keys[i], f.handles[i])) ? 0U : 1U;
   if (bad != 0) {
     results.note_failures("setup.resolve", bad, kKeyCount, check.what());
     return;
   }
-  run_size(config, f, kSmallBytes, "64B", results);
+  std::array<std::uint32_t, kKeyCount> key_slots{};
+  for (std::uint32_t i = 0; i < kKeyCount; ++i) key_slots[i] = f.handles[i].slot;
+  BareFloor floor(key_slots);  // the keys' own slot numbers: the same lines and pages as the store
+  if (!floor.valid()) {
+    results.note_error("setup.mmap", "mmap of the bare seqlock map failed");
+    return;
+  }
+  run_size(config, f, floor, kSmallBytes, "64B", results);
   run_small_only(config, f, results);
   if (!f.fill(kLargeBytes, results)) return;
-  run_size(config, f, kLargeBytes, "4KiB", results);
+  run_size(config, f, floor, kLargeBytes, "4KiB", results);
 }
 
 }  // namespace weir::bench

@@ -96,8 +96,11 @@ class KvStore {
   KvStatus resolve(std::string_view key, KeyHandle& out, bool create = false) noexcept;
   /// By handle: the uncontended case is inline (one CAS, one copy, one release store); anything
   /// unusual (held slot, stale handle, pulsed groups, integer values) takes the out-of-line path.
-  inline KvStatus set(KeyHandle handle, std::span<const std::byte> value, ValueType type = ValueType::bytes) noexcept;
-  inline KvStatus get(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
+  /// Always inlined: an out-of-line copy costs a frame and five saved registers, a third of a set.
+  [[gnu::always_inline]] inline KvStatus set(KeyHandle handle, std::span<const std::byte> value,
+                                             ValueType type = ValueType::bytes) noexcept;
+  [[gnu::always_inline]] inline KvStatus get(KeyHandle handle, std::span<std::byte> out,
+                                             ValueInfo& info) const noexcept;
   KvStatus view(KeyHandle handle, ValueView& out) const noexcept;
 
   /// Atomic read-modify-write on an integer key (i64 or u64): never fails with busy; waits, bounded,
@@ -179,15 +182,21 @@ class KvStore {
 
 KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) const noexcept {
   if (h.slot < slot_count_ && out.size() >= detail::kSmallCopyBytes) [[likely]] {
-    const SlotHeader& s = slot(h.slot);
+    // Both addresses first: members read after the acquire load below would be read again.
+    const std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
+    const std::byte* const src = base + value_offset_;
+    const SlotHeader& s = *reinterpret_cast<const SlotHeader*>(base);
     const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
     const std::uint32_t generation = s.generation.load(std::memory_order_relaxed);
     const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
     const std::uint32_t length = detail::meta_value_len(m);
-    // Integer values are copied like any bytes: integer ops bump the epoch, so the re-check sees them.
-    if (!detail::epoch_odd(epoch) && (detail::meta_flags(m) & (kSlotLive | kSlotTorn)) == kSlotLive &&
-        generation == h.generation && length <= detail::kSmallCopyBytes) [[likely]] {
-      detail::seqlock_copy_out_small(out.data(), value_ptr(h.slot));  // bytes past length: unspecified
+    // One branch for all four: held (odd), not live or torn, a stale handle, too long for the small
+    // copy. Integer values are copied like any bytes: integer ops bump the epoch, so the re-check sees them.
+    const std::uint64_t unusual = (epoch & detail::kEpochOdd) |
+                                  ((detail::meta_flags(m) & (kSlotLive | kSlotTorn)) ^ kSlotLive) |
+                                  (generation ^ h.generation) | std::uint64_t{length > detail::kSmallCopyBytes};
+    if (unusual == 0) [[likely]] {
+      detail::seqlock_copy_out_small(out.data(), src);  // bytes past length: unspecified
       std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
       if (s.epoch.load(std::memory_order_relaxed) == epoch) [[likely]] {
         info = ValueInfo{detail::meta_type(m), length, epoch};
@@ -200,27 +209,32 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
 
 KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
   if (h.slot < slot_count_ && value.size() <= value_bytes_ && !read_only_ && !detail::is_word_type(type)) [[likely]] {
-    SlotHeader& s = slot(h.slot);
-    std::uint64_t epoch = s.epoch.load(std::memory_order_relaxed);
+    std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
+    std::byte* const dst = base + value_offset_;
+    SlotHeader& s = *reinterpret_cast<SlotHeader*>(base);
     const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
+    const std::uint32_t pid = detail::current_pid();
+    std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
+    // Checked before the claim, so they overlap the CAS instead of waiting behind it. Every writer
+    // of these fields holds the slot odd, so a claim from this very epoch proves none came between.
+    const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+    const bool plain = s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
+                       s.groups_seen.load(std::memory_order_relaxed) == version &&
+                       s.group_bits.load(std::memory_order_relaxed) == 0;
+    const std::uint64_t claimed = detail::epoch_claimed(epoch, pid);
     // seq_cst CAS: the claim and the pins load below form a Dekker pair with integer ops.
-    const std::uint64_t claimed = detail::epoch_claimed(epoch, detail::current_pid());
-    if (!detail::epoch_odd(epoch) &&
+    if (plain && !detail::epoch_odd(epoch) &&
         s.epoch.compare_exchange_strong(epoch, claimed, std::memory_order_seq_cst, std::memory_order_relaxed))
         [[likely]] {
       std::atomic_thread_fence(std::memory_order_release);  // the odd epoch is visible before the payload
-      const std::uint64_t m = s.meta.load(std::memory_order_relaxed);  // stable: we hold the slot
-      if (s.pins.load(std::memory_order_seq_cst) == 0 &&
-          s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
-          s.groups_seen.load(std::memory_order_relaxed) == version &&
-          s.group_bits.load(std::memory_order_relaxed) == 0) [[likely]] {
+      if (s.pins.load(std::memory_order_seq_cst) == 0) [[likely]] {
         const auto length = static_cast<std::uint32_t>(value.size());
-        if (length != 0) detail::seqlock_copy_in(value_ptr(h.slot), value.data(), length);
+        if (length != 0) detail::seqlock_copy_in(dst, value.data(), length);
         s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
         s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);  // payload visible first
         return KvStatus::ok;
       }
-      // Unusual: hand the slot back untouched (a version bump without a change) and take the long way.
+      // An integer op is in flight: hand the slot back untouched (a version bump without a change).
       s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);
     } else if (detail::epoch_odd(epoch)) {
       return KvStatus::busy;  // EAGAIN at once, as the contract says
