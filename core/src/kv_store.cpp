@@ -428,6 +428,7 @@ KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> valu
   for (;;) {
     KeyHandle h;
     if (find(key, hash, h)) {
+      if (try_set_fast(h, value, type) == KvStatus::ok) return KvStatus::ok;  // busy: write_slot waits or says so
       const KvStatus st = write_slot(h, value, type, deadline_ns);
       if (st == KvStatus::busy && detail::may_wait(deadline_ns) && detail::monotonic_ns() < deadline_ns) continue;
       if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
@@ -446,6 +447,30 @@ KvStatus KvStore::view(std::string_view key, ValueView& out) const noexcept {
   return lookup_read(key, {}, info, &out);
 }
 
+// The common read by key, without read_slot's generality: one seqlock window in which the slot is
+// live, not torn, holds `key` and a value of at most kSmallCopyBytes, copied with one fixed-size
+// copy. The key is compared before the copy, so `out` is only written for the key asked for.
+inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string_view key, std::span<std::byte> out,
+                                             ValueInfo& info) const noexcept {
+  const std::byte* const base = slots_ + std::uint64_t{i} * stride_;
+  const SlotHeader& s = *reinterpret_cast<const SlotHeader*>(base);
+  const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+  const std::uint32_t length = detail::meta_value_len(m);
+  const std::uint64_t unusual = (epoch & detail::kEpochOdd) |
+                                ((detail::meta_flags(m) & (kSlotLive | kSlotTorn)) ^ kSlotLive) |
+                                std::uint64_t{length > detail::kSmallCopyBytes};
+  if (unusual != 0) return ReadFast::not_taken;
+  const bool equal = detail::meta_key_len(m) == key.size() &&
+                     detail::seqlock_equal(base + sizeof(SlotHeader), key.data(), key.size());
+  if (equal) detail::seqlock_copy_out_small(out.data(), base + value_offset_);
+  std::atomic_thread_fence(std::memory_order_acquire);  // the compare and copy happen before the re-check
+  if (s.epoch.load(std::memory_order_relaxed) != epoch) return ReadFast::not_taken;
+  if (!equal) return ReadFast::other_key;
+  info = ValueInfo{detail::meta_type(m), length, epoch};
+  return ReadFast::done;
+}
+
 KvStatus KvStore::lookup_read(std::string_view key, std::span<std::byte> out, ValueInfo& info,
                               ValueView* view) const noexcept {
   if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
@@ -457,6 +482,11 @@ KvStatus KvStore::lookup_read(std::string_view key, std::span<std::byte> out, Va
     const IndexState st = detail::index_state(e);
     if (st == IndexState::empty) break;  // keys never sit past an empty entry of their window
     if (st != IndexState::live || detail::index_tag(e) != tag) continue;
+    if (view == nullptr && out.size() >= detail::kSmallCopyBytes) {
+      const ReadFast r = read_small_by_key(i, key, out, info);
+      if (r == ReadFast::done) return KvStatus::ok;
+      if (r == ReadFast::other_key) continue;
+    }
     const KvStatus r = read_slot(i, 0, key, out, info, view);
     if (r != KvStatus::stale_handle) return r;
   }

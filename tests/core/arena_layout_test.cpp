@@ -6,14 +6,32 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/detail/hash.hpp"
 
 using namespace weir::core;
 
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 5);
+  CHECK(kArenaLayoutVersion == 6);
   CHECK(kArenaMagic == 0x52494557U);
+}
+
+TEST_CASE("the key hash, which places keys and sets label bits, gives the values this version was tested with") {
+  using weir::core::detail::hash_key;
+  CHECK(hash_key("a") == 0x7455f8c872f6ca4aULL);
+  CHECK(hash_key("adc0.volts") == 0x8e62304d0f534c0cULL);
+  CHECK(hash_key("tag1000") == 0x28cbd236569454e1ULL);
+  CHECK(hash_key("tag11000") == 0x048c65c7da7b2855ULL);
+  CHECK(hash_key("a.key.longer.than.sixteen.bytes") == 0xd0737d84489cedabULL);
+}
+
+TEST_CASE("keys of different lengths with the same first and last four bytes hash apart") {
+  using weir::core::detail::hash_key;
+  // Reads of 5..8 bytes overlap in the middle: only the length tells these apart.
+  CHECK(hash_key("tag1000") != hash_key("tag11000"));
+  CHECK(hash_key("abcdwxyz") != hash_key("abcdxyz"));
+  CHECK(hash_key("abcdxyz") != hash_key("abcxyz"));
 }
 
 TEST_CASE("header and slot structs keep their sizes and offsets") {

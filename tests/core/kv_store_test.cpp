@@ -1,13 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <map>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "test_util.hpp"
+#include "weir/core/detail/hash.hpp"
 #include "weir/core/kv_store.hpp"
 
 using namespace weir::core;
@@ -247,6 +250,66 @@ TEST_CASE("tombstones are reused and deleted keys never come back") {
   f.kv.for_each_key([&](std::string_view, const ValueInfo&) { ++live; });
   CHECK(live == static_cast<int>(f.kv.count()));
   CHECK(live <= 7);
+}
+
+// Two distinct keys with one 32-bit probe tag and one home slot among `slots`, found by a birthday
+// search over 34 bits (about 160k keys).
+std::pair<std::string, std::string> keys_with_one_tag(std::uint32_t slots) {
+  std::unordered_map<std::uint64_t, std::string> seen;
+  for (std::uint32_t i = 0;; ++i) {
+    std::string key = "tag" + std::to_string(i);
+    const std::uint64_t hash = weir::core::detail::hash_key(key);
+    const std::uint64_t where = (hash >> 32) * slots + weir::core::detail::home_slot(hash, slots);
+    if (auto [it, fresh] = seen.emplace(where, key); !fresh) return {it->second, key};
+  }
+}
+
+TEST_CASE("keys whose probe tags collide read their own values, and a missing one leaves the buffer alone") {
+  constexpr std::uint32_t kSlots = 4;
+  const auto [a, b] = keys_with_one_tag(kSlots);
+  REQUIRE(a != b);
+  const std::uint64_t ha = weir::core::detail::hash_key(a), hb = weir::core::detail::hash_key(b);
+  REQUIRE((ha >> 32) == (hb >> 32));
+  REQUIRE(weir::core::detail::home_slot(ha, kSlots) == weir::core::detail::home_slot(hb, kSlots));
+  MESSAGE("colliding keys: " << a << ", " << b);
+  // One home slot: a takes it, so every lookup of b meets a's matching tag first.
+  Fixture f(ArenaOptions{.slot_count = kSlots, .value_bytes = 64, .max_probe = kSlots});
+  REQUIRE(f.kv.set(a, bytes_of("value of a")) == KvStatus::ok);
+  std::byte buf[64];
+  std::memset(buf, 0x5a, sizeof buf);
+  ValueInfo info;
+  CHECK(f.kv.get(b, buf, info) == KvStatus::not_found);
+  CHECK(std::all_of(std::begin(buf), std::end(buf), [](std::byte x) { return x == std::byte{0x5a}; }));
+  REQUIRE(f.kv.set(b, bytes_of("and b's")) == KvStatus::ok);
+  CHECK(get_string(f.kv, a) == "value of a");
+  CHECK(get_string(f.kv, b) == "and b's");
+  REQUIRE(f.kv.set(a, bytes_of("a again")) == KvStatus::ok);  // the set path meets the collision too
+  CHECK(get_string(f.kv, a) == "a again");
+  CHECK(get_string(f.kv, b) == "and b's");
+  CHECK(f.kv.count() == 2);
+}
+
+TEST_CASE("a get by key takes the right path for every value size and buffer size") {
+  Fixture f;
+  std::string big(300, 'x');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + i % 26);
+  for (const std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64},
+                                   std::size_t{65}, std::size_t{300}}) {
+    CAPTURE(length);
+    const std::string value = big.substr(0, length);
+    REQUIRE(f.kv.set("sized", bytes_of(value)) == KvStatus::ok);
+    CHECK(get_string(f.kv, "sized") == value);
+    // A buffer smaller than the fast path's fixed copy still gets exactly the value, or a refusal.
+    std::byte small[16];
+    ValueInfo info;
+    const KvStatus st = f.kv.get("sized", small, info);
+    if (length <= sizeof small) {
+      REQUIRE(st == KvStatus::ok);
+      CHECK(std::memcmp(small, value.data(), length) == 0);
+    } else {
+      CHECK(st == KvStatus::value_too_large);
+    }
+  }
 }
 
 }  // TEST_SUITE

@@ -29,7 +29,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 5;     // bump on ANY change in this file
+inline constexpr std::uint16_t kArenaLayoutVersion = 6;     // bump on ANY change in this file or the key hash
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero

@@ -155,10 +155,17 @@ class KvStore {
   KvStatus atomic_slot(KeyHandle handle, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept;
   KvStatus set_impl(std::string_view key, std::span<const std::byte> value, ValueType type,
                     std::int64_t deadline_ns) noexcept;
+  enum class ReadFast : std::uint8_t { done, other_key, not_taken };
+  [[gnu::always_inline]] inline ReadFast read_small_by_key(std::uint32_t i, std::string_view key,
+                                                           std::span<std::byte> out, ValueInfo& info) const noexcept;
   KvStatus lookup_read(std::string_view key, std::span<std::byte> out, ValueInfo& info,
                        ValueView* view) const noexcept;
   bool wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadline_ns) noexcept;
 
+  /// The uncontended write by handle: ok, or busy (held by another writer), or not_found meaning
+  /// "not taken, nothing changed": anything unusual, left to the out-of-line paths.
+  [[gnu::always_inline]] inline KvStatus try_set_fast(KeyHandle handle, std::span<const std::byte> value,
+                                                      ValueType type) noexcept;
   KvStatus set_handle_slow(KeyHandle handle, std::span<const std::byte> value, ValueType type) noexcept;
   KvStatus get_handle_slow(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
   void publish(std::uint32_t i, std::uint32_t generation, std::uint64_t group_bits) noexcept;
@@ -207,39 +214,44 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
   return get_handle_slow(h, out, info);
 }
 
-KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
-  if (h.slot < slot_count_ && value.size() <= value_bytes_ && !read_only_ && !detail::is_word_type(type)) [[likely]] {
-    std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
-    std::byte* const dst = base + value_offset_;
-    SlotHeader& s = *reinterpret_cast<SlotHeader*>(base);
-    const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
-    const std::uint32_t pid = detail::current_pid();
-    std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
-    // Checked before the claim, so they overlap the CAS instead of waiting behind it. Every writer
-    // of these fields holds the slot odd, so a claim from this very epoch proves none came between.
-    const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
-    const bool plain = s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
-                       s.groups_seen.load(std::memory_order_relaxed) == version &&
-                       s.group_bits.load(std::memory_order_relaxed) == 0;
-    const std::uint64_t claimed = detail::epoch_claimed(epoch, pid);
-    // seq_cst CAS: the claim and the pins load below form a Dekker pair with integer ops.
-    if (plain && !detail::epoch_odd(epoch) &&
-        s.epoch.compare_exchange_strong(epoch, claimed, std::memory_order_seq_cst, std::memory_order_relaxed))
-        [[likely]] {
-      std::atomic_thread_fence(std::memory_order_release);  // the odd epoch is visible before the payload
-      if (s.pins.load(std::memory_order_seq_cst) == 0) [[likely]] {
-        const auto length = static_cast<std::uint32_t>(value.size());
-        if (length != 0) detail::seqlock_copy_in(dst, value.data(), length);
-        s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
-        s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);  // payload visible first
-        return KvStatus::ok;
-      }
-      // An integer op is in flight: hand the slot back untouched (a version bump without a change).
-      s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);
-    } else if (detail::epoch_odd(epoch)) {
-      return KvStatus::busy;  // EAGAIN at once, as the contract says
-    }
+KvStatus KvStore::try_set_fast(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
+  if (h.slot >= slot_count_ || value.size() > value_bytes_ || read_only_ || detail::is_word_type(type))
+    return KvStatus::not_found;
+  std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
+  std::byte* const dst = base + value_offset_;
+  SlotHeader& s = *reinterpret_cast<SlotHeader*>(base);
+  const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
+  const std::uint32_t pid = detail::current_pid();
+  std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
+  // Checked before the claim, so they overlap the CAS instead of waiting behind it. Every writer
+  // of these fields holds the slot odd, so a claim from this very epoch proves none came between.
+  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+  const bool plain = s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
+                     s.groups_seen.load(std::memory_order_relaxed) == version &&
+                     s.group_bits.load(std::memory_order_relaxed) == 0;
+  if (detail::epoch_odd(epoch)) return KvStatus::busy;  // EAGAIN at once, as the contract says
+  if (!plain) return KvStatus::not_found;
+  const std::uint64_t claimed = detail::epoch_claimed(epoch, pid);
+  // seq_cst CAS: the claim and the pins load below form a Dekker pair with integer ops.
+  if (!s.epoch.compare_exchange_strong(epoch, claimed, std::memory_order_seq_cst, std::memory_order_relaxed))
+    return detail::epoch_odd(epoch) ? KvStatus::busy : KvStatus::not_found;
+  std::atomic_thread_fence(std::memory_order_release);  // the odd epoch is visible before the payload
+  if (s.pins.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
+    // An integer op is in flight: hand the slot back untouched (a version bump without a change).
+    s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);
+    return KvStatus::not_found;
   }
+  const auto length = static_cast<std::uint32_t>(value.size());
+  if (length != 0) detail::seqlock_copy_in(dst, value.data(), length);
+  s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
+  s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);  // payload visible first
+  return KvStatus::ok;
+}
+
+KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
+  const KvStatus fast = try_set_fast(h, value, type);
+  if (fast != KvStatus::not_found) [[likely]]
+    return fast;
   return set_handle_slow(h, value, type);
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Key hash: 64 bits, fast on short keys (a wyhash-style multiply-fold). Low half picks the home
-// slot, high half is the tag kept in the probe table, so the two are independent.
+// slot, high half is the tag kept in the probe table, so the two are independent. Part of the
+// arena format (it places keys and sets label bits): a change bumps kArenaLayoutVersion, and the
+// golden test pins its values.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -44,7 +46,7 @@ inline std::uint64_t hash_key(std::string_view key) noexcept {
     tail = (std::uint64_t{static_cast<unsigned char>(p[0])} << 16) |
            (std::uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8) | static_cast<unsigned char>(p[n - 1]);
   }
-  seed = fold_mul(tail ^ k0, seed ^ k1 ^ n);
+  seed = fold_mul(tail ^ k0, seed ^ k1);  // the length is in the seed once: a second xor would cancel it
   return fold_mul(seed, k2);
 }
 
