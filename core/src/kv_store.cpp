@@ -457,10 +457,8 @@ inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string
   const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
   const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
   const std::uint32_t length = detail::meta_value_len(m);
-  const std::uint64_t unusual = (epoch & detail::kEpochOdd) |
-                                ((detail::meta_flags(m) & (kSlotLive | kSlotTorn)) ^ kSlotLive) |
-                                std::uint64_t{length > detail::kSmallCopyBytes};
-  if (unusual != 0) return ReadFast::not_taken;
+  const std::uint64_t unusual = (epoch & detail::kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn);
+  if (unusual != 0 || length > detail::kSmallCopyBytes) return ReadFast::not_taken;
   const bool equal = detail::meta_key_len(m) == key.size() &&
                      detail::seqlock_equal(base + sizeof(SlotHeader), key.data(), key.size());
   if (equal) detail::seqlock_copy_out_small(out.data(), base + value_offset_);

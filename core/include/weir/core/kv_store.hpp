@@ -199,10 +199,9 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
     const std::uint32_t length = detail::meta_value_len(m);
     // One branch for all four: held (odd), not live or torn, a stale handle, too long for the small
     // copy. Integer values are copied like any bytes: integer ops bump the epoch, so the re-check sees them.
-    const std::uint64_t unusual = (epoch & detail::kEpochOdd) |
-                                  ((detail::meta_flags(m) & (kSlotLive | kSlotTorn)) ^ kSlotLive) |
-                                  (generation ^ h.generation) | std::uint64_t{length > detail::kSmallCopyBytes};
-    if (unusual == 0) [[likely]] {
+    const std::uint64_t unusual = (epoch & detail::kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn) |
+                                  (generation ^ h.generation);
+    if (unusual == 0 && length <= detail::kSmallCopyBytes) [[likely]] {
       detail::seqlock_copy_out_small(out.data(), src);  // bytes past length: unspecified
       std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
       if (s.epoch.load(std::memory_order_relaxed) == epoch) [[likely]] {

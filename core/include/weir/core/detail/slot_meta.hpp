@@ -17,6 +17,10 @@ inline std::uint64_t make_meta(std::uint32_t value_len, std::uint32_t key_len, V
          (std::uint64_t{flags} << 56);
 }
 inline bool meta_live(std::uint64_t m) noexcept { return (meta_flags(m) & kSlotLive) != 0; }
+/// The live and torn flags in place, and live alone: `((m ^ kMetaLive) & kMetaLiveTorn) == 0` is
+/// "live and not torn" in two operations.
+inline constexpr std::uint64_t kMetaLive = std::uint64_t{kSlotLive} << 56;
+inline constexpr std::uint64_t kMetaLiveTorn = std::uint64_t{kSlotLive | kSlotTorn} << 56;
 
 inline IndexState index_state(std::uint64_t e) noexcept { return static_cast<IndexState>(e & kIndexStateMask); }
 inline std::uint32_t index_tag(std::uint64_t e) noexcept { return static_cast<std::uint32_t>(e >> kIndexTagShift); }
