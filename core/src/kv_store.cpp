@@ -425,10 +425,22 @@ KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> valu
   if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
   if (value.size() > value_bytes_) return KvStatus::value_too_large;
   const std::uint64_t hash = detail::hash_key(key);
+  if (!detail::is_word_type(type)) {
+    const auto tag = static_cast<std::uint32_t>(hash >> 32);
+    std::uint32_t i = detail::home_slot(hash, slot_count_);
+    for (std::uint32_t d = 0; d < max_probe_; ++d, i = (i + 1 == slot_count_) ? 0 : i + 1) {
+      const std::uint64_t e = index_[i].load(std::memory_order_acquire);
+      const IndexState st = detail::index_state(e);
+      if (st == IndexState::empty) break;  // keys never sit past an empty entry of their window
+      if (st != IndexState::live || detail::index_tag(e) != tag) continue;
+      const WriteFast r = try_set_by_key(i, key, value, type);
+      if (r == WriteFast::done) return KvStatus::ok;
+      if (r == WriteFast::not_taken) break;  // the general way below sorts it out
+    }
+  }
   for (;;) {
     KeyHandle h;
     if (find(key, hash, h)) {
-      if (try_set_fast(h, value, type) == KvStatus::ok) return KvStatus::ok;  // busy: write_slot waits or says so
       const KvStatus st = write_slot(h, value, type, deadline_ns);
       if (st == KvStatus::busy && detail::may_wait(deadline_ns) && detail::monotonic_ns() < deadline_ns) continue;
       if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
@@ -445,6 +457,28 @@ KvStatus KvStore::get(std::string_view key, std::span<std::byte> out, ValueInfo&
 KvStatus KvStore::view(std::string_view key, ValueView& out) const noexcept {
   ValueInfo info;
   return lookup_read(key, {}, info, &out);
+}
+
+// The common write by key: in one seqlock window the slot is live, holds `key`, and pulses no
+// group; then the claim from that same epoch, which proves the key compare still holds.
+KvStore::WriteFast KvStore::try_set_by_key(std::uint32_t i, std::string_view key, std::span<const std::byte> value,
+                                           ValueType type) noexcept {
+  std::byte* const base = slots_ + std::uint64_t{i} * stride_;
+  SlotHeader& s = *reinterpret_cast<SlotHeader*>(base);
+  const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
+  const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+  if (detail::epoch_odd(epoch) || !detail::meta_live(m)) return WriteFast::not_taken;
+  const bool equal = detail::meta_key_len(m) == key.size() &&
+                     detail::seqlock_equal(base + sizeof(SlotHeader), key.data(), key.size());
+  if (!equal) {
+    std::atomic_thread_fence(std::memory_order_acquire);  // the compare happens before the re-check
+    return s.epoch.load(std::memory_order_relaxed) == epoch ? WriteFast::other_key : WriteFast::not_taken;
+  }
+  if (s.groups_seen.load(std::memory_order_relaxed) != version || s.group_bits.load(std::memory_order_relaxed) != 0)
+    return WriteFast::not_taken;
+  return claim_and_write(s, base + value_offset_, epoch, m, value, type) == KvStatus::ok ? WriteFast::done
+                                                                                          : WriteFast::not_taken;
 }
 
 // The common read by key, without read_slot's generality: one seqlock window in which the slot is

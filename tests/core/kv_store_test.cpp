@@ -283,10 +283,16 @@ TEST_CASE("keys whose probe tags collide read their own values, and a missing on
   REQUIRE(f.kv.set(b, bytes_of("and b's")) == KvStatus::ok);
   CHECK(get_string(f.kv, a) == "value of a");
   CHECK(get_string(f.kv, b) == "and b's");
-  REQUIRE(f.kv.set(a, bytes_of("a again")) == KvStatus::ok);  // the set path meets the collision too
+  REQUIRE(f.kv.set(a, bytes_of("a again")) == KvStatus::ok);
+  REQUIRE(f.kv.set(b, bytes_of("b again")) == KvStatus::ok);  // the write path meets a's tag first too
   CHECK(get_string(f.kv, a) == "a again");
-  CHECK(get_string(f.kv, b) == "and b's");
+  CHECK(get_string(f.kv, b) == "b again");
   CHECK(f.kv.count() == 2);
+  REQUIRE(f.kv.del(a) == KvStatus::ok);  // a tombstone at home: b is still found past it
+  REQUIRE(f.kv.set(b, bytes_of("b once more")) == KvStatus::ok);
+  CHECK(get_string(f.kv, b) == "b once more");
+  CHECK(get_string(f.kv, a, KvStatus::not_found).empty());
+  CHECK(f.kv.count() == 1);
 }
 
 TEST_CASE("a get by key takes the right path for every value size and buffer size") {

@@ -166,6 +166,16 @@ class KvStore {
   /// "not taken, nothing changed": anything unusual, left to the out-of-line paths.
   [[gnu::always_inline]] inline KvStatus try_set_fast(KeyHandle handle, std::span<const std::byte> value,
                                                       ValueType type) noexcept;
+  /// The claim, copy and release shared by the write fast paths, for a slot already checked at
+  /// `epoch` (even) with meta `m`: ok, busy (the CAS met another writer), or not_found (lost the
+  /// CAS to a change, or an integer op is in flight; nothing changed).
+  [[gnu::always_inline]] inline KvStatus claim_and_write(SlotHeader& s, std::byte* dst, std::uint64_t epoch,
+                                                         std::uint64_t m, std::span<const std::byte> value,
+                                                         ValueType type) noexcept;
+  /// set(key)'s common case on probe entry i: ok, other_key (keep probing), or not_found (not taken).
+  enum class WriteFast : std::uint8_t { done, other_key, not_taken };
+  WriteFast try_set_by_key(std::uint32_t i, std::string_view key, std::span<const std::byte> value,
+                           ValueType type) noexcept;
   KvStatus set_handle_slow(KeyHandle handle, std::span<const std::byte> value, ValueType type) noexcept;
   KvStatus get_handle_slow(KeyHandle handle, std::span<std::byte> out, ValueInfo& info) const noexcept;
   void publish(std::uint32_t i, std::uint32_t generation, std::uint64_t group_bits) noexcept;
@@ -213,24 +223,9 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
   return get_handle_slow(h, out, info);
 }
 
-KvStatus KvStore::try_set_fast(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
-  if (h.slot >= slot_count_ || value.size() > value_bytes_ || read_only_ || detail::is_word_type(type))
-    return KvStatus::not_found;
-  std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
-  std::byte* const dst = base + value_offset_;
-  SlotHeader& s = *reinterpret_cast<SlotHeader*>(base);
-  const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
-  const std::uint32_t pid = detail::current_pid();
-  std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
-  // Checked before the claim, so they overlap the CAS instead of waiting behind it. Every writer
-  // of these fields holds the slot odd, so a claim from this very epoch proves none came between.
-  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
-  const bool plain = s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
-                     s.groups_seen.load(std::memory_order_relaxed) == version &&
-                     s.group_bits.load(std::memory_order_relaxed) == 0;
-  if (detail::epoch_odd(epoch)) return KvStatus::busy;  // EAGAIN at once, as the contract says
-  if (!plain) return KvStatus::not_found;
-  const std::uint64_t claimed = detail::epoch_claimed(epoch, pid);
+KvStatus KvStore::claim_and_write(SlotHeader& s, std::byte* dst, std::uint64_t epoch, std::uint64_t m,
+                                  std::span<const std::byte> value, ValueType type) noexcept {
+  const std::uint64_t claimed = detail::epoch_claimed(epoch, detail::current_pid());
   // seq_cst CAS: the claim and the pins load below form a Dekker pair with integer ops.
   if (!s.epoch.compare_exchange_strong(epoch, claimed, std::memory_order_seq_cst, std::memory_order_relaxed))
     return detail::epoch_odd(epoch) ? KvStatus::busy : KvStatus::not_found;
@@ -245,6 +240,25 @@ KvStatus KvStore::try_set_fast(KeyHandle h, std::span<const std::byte> value, Va
   s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
   s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);  // payload visible first
   return KvStatus::ok;
+}
+
+KvStatus KvStore::try_set_fast(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
+  if (h.slot >= slot_count_ || value.size() > value_bytes_ || read_only_ || detail::is_word_type(type))
+    return KvStatus::not_found;
+  std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
+  std::byte* const dst = base + value_offset_;
+  SlotHeader& s = *reinterpret_cast<SlotHeader*>(base);
+  const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
+  const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
+  // Checked before the claim, so they overlap the CAS instead of waiting behind it. Every writer
+  // of these fields holds the slot odd, so a claim from this very epoch proves none came between.
+  const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
+  const bool plain = s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
+                     s.groups_seen.load(std::memory_order_relaxed) == version &&
+                     s.group_bits.load(std::memory_order_relaxed) == 0;
+  if (detail::epoch_odd(epoch)) return KvStatus::busy;  // EAGAIN at once, as the contract says
+  if (!plain) return KvStatus::not_found;
+  return claim_and_write(s, dst, epoch, m, value, type);
 }
 
 KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
