@@ -66,7 +66,6 @@ void verify_values(Fixture& f, std::uint32_t bytes, std::string_view size, Resul
 void run_size(const Config& config, Fixture& f, BareFloor& floor, std::uint32_t bytes, std::string_view size_name,
               Results& results) {
   const std::span<const std::byte> value(f.value.data(), bytes);
-  const std::span<std::byte> out(f.out.data(), f.out.size());
   const std::size_t base_bytes = opaque(std::size_t{bytes});
   const std::string size(size_name);
   verify_values(f, bytes, size, results);
@@ -85,7 +84,7 @@ void run_size(const Config& config, Fixture& f, BareFloor& floor, std::uint32_t 
     Check check;
     core::ValueInfo info;  // reused, as a reading loop would
     const Paired p = measure_paired(config, base_read, [&](std::uint64_t i) noexcept {
-      const bool ok = check(f.kv.get(f.keys[i % kKeyCount], out, info));
+      const bool ok = check(f.kv.get(f.keys[i % kKeyCount], std::span(f.out), info));
       keep(f.out[0]);
       return ok;
     });
@@ -102,7 +101,7 @@ void run_size(const Config& config, Fixture& f, BareFloor& floor, std::uint32_t 
     Check check;
     core::ValueInfo info;
     const Paired p = measure_paired(config, base_read, [&](std::uint64_t i) noexcept {
-      const bool ok = check(f.kv.get(f.handles[i % kKeyCount], out, info));
+      const bool ok = check(f.kv.get(f.handles[i % kKeyCount], std::span(f.out), info));
       keep(f.out[0]);
       return ok;
     });
