@@ -97,6 +97,8 @@ class KvStore {
   /// By handle: the uncontended case is inline (one CAS, one copy, one release store); anything
   /// unusual (held slot, stale handle, pulsed groups, integer values) takes the out-of-line path.
   /// Always inlined: an out-of-line copy costs a frame and five saved registers, a third of a set.
+  /// In a hot loop, build `out` from a buffer in scope (`std::span(array)`) rather than reusing a
+  /// span object kept in memory: std::byte stores may alias it, so it is reloaded every call.
   [[gnu::always_inline]] inline KvStatus set(KeyHandle handle, std::span<const std::byte> value,
                                              ValueType type = ValueType::bytes) noexcept;
   [[gnu::always_inline]] inline KvStatus get(KeyHandle handle, std::span<std::byte> out,
