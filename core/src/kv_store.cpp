@@ -33,6 +33,23 @@ std::span<const std::byte> word_bytes(const std::uint64_t& w) noexcept {
   return {reinterpret_cast<const std::byte*>(&w), sizeof(w)};
 }
 
+// Walks the probe window of `hash`: calls visit(i) for each live entry carrying the hash's tag
+// until visit returns true. Returns whether it did; false when the window ran out or hit an empty
+// entry (keys never sit past an empty entry of their window).
+template <class Visit>
+bool probe_tagged(const std::atomic<std::uint64_t>* index, std::uint32_t slot_count, std::uint32_t max_probe,
+                  std::uint64_t hash, Visit&& visit) noexcept {
+  const auto tag = static_cast<std::uint32_t>(hash >> 32);
+  std::uint32_t i = detail::home_slot(hash, slot_count);
+  for (std::uint32_t d = 0; d < max_probe; ++d, i = (i + 1 == slot_count) ? 0 : i + 1) {
+    const std::uint64_t e = index[i].load(std::memory_order_acquire);
+    const IndexState st = detail::index_state(e);
+    if (st == IndexState::empty) return false;
+    if (st == IndexState::live && detail::index_tag(e) == tag && visit(i)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* kv_status_name(KvStatus s) noexcept {
@@ -125,19 +142,12 @@ bool KvStore::key_matches(std::uint32_t i, std::string_view key, std::uint32_t& 
 }
 
 bool KvStore::find(std::string_view key, std::uint64_t hash, KeyHandle& out) const noexcept {
-  const auto tag = static_cast<std::uint32_t>(hash >> 32);
-  std::uint32_t i = detail::home_slot(hash, slot_count_);
-  for (std::uint32_t d = 0; d < max_probe_; ++d, i = (i + 1 == slot_count_) ? 0 : i + 1) {
-    const std::uint64_t e = index_[i].load(std::memory_order_acquire);
-    const IndexState st = detail::index_state(e);
-    if (st == IndexState::empty) return false;  // keys never sit past an empty entry of their window
+  return probe_tagged(index_, slot_count_, max_probe_, hash, [&](std::uint32_t i) {
     std::uint32_t generation = 0;
-    if (st == IndexState::live && detail::index_tag(e) == tag && key_matches(i, key, generation)) {
-      out = KeyHandle{i, generation};
-      return true;
-    }
-  }
-  return false;
+    if (!key_matches(i, key, generation)) return false;
+    out = KeyHandle{i, generation};
+    return true;
+  });
 }
 
 KvStatus KvStore::write_slot(KeyHandle h, std::span<const std::byte> value, ValueType type,
@@ -426,17 +436,13 @@ KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> valu
   if (value.size() > value_bytes_) return KvStatus::value_too_large;
   const std::uint64_t hash = detail::hash_key(key);
   if (!detail::is_word_type(type)) {
-    const auto tag = static_cast<std::uint32_t>(hash >> 32);
-    std::uint32_t i = detail::home_slot(hash, slot_count_);
-    for (std::uint32_t d = 0; d < max_probe_; ++d, i = (i + 1 == slot_count_) ? 0 : i + 1) {
-      const std::uint64_t e = index_[i].load(std::memory_order_acquire);
-      const IndexState st = detail::index_state(e);
-      if (st == IndexState::empty) break;  // keys never sit past an empty entry of their window
-      if (st != IndexState::live || detail::index_tag(e) != tag) continue;
+    bool written = false;
+    probe_tagged(index_, slot_count_, max_probe_, hash, [&](std::uint32_t i) {
       const WriteFast r = try_set_by_key(i, key, value, type);
-      if (r == WriteFast::done) return KvStatus::ok;
-      if (r == WriteFast::not_taken) break;  // the general way below sorts it out
-    }
+      written = r == WriteFast::done;
+      return r != WriteFast::other_key;  // not_taken: the general way below sorts it out
+    });
+    if (written) return KvStatus::ok;
   }
   for (;;) {
     KeyHandle h;
@@ -506,23 +512,20 @@ inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string
 KvStatus KvStore::lookup_read(std::string_view key, std::span<std::byte> out, ValueInfo& info,
                               ValueView* view) const noexcept {
   if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
-  const std::uint64_t hash = detail::hash_key(key);
-  const auto tag = static_cast<std::uint32_t>(hash >> 32);
-  std::uint32_t i = detail::home_slot(hash, slot_count_);
-  for (std::uint32_t d = 0; d < max_probe_; ++d, i = (i + 1 == slot_count_) ? 0 : i + 1) {
-    const std::uint64_t e = index_[i].load(std::memory_order_acquire);
-    const IndexState st = detail::index_state(e);
-    if (st == IndexState::empty) break;  // keys never sit past an empty entry of their window
-    if (st != IndexState::live || detail::index_tag(e) != tag) continue;
+  KvStatus result = KvStatus::not_found;
+  probe_tagged(index_, slot_count_, max_probe_, detail::hash_key(key), [&](std::uint32_t i) {
     if (view == nullptr && out.size() >= detail::kSmallCopyBytes) {
       const ReadFast r = read_small_by_key(i, key, out, info);
-      if (r == ReadFast::done) return KvStatus::ok;
-      if (r == ReadFast::other_key) continue;
+      if (r == ReadFast::done) {
+        result = KvStatus::ok;
+        return true;
+      }
+      if (r == ReadFast::other_key) return false;
     }
-    const KvStatus r = read_slot(i, 0, key, out, info, view);
-    if (r != KvStatus::stale_handle) return r;
-  }
-  return KvStatus::not_found;
+    result = read_slot(i, 0, key, out, info, view);
+    return result != KvStatus::stale_handle;  // stale_handle: another key lives here; keep probing
+  });
+  return result == KvStatus::stale_handle ? KvStatus::not_found : result;
 }
 
 KvStatus KvStore::del(std::string_view key) noexcept {
