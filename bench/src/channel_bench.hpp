@@ -38,7 +38,7 @@ inline constexpr int kChildThrew = 6;
 /// stored once, whole, as a DMA engine or a vectorised sample converter writes: the stamp goes into
 /// the first line before it is stored. (A narrow store into a line just stored whole would make the
 /// channel writer's pyramid, which reads the block back, wait for every earlier store to reach the
-/// cache: the cross-core invalidations of the whole block.)
+/// cache: the cross-core invalidations of the whole block.) Requires: bytes >= 64.
 inline void fill_block(std::byte* dst, const std::byte* src, std::size_t bytes, std::uint64_t seq) noexcept {
   constexpr std::size_t kLine = 64;
   alignas(kLine) std::byte first[kLine];

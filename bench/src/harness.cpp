@@ -45,7 +45,8 @@ void Results::add(std::string name, const Measured& m, std::string_view what) {
 }
 
 void Results::add_paired(std::string name, std::string_view baseline, const Paired& p, std::string_view what) {
-  if (p.baseline.failures != 0) note_failures(std::string(baseline) + " (paired)", p.baseline.failures, p.baseline.calls, "busy");
+  if (p.baseline.failures != 0)
+    note_failures(std::string(baseline) + " (paired)", p.baseline.failures, p.baseline.calls, "busy");
   add(std::move(name), p.subject, what);
   rows_.back().paired_ratio = p.ratio;
   rows_.back().paired_with = std::string(baseline);
@@ -119,13 +120,11 @@ void compare(Results& results, std::span<const Comparison> comparisons) {
       if (r.name == c.name) row = &r;
     const Row* base = results.find(c.baseline);
     if (row == nullptr) continue;  // a case that could not run was reported on stderr
-    if (row->paired_ratio && row->paired_with == c.baseline) {
-      row->baseline = std::string(c.baseline);
+    if (row->paired_ratio && row->paired_with == c.baseline)
       row->ratio = row->paired_ratio->median_ns;
-    } else if (base != nullptr && base->stats.median_ns > 0) {
-      row->baseline = std::string(c.baseline);
+    else if (base != nullptr && base->stats.median_ns > 0)
       row->ratio = row->stats.median_ns / base->stats.median_ns;
-    }
+    if (row->ratio) row->baseline = std::string(c.baseline);
     switch (c.goal) {
       case Goal::none: break;
       case Goal::ratio_at_most:

@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::uint64_t kEntryMask = kPyramidFactor - 1;
 static_assert((kPyramidFactor & kEntryMask) == 0, "a power of two: masks, no division");
-constexpr std::size_t kChunkEntries = 4096 / sizeof(float) / kPyramidFactor;  // entries per kernel call: a 4 KiB float buffer
+constexpr std::size_t kChunkEntries = 4096 / sizeof(float) / kPyramidFactor;  // per kernel call: 4 KiB of floats
 static_assert(kChunkEntries >= 1);
 
 // Complex samples are drawn by their real part: read them as pairs and keep the first.

@@ -33,6 +33,12 @@ std::span<const std::byte> word_bytes(const std::uint64_t& w) noexcept {
   return {reinterpret_cast<const std::byte*>(&w), sizeof(w)};
 }
 
+// Whether a slot whose meta word is m holds `key` (its key bytes at key_bytes). Valid only inside a
+// seqlock window or while the slot is held; the caller re-checks.
+bool slot_holds_key(const std::byte* key_bytes, std::uint64_t m, std::string_view key) noexcept {
+  return detail::meta_key_len(m) == key.size() && detail::seqlock_equal(key_bytes, key.data(), key.size());
+}
+
 // Walks the probe window of `hash`: calls visit(i) for each live entry carrying the hash's tag
 // until visit returns true. Returns whether it did; false when the window ran out or hit an empty
 // entry (keys never sit past an empty entry of their window).
@@ -340,9 +346,7 @@ KvStatus KvStore::read_slot(std::uint32_t i, std::uint32_t generation, std::stri
     info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), epoch};
     KvStatus status = KvStatus::ok;
     if (!key.empty()) {
-      if (!detail::meta_live(m) || detail::meta_key_len(m) != key.size() ||
-          !detail::seqlock_equal(key_ptr(i), key.data(), key.size()))
-        status = KvStatus::stale_handle;
+      if (!detail::meta_live(m) || !slot_holds_key(key_ptr(i), m, key)) status = KvStatus::stale_handle;
     } else if (s.generation.load(std::memory_order_relaxed) != generation) {
       status = KvStatus::stale_handle;
     } else if (!detail::meta_live(m)) {
@@ -475,8 +479,7 @@ KvStore::WriteFast KvStore::try_set_by_key(std::uint32_t i, std::string_view key
   const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
   const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
   if (detail::epoch_odd(epoch) || !detail::meta_live(m)) return WriteFast::not_taken;
-  const bool equal = detail::meta_key_len(m) == key.size() &&
-                     detail::seqlock_equal(base + sizeof(SlotHeader), key.data(), key.size());
+  const bool equal = slot_holds_key(base + sizeof(SlotHeader), m, key);
   if (!equal) {
     std::atomic_thread_fence(std::memory_order_acquire);  // the compare happens before the re-check
     return s.epoch.load(std::memory_order_relaxed) == epoch ? WriteFast::other_key : WriteFast::not_taken;
@@ -490,8 +493,8 @@ KvStore::WriteFast KvStore::try_set_by_key(std::uint32_t i, std::string_view key
 // The common read by key, without read_slot's generality: one seqlock window in which the slot is
 // live, not torn, holds `key` and a value of at most kSmallCopyBytes, copied with one fixed-size
 // copy. The key is compared before the copy, so `out` is only written for the key asked for.
-inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string_view key, std::span<std::byte> out,
-                                             ValueInfo& info) const noexcept {
+inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string_view key,
+                                                    std::span<std::byte> out, ValueInfo& info) const noexcept {
   const std::byte* const base = slots_ + std::uint64_t{i} * stride_;
   const SlotHeader& s = *reinterpret_cast<const SlotHeader*>(base);
   const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
@@ -499,8 +502,7 @@ inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string
   const std::uint32_t length = detail::meta_value_len(m);
   const std::uint64_t unusual = (epoch & detail::kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn);
   if (unusual != 0 || length > detail::kSmallCopyBytes) return ReadFast::not_taken;
-  const bool equal = detail::meta_key_len(m) == key.size() &&
-                     detail::seqlock_equal(base + sizeof(SlotHeader), key.data(), key.size());
+  const bool equal = slot_holds_key(base + sizeof(SlotHeader), m, key);
   if (equal) detail::seqlock_copy_out_small(out.data(), base + value_offset_);
   std::atomic_thread_fence(std::memory_order_acquire);  // the compare and copy happen before the re-check
   if (s.epoch.load(std::memory_order_relaxed) != epoch) return ReadFast::not_taken;

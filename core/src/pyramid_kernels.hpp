@@ -5,8 +5,9 @@
 
 namespace weir::core::detail {
 
-/// lo[e] and hi[e] become the min and max of x[Fe .. Fe+F-1] (F = kPyramidFactor), for e < entries. A NaN sample may or
-/// may not be ignored (as minps/maxps do). Hot path: no allocation, no branches on the data.
+/// lo[e] and hi[e] become the min and max of x[Fe .. Fe+F-1] (F = kPyramidFactor), for e < entries.
+/// A NaN sample may or may not be ignored (as minps/maxps do). Hot path: no allocation, no branches
+/// on the data.
 void entry_ranges(const float* x, std::size_t entries, float* lo, float* hi) noexcept;
 
 /// Each path on its own, for tests; the AVX ones require the CPU to have the feature
