@@ -4,7 +4,9 @@
 # shards -> lossless HDF5 recorder) for WEIR_DEMO_SECONDS (default 10) and says where the file is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh >/dev/null
+echo "== building the weir command (the first build takes a few minutes; progress below)"
+scripts/build.sh weir
+echo "== running examples/pipelines/detector_bench.lua"
 seconds="${WEIR_DEMO_SECONDS:-10}"
 build/tools/weir check examples/pipelines/detector_bench.lua
 build/tools/weir run examples/pipelines/detector_bench.lua --duration "$seconds" --replace --status-every 2

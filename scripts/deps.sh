@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
-  doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev
+  doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev nlohmann-json3-dev
   libboost-dev libnuma-dev liblua5.4-dev libhdf5-dev libfftw3-dev
   libzmq3-dev tmux
   hdf5-tools python3-h5py python3-numpy systemd

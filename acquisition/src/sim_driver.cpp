@@ -12,6 +12,8 @@
 #include <span>
 #include <utility>
 
+#include <fmt/core.h>
+
 #include "weir/core/channel.hpp"
 
 namespace weir::acq {
@@ -88,8 +90,7 @@ std::string mismatch(const core::ChannelInfo& channel, const SimOptions& options
   if (channel.dtype != options.dtype)
     add(std::string("dtype ") + core::dtype_name(channel.dtype) + ", not " + core::dtype_name(options.dtype));
   if (channel.samples_per_block != options.block_samples)
-    add("blocks of " + std::to_string(channel.samples_per_block) + " samples, not " +
-        std::to_string(options.block_samples));
+    add(fmt::format("blocks of {} samples, not {}", channel.samples_per_block, options.block_samples));
   if (std::abs(channel.rate_hz - options.rate_hz) > kRateTolerance * options.rate_hz)
     add("a rate of " + num(channel.rate_hz) + " Hz, not " + num(options.rate_hz) + " Hz");
   return why;
@@ -102,15 +103,14 @@ core::Result<void> validate(const SimOptions& options) {
   for (std::size_t i = 0; i < options.channels.size(); ++i) {
     const std::string& name = options.channels[i];
     if (name.empty() || name.size() > core::kMaxNameBytes)
-      return refuse("channel name '" + name + "' must be 1 to " + std::to_string(core::kMaxNameBytes) + " bytes");
+      return refuse(fmt::format("channel name '{}' must be 1 to {} bytes", name, core::kMaxNameBytes));
     for (std::size_t j = 0; j < i; ++j)
       if (options.channels[j] == name) return refuse("channel '" + name + "' is named twice");
   }
   if (!std::isfinite(options.rate_hz) || options.rate_hz <= 0)
     return refuse("rate must be a positive number of Hz, not " + num(options.rate_hz));
   if (options.block_samples == 0 || options.block_samples > core::kMaxSamplesPerBlock)
-    return refuse("block must be 1 to " + std::to_string(core::kMaxSamplesPerBlock) + " samples, not " +
-                  std::to_string(options.block_samples));
+    return refuse(fmt::format("block must be 1 to {} samples, not {}", core::kMaxSamplesPerBlock, options.block_samples));
   if (core::dtype_bytes(options.dtype) == 0) return refuse("unknown dtype");
   if (!std::isfinite(options.full_scale_v) || options.full_scale_v <= 0)
     return refuse("full scale must be a positive number of volts, not " + num(options.full_scale_v));
@@ -161,8 +161,8 @@ core::Result<SimReport> run_sim(const core::Arena& arena, const SimOptions& opti
     // Re-checked on the writer's own descriptor: another process may have created it meanwhile.
     const core::ChannelDesc& d = writer->desc();
     if (d.dtype != options.dtype || d.samples_per_block != options.block_samples)
-      return refuse("channel '" + options.channels[i] + "' in " + where + " was created meanwhile with dtype " +
-                    core::dtype_name(d.dtype) + " and blocks of " + std::to_string(d.samples_per_block) + " samples");
+      return refuse(fmt::format("channel '{}' in {} was created meanwhile with dtype {} and blocks of {} samples",
+                                options.channels[i], where, core::dtype_name(d.dtype), d.samples_per_block));
     auto generator = SignalGenerator::create(signal_for(options, i), options.block_samples);
     if (!generator) return tl::make_unexpected(core::with_context(generator.error(), "sim"));
     SimChannelReport report;

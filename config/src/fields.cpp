@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/core.h>
+
 namespace weir::config {
 
 core::Error error_at(const Origin& origin, const std::string& message) {
@@ -107,8 +109,7 @@ Result<long long> Fields::integer(const std::string& key, long long lo, long lon
                                      (v->type == Value::Type::number ? v->as_text() : std::string(v->type_name()))));
   }
   if (n < lo || n > hi)
-    return tl::make_unexpected(error("'" + key + "' = " + std::to_string(n) + " is out of range " + std::to_string(lo) +
-                                     " to " + std::to_string(hi)));
+    return tl::make_unexpected(error(fmt::format("'{}' = {} is out of range {} to {}", key, n, lo, hi)));
   return n;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include <fmt/core.h>
+
 namespace weir::config::detail {
 
 namespace {
@@ -150,8 +152,8 @@ std::string LuaState::run(const std::string& text, const std::string& chunk_name
   lua_sethook(L, nullptr, 0, 0);
   if (rc != LUA_OK) {
     if (rc == LUA_ERRMEM)
-      return chunk_name + ": the file used more than " + std::to_string(limits.memory_bytes >> 20) +
-             " MiB of Lua memory while loading";
+      return fmt::format("{}: the file used more than {} MiB of Lua memory while loading", chunk_name,
+                         limits.memory_bytes >> 20);
     return lua_tostring(L, -1);
   }
   lua_settop(L, 0);

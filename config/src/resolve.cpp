@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/core.h>
+
 #include "fields.hpp"
 #include "weir/config/pipeline.hpp"
 
@@ -162,19 +164,17 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   if (!p.arena.attach) {
     if (r.channels.size() > o.channel_capacity)
       return tl::make_unexpected(detail::error_at(
-          p.arena.origin, "the arena holds " + std::to_string(o.channel_capacity) + " channels but the pipeline makes " +
-                              std::to_string(r.channels.size()) + " (" + name_list(r.channels) + "); set channels = " +
-                              std::to_string(r.channels.size()) + " or more"));
+          p.arena.origin, fmt::format("the arena holds {} channels but the pipeline makes {} ({}); set channels = {} or more",
+                                          o.channel_capacity, r.channels.size(), name_list(r.channels),
+                                          r.channels.size())));
     if (r.channel_bytes > o.channel_data_bytes)
       return tl::make_unexpected(detail::error_at(
-          p.arena.origin, "the channels' rings need " + mib(r.channel_bytes) + " but the arena has " +
-                              mib(o.channel_data_bytes) + "; set channel_mb = " +
-                              std::to_string((r.channel_bytes >> 20) + 1) + " or more"));
+          p.arena.origin, fmt::format("the channels' rings need {} but the arena has {}; set channel_mb = {} or more",
+                                          mib(r.channel_bytes), mib(o.channel_data_bytes), (r.channel_bytes >> 20) + 1)));
     if (r.consumers_needed > o.consumer_capacity)
       return tl::make_unexpected(detail::error_at(
-          p.arena.origin, "the parts register " + std::to_string(r.consumers_needed) + " consumers but the arena has " +
-                              std::to_string(o.consumer_capacity) + " rows; set consumers = " +
-                              std::to_string(r.consumers_needed + 8) + " or more"));
+          p.arena.origin, fmt::format("the parts register {} consumers but the arena has {} rows; set consumers = {} or more",
+                                          r.consumers_needed, o.consumer_capacity, r.consumers_needed + 8)));
     core::ArenaHeader header{};
     if (auto planned = core::plan_layout(o, header); !planned)
       return tl::make_unexpected(detail::error_at(p.arena.origin, planned.error().what));

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/kv_store.hpp"
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/signals.hpp"
 

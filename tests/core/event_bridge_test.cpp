@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/event_bridge.hpp"
 #include "weir/core/kv_store.hpp"
 

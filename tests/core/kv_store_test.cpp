@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/detail/hash.hpp"
 #include "weir/core/kv_store.hpp"
 

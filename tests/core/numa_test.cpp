@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/numa.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "cpu_features.hpp"
 #include "pyramid_kernels.hpp"
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/channel.hpp"
 
 using namespace weir::core;

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
 

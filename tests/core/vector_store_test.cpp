@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "test_util.hpp"
+#include "arena_guard.hpp"
 #include "weir/core/detail/epoch.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/vector_store.hpp"

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "arena_guard.hpp"
 #include "payload.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/kv_store.hpp"
@@ -26,23 +27,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kRunFor = std::chrono::milliseconds(1500);
 constexpr std::uint32_t kSmallValue = 64;
 constexpr std::uint32_t kLargeValue = 4096;
-
-std::string unique_name(const char* tag) {
-  static int serial = 0;
-  return std::string("st-") + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
-}
-
-class ArenaGuard {
- public:
-  explicit ArenaGuard(std::string where) : where_(std::move(where)) { (void)Arena::remove(where_); }
-  ~ArenaGuard() { (void)Arena::remove(where_); }
-  ArenaGuard(const ArenaGuard&) = delete;
-  ArenaGuard& operator=(const ArenaGuard&) = delete;
-  [[nodiscard]] const std::string& where() const noexcept { return where_; }
-
- private:
-  std::string where_;
-};
 
 struct ReadTally {
   std::atomic<std::uint64_t> good{0};

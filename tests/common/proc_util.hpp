@@ -19,7 +19,7 @@
 #include <thread>
 #include <utility>
 
-#include "weir/core/arena.hpp"
+#include "arena_guard.hpp"
 
 namespace weir::test {
 
@@ -30,25 +30,6 @@ inline constexpr milliseconds kChildTimeout{15'000};  // no child of these tests
 inline constexpr milliseconds kPollStep{1};           // between looks at a child that has not exited
 inline constexpr int kExecFailed = 127;                // exit code of a child whose exec failed
 inline constexpr int kChildThrew = 126;                // exit code of a child whose body threw
-
-/// A fresh arena name per call, unique across concurrent test runs: "it-TAG-PID-N".
-inline std::string unique_name(std::string_view tag) {
-  static int serial = 0;
-  return "it-" + std::string(tag) + "-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
-}
-
-/// Removes the arena's name on construction (a leftover) and on destruction. Thread: one.
-class ArenaGuard {
- public:
-  explicit ArenaGuard(std::string where) : where_(std::move(where)) { (void)core::Arena::remove(where_); }
-  ~ArenaGuard() { (void)core::Arena::remove(where_); }
-  ArenaGuard(const ArenaGuard&) = delete;
-  ArenaGuard& operator=(const ArenaGuard&) = delete;
-  [[nodiscard]] const std::string& where() const noexcept { return where_; }
-
- private:
-  std::string where_;
-};
 
 inline int remaining_ms(Clock::time_point deadline) noexcept {
   const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
