@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "weir/core/edit_distance.hpp"
+
 namespace weir::config {
 
 core::Error error_at(const Origin& origin, const std::string& message) {
@@ -46,27 +48,11 @@ const char* Value::type_name() const noexcept {
   return "a value";
 }
 
-namespace {
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-}  // namespace
-
 std::string did_you_mean(const std::string& word, std::span<const char* const> known) {
   const char* best = nullptr;
   std::size_t best_distance = 3;
   for (const char* k : known) {
-    const std::size_t d = edit_distance(word, k);
+    const std::size_t d = core::edit_distance(word, k);
     if (d < best_distance) best = k, best_distance = d;
   }
   return best != nullptr ? std::string(" (did you mean '") + best + "'?)" : std::string{};
