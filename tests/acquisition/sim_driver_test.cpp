@@ -33,13 +33,7 @@ struct Fixture {
     (void)Arena::remove(where);
   }
   static ArenaOptions options() {
-    ArenaOptions o;
-    o.slot_count = 64;
-    o.value_bytes = 64;
-    o.vector_dim = 0;
-    o.channel_capacity = 8;
-    o.channel_data_bytes = 4ULL << 20;
-    return o;
+    return {.slot_count = 64, .value_bytes = 64, .channel_capacity = 8, .channel_data_bytes = 4ULL << 20, .vector_dim = 0};
   }
   std::string where;
   Arena arena;

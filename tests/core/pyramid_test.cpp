@@ -66,12 +66,8 @@ void check_levels(Dtype dtype, std::uint32_t block, std::uint64_t total) {
   CAPTURE(static_cast<int>(dtype));
   CAPTURE(block);
   ArenaGuard guard(unique_name("pyr"));
-  ArenaOptions o;
-  o.slot_count = 16;
-  o.value_bytes = 64;
-  o.vector_dim = 0;
-  o.channel_capacity = 1;
-  o.channel_data_bytes = 64ULL << 20;
+  const ArenaOptions o{
+      .slot_count = 16, .value_bytes = 64, .channel_capacity = 1, .channel_data_bytes = 64ULL << 20, .vector_dim = 0};
   Arena arena = std::move(Arena::create(guard.where(), o).value());
   ChannelSpec s;
   s.name = "p";

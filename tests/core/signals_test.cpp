@@ -20,14 +20,7 @@ namespace {
 
 struct Fixture {
   Fixture() : guard(unique_name("sig")), arena(std::move(Arena::create(guard.where(), options()).value())), kv(arena) {}
-  static ArenaOptions options() {
-    ArenaOptions o;
-    o.slot_count = 256;
-    o.value_bytes = 256;
-    o.vector_dim = 0;
-    o.group_log_entries = 64;
-    return o;
-  }
+  static ArenaOptions options() { return {.slot_count = 256, .value_bytes = 256, .vector_dim = 0, .group_log_entries = 64}; }
   ArenaGuard guard;
   Arena arena;
   KvStore kv;

@@ -17,13 +17,8 @@ namespace {
 constexpr milliseconds kReportTimeout{20'000};
 
 ArenaOptions channel_arena() {
-  ArenaOptions o;
-  o.slot_count = 64;
-  o.value_bytes = 64;
-  o.vector_dim = 0;
-  o.channel_capacity = 4;
-  o.channel_data_bytes = 8ULL << 20;
-  return o;
+  return ArenaOptions{
+      .slot_count = 64, .value_bytes = 64, .channel_capacity = 4, .channel_data_bytes = 8ULL << 20, .vector_dim = 0};
 }
 
 ChannelSpec spec(const std::string& name, std::uint32_t block, std::uint32_t ring, std::int64_t wait_ns) {
