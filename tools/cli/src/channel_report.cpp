@@ -1,6 +1,5 @@
 #include "channel_report.hpp"
 
-#include <csignal>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -11,13 +10,11 @@
 #include "weir/core/channel.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
+#include "weir/tools/stop_signals.hpp"
 
 namespace weir::tools {
 
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
 
 using Snapshot = std::vector<core::ChannelInfo>;
 
@@ -97,12 +94,11 @@ void print_human(const std::string& where, const Snapshot& now, const Snapshot* 
 int run_channel_ls(const ChannelLsArgs& args) {
   auto arena = open_arena(args.where, Access::read_only);
   if (!arena) return kExitError;
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  const StopSignals signals;
   Snapshot before;
   auto taken = std::chrono::steady_clock::now();
   bool have_before = false;
-  for (int refresh = 0; g_stop == 0; ++refresh) {
+  for (int refresh = 0; !StopSignals::flag().load(std::memory_order_relaxed); ++refresh) {  // a flag only
     Snapshot now = core::list_channels(*arena);
     const auto at = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(at - taken).count();

@@ -1,6 +1,5 @@
 // Key-value commands: get, set, del, keys.
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <memory>
 #include <span>
@@ -14,18 +13,13 @@
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/arena_report.hpp"
 #include "weir/tools/output.hpp"
+#include "weir/tools/read_input.hpp"
 #include "weir/tools/value_codec.hpp"
 
 namespace weir::tools {
 namespace {
 
 using core::KvStatus;
-
-constexpr std::size_t kStdinChunkBytes = 64 * 1024;  // read size for `set --stdin`
-
-CLI::Option* add_key_option(CLI::App& sub, std::string& key) {
-  return sub.add_option("KEY", key, "key name")->required();
-}
 
 // ---- get ----
 
@@ -92,18 +86,6 @@ struct SetArgs {
   bool json = false;
 };
 
-core::Result<std::string> read_stdin() {
-  std::string data;
-  std::array<char, kStdinChunkBytes> chunk{};
-  for (;;) {
-    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), stdin);
-    data.append(chunk.data(), n);
-    if (n < chunk.size()) break;
-  }
-  if (std::ferror(stdin) != 0) return core::fail(core::Errc::io_error, "cannot read the value from stdin");
-  return data;
-}
-
 int run_set(const SetArgs& args) {
   const bool has_value = args.value_option->count() > 0;  // "" is a valid (empty) value
   if (args.from_stdin == has_value) {
@@ -116,7 +98,7 @@ int run_set(const SetArgs& args) {
 
   std::string text = args.value;
   if (args.from_stdin) {
-    auto input = read_stdin();
+    auto input = read_all(stdin, "the value from stdin");
     if (!input) return report_error("", input.error());
     text = std::move(*input);
   }

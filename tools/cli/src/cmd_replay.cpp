@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "channel_writer.hpp"
 #include "command.hpp"
 #include "weir/replay/replay.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -19,18 +20,13 @@
 namespace weir::tools {
 namespace {
 
-constexpr double kNsPerMs = 1e6;
-constexpr double kMaxWaitMs = 1e6;  // --wait-ms limit: a thousand seconds
-
 struct ReplayArgs {
   std::vector<std::string> positional;  // FILE.h5... NAME
   std::string speed = "1.0";
   std::vector<std::string> channels;
   bool loop = false;
   std::uint64_t loops = 0;
-  std::uint32_t ring = core::kDefaultRingBlocks;
-  std::string on_full = "wait";
-  double wait_ms = static_cast<double>(core::kDefaultWriterWaitNs) / kNsPerMs;
+  ChannelWriterArgs writer;
   bool json = false;
 };
 
@@ -71,13 +67,8 @@ void print_json_report(const std::string& where, const acq::ReplayReport& r) {
   for (const std::string& f : r.files) files.text(f);
   JsonArray channels;
   for (const acq::ReplayChannelReport& c : r.channels) {
-    JsonObject one;
-    one.text("name", c.name)
-        .boolean("created", c.created)
-        .number("blocks_published", c.blocks_published)
-        .number("samples_published", c.samples_published)
-        .number("blocks_dropped", c.blocks_dropped)
-        .number("gaps", c.gaps)
+    JsonObject one = fed_channel_json(c);
+    one.number("gaps", c.gaps)
         .number("blocks_missing", c.blocks_missing)
         .number("gap_row_blocks", c.gap_row_blocks)
         .number("recorded_drops", c.recorded_drops);
@@ -111,9 +102,7 @@ int run_replay_command(const ReplayArgs& args) {
   o.channels = args.channels;
   o.loop = args.loop || args.loops > 0;
   o.max_loops = args.loops;
-  o.ring_blocks = args.ring;
-  o.full_policy = args.on_full == "drop" ? core::FullPolicy::drop : core::FullPolicy::wait;
-  o.wait_timeout_ns = std::llround(args.wait_ms * kNsPerMs);
+  args.writer.apply_to(o);
 
   auto recording = acq::open_recording(files);  // refuses a bad file before the arena is touched
   if (!recording) return report_error("", recording.error());
@@ -148,15 +137,7 @@ void add_replay_command(CLI::App& app, Action& action) {
   sub->add_option("--channels", args->channels, "replay only channels matching these shell patterns");
   sub->add_flag("--loop", args->loop, "start over at the end until Ctrl-C");
   sub->add_option("--loops", args->loops, "replay this many passes (implies --loop)")->check(CLI::PositiveNumber);
-  sub->add_option("--ring", args->ring, "block slots of a channel this replay creates (a power of two)")
-      ->capture_default_str();
-  sub->add_option("--on-full", args->on_full,
-                  "a created channel's lossless readers full: wait (up to --wait-ms) or drop")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"wait", "drop"}));
-  sub->add_option("--wait-ms", args->wait_ms, "how long a created channel's writer waits for a lossless reader")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, kMaxWaitMs));
+  add_channel_writer_options(*sub, args->writer, "replay");
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_replay_command);
 }

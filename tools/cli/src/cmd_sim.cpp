@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "channel_writer.hpp"
 #include "command.hpp"
 #include "weir/acq/sim_driver.hpp"
 #include "weir/core/channel.hpp"
@@ -20,9 +21,6 @@
 
 namespace weir::tools {
 namespace {
-
-constexpr double kNsPerMs = 1e6;
-constexpr double kMaxWaitMs = 1e6;  // --wait-ms limit: a thousand seconds
 
 struct SimArgs {
   std::string where;
@@ -35,7 +33,6 @@ struct SimArgs {
   std::uint64_t blocks = 0;
   bool fast = false;
   std::string dtype = "f32";
-  std::uint32_t ring = core::kDefaultRingBlocks;
   double amplitude = 1.0;
   double offset = 0;
   double frequency_hz = 1000;
@@ -47,8 +44,7 @@ struct SimArgs {
   double noise = acq::kDefaultBaselineNoise;
   double full_scale_v = acq::kDefaultFullScaleV;
   std::string units;
-  std::string on_full = "wait";
-  double wait_ms = static_cast<double>(core::kDefaultWriterWaitNs) / kNsPerMs;
+  ChannelWriterArgs writer;
   bool json = false;
 };
 
@@ -78,10 +74,8 @@ core::Result<acq::SimOptions> to_options(const SimArgs& args) {
   o.duration_s = args.duration_s;
   o.fast = args.fast;
   o.full_scale_v = args.full_scale_v;
-  o.ring_blocks = args.ring;
   o.units = args.units;
-  o.full_policy = args.on_full == "drop" ? core::FullPolicy::drop : core::FullPolicy::wait;
-  o.wait_timeout_ns = std::llround(args.wait_ms * kNsPerMs);
+  args.writer.apply_to(o);
   if (auto ok = acq::validate(o); !ok) return tl::make_unexpected(ok.error());
   return o;
 }
@@ -111,14 +105,7 @@ void print_text(const SimArgs& args, const acq::SimOptions& o, const acq::SimRep
 void print_json_report(const SimArgs& args, const acq::SimOptions& o, const acq::SimReport& r) {
   JsonArray channels;
   for (const acq::SimChannelReport& c : r.channels) {
-    JsonObject one;
-    one.text("name", c.name)
-        .boolean("created", c.created)
-        .number("blocks_published", c.blocks_published)
-        .number("samples_published", c.samples_published)
-        .number("blocks_dropped", c.blocks_dropped)
-        .number("samples_saturated", c.samples_saturated);
-    channels.raw(one.str());
+    channels.raw(fed_channel_json(c).number("samples_saturated", c.samples_saturated).str());
   }
   JsonObject out;
   out.text("arena", args.where)
@@ -182,8 +169,6 @@ void add_sim_command(CLI::App& app, Action& action) {
       ->excludes(duration);
   sub->add_flag("--fast", args->fast, "no pacing: publish as fast as possible");
   sub->add_option("--dtype", args->dtype, "sample type: i8 u8 i16 u16 i32 u32 i64 f32 f64 c64")->capture_default_str();
-  sub->add_option("--ring", args->ring, "block slots of a channel this run creates (a power of two)")
-      ->capture_default_str();
   sub->add_option("--amplitude", args->amplitude, "peak (sine, square, chirp), sigma (noise), height scale (pulses)")
       ->capture_default_str();
   sub->add_option("--offset", args->offset, "DC offset added to every sample")->capture_default_str();
@@ -201,13 +186,7 @@ void add_sim_command(CLI::App& app, Action& action) {
   sub->add_option("--full-scale", args->full_scale_v, "integer dtypes: volts that map to the largest code")
       ->capture_default_str();
   sub->add_option("--units", args->units, "units of a created channel (default: V, or counts for integers)");
-  sub->add_option("--on-full", args->on_full, "a created channel's lossless readers full: wait (up to --wait-ms) "
-                                              "or drop")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"wait", "drop"}));
-  sub->add_option("--wait-ms", args->wait_ms, "how long a created channel's writer waits for a lossless reader")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, kMaxWaitMs));
+  add_channel_writer_options(*sub, args->writer, "run");
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_sim_command);
 }

@@ -19,20 +19,16 @@
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/arena_report.hpp"
 #include "weir/tools/output.hpp"
+#include "weir/tools/read_input.hpp"
 
 namespace weir::tools {
 namespace {
 
 using core::VectorStatus;
 
-constexpr std::size_t kReadChunkBytes = 64 * 1024;  // read size for vector text files and stdin
 constexpr std::size_t kDefaultTopK = 10;            // vsearch --k when not given
 constexpr std::size_t kMaxTopK = 1U << 20;          // vsearch --k is refused past this
 constexpr std::string_view kStdinName = "-";
-
-CLI::Option* add_key_option(CLI::App& sub, std::string& key) {
-  return sub.add_option("KEY", key, "key name")->required();
-}
 
 // Reads a whole file, or stdin for "-".
 core::Result<std::string> read_text(const std::string& path) {
@@ -40,16 +36,8 @@ core::Result<std::string> read_text(const std::string& path) {
   std::FILE* f = from_stdin ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr)
     return core::fail(core::Errc::io_error, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  std::string data;
-  std::array<char, kReadChunkBytes> chunk{};
-  for (;;) {
-    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
-    data.append(chunk.data(), n);
-    if (n < chunk.size()) break;
-  }
-  const bool failed = std::ferror(f) != 0;
+  auto data = read_all(f, fmt::format("'{}'", from_stdin ? "stdin" : path));
   if (!from_stdin) std::fclose(f);
-  if (failed) return core::fail(core::Errc::io_error, fmt::format("cannot read '{}'", from_stdin ? "stdin" : path));
   return data;
 }
 

@@ -1,11 +1,9 @@
 // Signal commands: watch (follow keys as they change, woken by signal groups, never polling) and
 // label (give a key the labels that watchers subscribe to).
-#include <signal.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +24,7 @@
 #include "weir/core/signals.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
+#include "weir/tools/stop_signals.hpp"
 #include "weir/tools/value_codec.hpp"
 
 namespace weir::tools {
@@ -42,43 +41,6 @@ constexpr std::size_t kPreviewChars = 60;             // text and vector preview
 constexpr std::size_t kPreviewBytes = 16;             // bytes previews show this many bytes in hex
 constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 constexpr double kNsPerUs = 1e3;
-
-// The signal that asked watch to stop, 0 while none did. Written by the handler, so lock-free.
-std::atomic<int> stop_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free);
-
-void on_stop_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }  // only a flag: read between waits
-
-// Turns SIGINT and SIGTERM into the stop flag for its lifetime, so watch leaves through its
-// destructors (which release the watcher row and its subscriptions), and ignores SIGPIPE so a
-// closed stdout is a write error, not a kill.
-class StopSignals {
- public:
-  StopSignals() noexcept {
-    stop_signal.store(0, std::memory_order_relaxed);
-    struct sigaction action {};
-    action.sa_handler = &on_stop_signal;  // no SA_RESTART: a futex wait returns early with EINTR
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGPIPE, &ignore, &old_pipe_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    sigaction(SIGPIPE, &old_pipe_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-  struct sigaction old_pipe_ {};
-};
 
 std::int64_t clock_ns(clockid_t clock) noexcept {
   timespec ts{};
@@ -340,7 +302,7 @@ int run_watch(const WatchArgs& args) {
   if (keys.empty() && labels.empty()) return report_usage("watch needs a LABEL, key:KEY, --key or --label to follow");
   const bool has_timeout = args.timeout_option->count() > 0;
 
-  const StopSignals stop_signals;  // before the watcher exists, so a stop always runs its destructor
+  const StopSignals stop_signals(Sigpipe::ignore);  // before the watcher exists, so a stop always runs its destructor
   auto arena = open_arena(args.where, Access::read_write);  // a watcher row needs a writable mapping
   if (!arena) return kExitError;
   const std::string arena_text = arena->location().describe();
@@ -377,7 +339,8 @@ int run_watch(const WatchArgs& args) {
                                                      static_cast<std::int64_t>(args.timeout_s * static_cast<double>(kNsPerSecond))
                                                : std::numeric_limits<std::int64_t>::max();
   std::uint64_t seen = 0;
-  while (stop_signal.load(std::memory_order_relaxed) == 0 && (args.count == 0 || seen < args.count)) {
+  // relaxed: the flag orders nothing; it is only read between waits
+  while (!StopSignals::flag().load(std::memory_order_relaxed) && (args.count == 0 || seen < args.count)) {
     const std::int64_t left_ns = deadline_ns - clock_ns(CLOCK_MONOTONIC);
     if (left_ns <= 0) {
       if (args.count == 0) return kExitOk;
@@ -453,7 +416,7 @@ void add_label(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand(
       "label", "Set a key's labels (creating the key, empty, if missing); watchers of a label hear its writes");
   add_name_option(*sub, args->where);
-  sub->add_option("KEY", args->key, "key name")->required();
+  add_key_option(*sub, args->key);
   sub->add_option("LABEL", args->labels, "the key's labels, replacing any it had")->required();
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_label);

@@ -26,6 +26,11 @@ inline CLI::Option* add_name_option(CLI::App& sub, std::string& where) {
   return sub.add_option("NAME", where, "arena: shm name, file path containing '/', or memfd:NAME")->required();
 }
 
+/// The KEY positional of the key and vector commands.
+inline CLI::Option* add_key_option(CLI::App& sub, std::string& key) {
+  return sub.add_option("KEY", key, "key name")->required();
+}
+
 /// The --json flag: print exactly one JSON object on stdout instead of text for people.
 inline CLI::Option* add_json_flag(CLI::App& sub, bool& json) {
   return sub.add_flag("--json", json, "print one JSON object instead of text");
