@@ -2,13 +2,15 @@
 
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "command.hpp"
 #include "weir/bench/kv_bench.hpp"
 
 namespace weir::tools {
 
 std::vector<std::string> bench_arguments(const BenchOptions& options) {
-  std::vector<std::string> args{options.suite, "--reps", std::to_string(options.reps)};
+  std::vector<std::string> args{options.suite, "--reps", fmt::format("{}", options.reps)};
   if (options.quick) args.emplace_back("--quick");
   if (options.json) args.emplace_back("--json");
   return args;

@@ -105,7 +105,7 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.min_free_bytes = a.min_free_mb < 0 ? -1 : static_cast<std::int64_t>(std::llround(a.min_free_mb * kBytesPerMb));
   if (!a.pipeline.empty()) {
     std::ifstream in(a.pipeline, std::ios::binary);
-    if (!in) return core::fail(core::Errc::not_found, "--pipeline " + a.pipeline + ": cannot read it");
+    if (!in) return core::fail(core::Errc::not_found, fmt::format("--pipeline {}: cannot read it", a.pipeline));
     o.pipeline_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   return o;

@@ -41,7 +41,7 @@ core::Result<double> parse_speed(const std::string& text) {
     used = 0;
   }
   if (used != text.size() || !std::isfinite(speed) || speed <= 0)
-    return core::fail(core::Errc::invalid_argument, "--speed must be a positive number or max, not '" + text + "'");
+    return core::fail(core::Errc::invalid_argument, fmt::format("--speed must be a positive number or max, not '{}'", text));
   return speed;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace weir::supervisor {
 
 using core::Result;
@@ -40,7 +42,7 @@ std::string number(double v) {
 }
 
 Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
-  PartPlan plan{PartRole::driver, d.name, "driver \"" + d.name + "\"", {}, d.thread, d.max_restarts, d.origin};
+  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), {}, d.thread, d.max_restarts, d.origin};
   if (d.kind == "replay") {
     auto params = d.params;
     const std::string file = params["file"];
@@ -62,29 +64,30 @@ Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl
       } else if (c.spec.rate_hz != first->rate_hz || c.spec.samples_per_block != first->samples_per_block ||
                  c.spec.dtype != first->dtype) {
         return tl::make_unexpected(config::error_at(
-            d.origin, plan.title + ": channels '" + first->name + "' and '" + c.spec.name +
-                          "' differ in rate, block or dtype; one sim driver runs one clock: declare one driver per kind"));
+            d.origin, fmt::format("{}: channels '{}' and '{}' differ in rate, block or dtype; one sim driver runs one "
+                                  "clock: declare one driver per kind",
+                                  plan.title, first->name, c.spec.name)));
       }
     }
-  if (first == nullptr) return tl::make_unexpected(config::error_at(d.origin, plan.title + ": no channels"));
+  if (first == nullptr) return tl::make_unexpected(config::error_at(d.origin, fmt::format("{}: no channels", plan.title)));
   plan.args = {"sim", p.arena.name};
   plan.args.insert(plan.args.end(), d.channels.begin(), d.channels.end());
-  plan.args.insert(plan.args.end(), {"--rate", number(first->rate_hz), "--block", std::to_string(first->samples_per_block),
+  plan.args.insert(plan.args.end(), {"--rate", number(first->rate_hz), "--block", fmt::format("{}", first->samples_per_block),
                                      "--dtype", core::dtype_name(first->dtype)});
   add_params(plan.args, d.params);
   return plan;
 }
 
 PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
-  PartPlan plan{PartRole::shard, s.name, "shard \"" + s.name + "\"", {}, s.thread, s.max_restarts, s.origin};
+  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), {}, s.thread, s.max_restarts, s.origin};
   plan.args = {"shard", p.arena.name, s.kind, "--input", s.input, "--policy", s.policy, "--instance", s.name};
   if (!s.output.empty()) plan.args.insert(plan.args.end(), {"--output", s.output});
-  for (const auto& [key, value] : s.params) plan.args.insert(plan.args.end(), {"--param", key + "=" + value});
+  for (const auto& [key, value] : s.params) plan.args.insert(plan.args.end(), {"--param", fmt::format("{}={}", key, value)});
   return plan;
 }
 
 PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
-  PartPlan plan{PartRole::record, r.name, "record \"" + r.name + "\"", {}, r.thread, r.max_restarts, r.origin};
+  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), {}, r.thread, r.max_restarts, r.origin};
   plan.args = {"record", p.arena.name, "--channels"};
   plan.args.insert(plan.args.end(), r.channels.begin(), r.channels.end());
   if (!r.keys.empty()) {
@@ -104,8 +107,9 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
 Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config::Resolved& /*resolved*/) {
   if (p.arena.name.rfind("memfd:", 0) == 0)
     return tl::make_unexpected(config::error_at(
-        p.arena.origin, "arena '" + p.arena.name + "': a memfd arena has no name other processes can open; use an shm "
-                                                    "name or a file path for `weir run`"));
+        p.arena.origin, fmt::format("arena '{}': a memfd arena has no name other processes can open; use an shm name "
+                                    "or a file path for `weir run`",
+                                    p.arena.name)));
   std::vector<PartPlan> out;
   for (const auto& d : p.drivers) {
     auto plan = driver_plan(p, d);

@@ -26,9 +26,10 @@ double cpu_seconds(const rusage& ru) noexcept {
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return fmt::format("exit {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return fmt::format("killed by {}", sigabbrev_np(WTERMSIG(status)) != nullptr
-                                                                  ? std::string("SIG") + sigabbrev_np(WTERMSIG(status))
-                                                                  : std::to_string(WTERMSIG(status)));
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return name != nullptr ? fmt::format("killed by SIG{}", name) : fmt::format("killed by {}", WTERMSIG(status));
+  }
   return "ended";
 }
 
