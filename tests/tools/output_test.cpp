@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "output.hpp"
+#include "weir/tools/output.hpp"
 
 using namespace weir::tools;
 

@@ -13,21 +13,21 @@
 #include <string>
 #include <vector>
 
-#include "braille_canvas.hpp"
-#include "scope_terminal.hpp"
-#include "scope_trace.hpp"
-#include "scope_view.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/scope/braille_canvas.hpp"
+#include "weir/scope/scope_terminal.hpp"
+#include "weir/scope/scope_trace.hpp"
+#include "weir/scope/scope_view.hpp"
 
 namespace {
 
-using weir::tools::BrailleCanvas;
-using weir::tools::YRange;
+using weir::scope::BrailleCanvas;
+using weir::scope::YRange;
 
 std::string utf8(char32_t c) {
   std::string out;
-  weir::tools::append_utf8(out, c);
+  weir::scope::append_utf8(out, c);
   return out;
 }
 
@@ -35,7 +35,7 @@ std::string utf8(char32_t c) {
 std::vector<std::size_t> inked_columns(const BrailleCanvas& canvas, std::size_t row) {
   std::vector<std::size_t> cols;
   for (std::size_t c = 0; c < canvas.cols(); ++c)
-    if (canvas.cell(c, row) != weir::tools::kBrailleBlank) cols.push_back(c);
+    if (canvas.cell(c, row) != weir::scope::kBrailleBlank) cols.push_back(c);
   return cols;
 }
 
@@ -109,8 +109,8 @@ TEST_CASE("a spike in one bucket of the envelope is drawn whether buckets are fo
     const std::size_t spike = buckets * 3 / 5;
     maxs[spike] = 1.0F;
     BrailleCanvas canvas(40, 8);  // 80 dot columns
-    const YRange range = weir::tools::auto_range(mins, maxs);
-    weir::tools::plot_envelope(canvas, mins, maxs, range);
+    const YRange range = weir::scope::auto_range(mins, maxs);
+    weir::scope::plot_envelope(canvas, mins, maxs, range);
     const auto top = inked_columns(canvas, 0);
     REQUIRE(!top.empty());
     CHECK(top.front() >= spike * canvas.cols() / buckets);  // only the cells the spike's bucket covers
@@ -151,15 +151,15 @@ TEST_CASE("a one-sample spike written to a channel shows in the drawn envelope a
     std::vector<float> mins(buckets);
     std::vector<float> maxs(buckets);
     weir::core::envelope(temp.arena(), *index, first, std::min(span, written - first), mins, maxs);
-    const YRange range = weir::tools::auto_range(mins, maxs);
+    const YRange range = weir::scope::auto_range(mins, maxs);
     CHECK(range.hi >= 2.5);
-    weir::tools::plot_envelope(canvas, mins, maxs, range);
+    weir::scope::plot_envelope(canvas, mins, maxs, range);
     CHECK(!inked_columns(canvas, 0).empty());
   }
 }
 
 TEST_CASE("the sample history finds the last rising crossing and restarts after a gap") {
-  weir::tools::SampleHistory history(64);
+  weir::scope::SampleHistory history(64);
   const std::vector<float> wave{0, 1, 0, 1, 0, 0, 1, 1};
   history.append(100, wave);
   CHECK(history.begin() == 100);
@@ -178,19 +178,19 @@ TEST_CASE("the sample history finds the last rising crossing and restarts after 
 }
 
 TEST_CASE("keys decode to scope actions, arrows included") {
-  std::vector<weir::tools::Key> keys;
-  weir::tools::decode_keys("q +-\x1b[A\x1b[Bjkt?", [&keys](weir::tools::Key k) { keys.push_back(k); });
-  using K = weir::tools::Key;
+  std::vector<weir::scope::Key> keys;
+  weir::scope::decode_keys("q +-\x1b[A\x1b[Bjkt?", [&keys](weir::scope::Key k) { keys.push_back(k); });
+  using K = weir::scope::Key;
   CHECK(keys == std::vector<K>{K::quit, K::pause, K::zoom_in, K::zoom_out, K::level_up, K::level_down,
                                K::level_down, K::level_up, K::toggle_trigger});
 }
 
 TEST_CASE("values are written with SI prefixes and three significant digits") {
-  CHECK(weir::tools::format_si(20000, "Hz") == "20 kHz");
-  CHECK(weir::tools::format_si(-0.25, "V") == "-250 mV");
-  CHECK(weir::tools::format_si(0.04, "s") == "40 ms");
-  CHECK(weir::tools::format_si(999.9, "V") == "1 kV");
-  CHECK(weir::tools::format_si(0, "V") == "0 V");
+  CHECK(weir::scope::format_si(20000, "Hz") == "20 kHz");
+  CHECK(weir::scope::format_si(-0.25, "V") == "-250 mV");
+  CHECK(weir::scope::format_si(0.04, "s") == "40 ms");
+  CHECK(weir::scope::format_si(999.9, "V") == "1 kV");
+  CHECK(weir::scope::format_si(0, "V") == "0 V");
 }
 
 }  // TEST_SUITE

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "value_codec.hpp"
+#include "weir/tools/value_codec.hpp"
 
 using namespace weir::tools;
 using weir::core::ValueType;

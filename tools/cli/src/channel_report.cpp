@@ -1,0 +1,130 @@
+#include "channel_report.hpp"
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/tools/arena_access.hpp"
+#include "weir/tools/output.hpp"
+#include "weir/tools/stop_signals.hpp"
+
+namespace weir::tools {
+
+namespace {
+
+using Snapshot = std::vector<core::ChannelInfo>;
+
+// Blocks per second of `now` against `before`, over `seconds`; 0 without a previous snapshot.
+double rate(std::uint64_t now, std::uint64_t before, double seconds) {
+  return seconds > 0 && now >= before ? static_cast<double>(now - before) / seconds : 0.0;
+}
+
+std::string channel_json(const core::ChannelInfo& c, const core::ChannelInfo* before, double seconds) {
+  JsonArray consumers;
+  for (const auto& k : c.consumers) {
+    JsonObject o;
+    o.number("pid", k.pid)
+        .boolean("alive", k.alive)
+        .text("name", k.name)
+        .text("policy", core::policy_name(k.policy))
+        .number("cursor", k.cursor)
+        .number("blocks_read", k.blocks_read)
+        .number("samples_read", k.samples_read)
+        .number("blocks_lost", k.blocks_lost)
+        .number("lag_blocks", k.lag)
+        .text("kind", k.kind)
+        .number("blocks_out", k.blocks_out)
+        .number("blocks_skipped", k.blocks_skipped)
+        .number("errors", k.errors)
+        .number("proc_p50_ns", k.proc_p50_ns)
+        .number("proc_p99_ns", k.proc_p99_ns)
+        .number("bytes_out", k.bytes_out);
+    consumers.raw(o.str());
+  }
+  JsonObject o;
+  o.text("name", c.name)
+      .text("dtype", core::dtype_name(c.dtype))
+      .real("rate_hz", c.rate_hz)
+      .text("units", c.units)
+      .number("samples_per_block", c.samples_per_block)
+      .number("ring_blocks", c.ring_blocks)
+      .number("blocks_written", c.blocks_written)
+      .number("samples_written", c.samples_written)
+      .number("dropped_at_source", c.dropped_at_source)
+      .number("writer_pid", c.writer_pid)
+      .boolean("writer_alive", c.writer_alive)
+      .real("blocks_per_s", before != nullptr ? rate(c.blocks_written, before->blocks_written, seconds) : 0.0)
+      .raw("consumers", consumers.str());
+  return o.str();
+}
+
+void print_human(const std::string& where, const Snapshot& now, const Snapshot* before, double seconds) {
+  std::map<std::uint32_t, const core::ChannelInfo*> prev;
+  if (before != nullptr)
+    for (const auto& c : *before) prev[c.index] = &c;
+  fmt::print("arena '{}': {} channel(s)\n", where, now.size());
+  fmt::print("  {:<16}{:<6}{:>12}  {:<10}{:>12}{:>12}{:>10}  {}\n", "CHANNEL", "TYPE", "RATE Hz", "BLOCK", "WRITTEN",
+             "BLOCKS/s", "DROPPED", "WRITER");
+  for (const auto& c : now) {
+    const auto it = prev.find(c.index);
+    const double bps = it != prev.end() ? rate(c.blocks_written, it->second->blocks_written, seconds) : 0.0;
+    fmt::print("  {:<16}{:<6}{:>12.6g}  {:<10}{:>12}{:>12.1f}{:>10}  {}\n", c.name, core::dtype_name(c.dtype), c.rate_hz,
+               fmt::format("{}x{}", c.ring_blocks, c.samples_per_block), c.blocks_written, bps, c.dropped_at_source,
+               c.writer_pid == 0 ? std::string{"none"}
+                                 : fmt::format("pid {}{}", c.writer_pid, c.writer_alive ? "" : " (dead)"));
+    for (const auto& k : c.consumers) {
+      fmt::print("      consumer {:<14} pid {:<8}{:<9} read {:<10} lost {:<8} lag {}{}\n", k.name, k.pid,
+                 core::policy_name(k.policy), k.blocks_read, k.blocks_lost, k.lag, k.alive ? "" : "  (dead)");
+      if (!k.kind.empty())
+        fmt::print("        {:<20} out {:<10} skipped {:<8} errors {:<6} p50 {:.1f} us  p99 {:.1f} us{}\n", k.kind,
+                   k.blocks_out, k.blocks_skipped, k.errors, static_cast<double>(k.proc_p50_ns) / 1e3,
+                   static_cast<double>(k.proc_p99_ns) / 1e3,
+                   k.bytes_out != 0 ? fmt::format("  wrote {:.1f} MiB", static_cast<double>(k.bytes_out) / 1048576.0)
+                                    : std::string{});
+    }
+  }
+}
+
+}  // namespace
+
+int run_channel_ls(const ChannelLsArgs& args) {
+  auto arena = open_arena(args.where, Access::read_only);
+  if (!arena) return kExitError;
+  const StopSignals signals;
+  Snapshot before;
+  auto taken = std::chrono::steady_clock::now();
+  bool have_before = false;
+  for (int refresh = 0; !StopSignals::flag().load(std::memory_order_relaxed); ++refresh) {  // a flag only
+    Snapshot now = core::list_channels(*arena);
+    const auto at = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(at - taken).count();
+    if (args.json) {
+      JsonArray list;
+      for (const auto& c : now) {
+        const core::ChannelInfo* prev = nullptr;
+        for (const auto& p : before)
+          if (have_before && p.index == c.index) prev = &p;
+        list.raw(channel_json(c, prev, seconds));
+      }
+      JsonObject out;
+      out.text("arena", args.where).raw("channels", list.str());
+      print_json(out);
+    } else {
+      if (args.watch && isatty(STDOUT_FILENO)) fmt::print("\x1b[H\x1b[2J");  // redraw in place on a terminal
+      print_human(args.where, now, have_before ? &before : nullptr, seconds);
+    }
+    std::fflush(stdout);
+    if (!args.watch || (args.count > 0 && refresh + 1 >= args.count)) break;
+    before = std::move(now);
+    taken = at;
+    have_before = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(args.interval_s));
+  }
+  return kExitOk;
+}
+
+}  // namespace weir::tools

@@ -1,0 +1,23 @@
+#pragma once
+// `weir bench`: a thin front for the benchmark library in bench/ (target weir::bench_kv).
+#include <string>
+#include <vector>
+
+namespace weir::tools {
+
+inline constexpr int kDefaultBenchReps = 5;  // repetitions per benchmark unless --reps says otherwise
+
+struct BenchOptions {
+  std::string suite = "kv";  // which benchmark suite; only "kv" exists
+  int reps = kDefaultBenchReps;
+  bool quick = false;        // shorter runs for smoke tests
+  bool json = false;         // one JSON object on stdout
+};
+
+/// The argument list handed to weir::bench::run_bench: {"kv", "--reps", "N", ["--quick"], ["--json"]}.
+[[nodiscard]] std::vector<std::string> bench_arguments(const BenchOptions& options);
+
+/// Runs the benchmark suite and returns the process exit code. Thread: main only.
+int run_bench_kv(const BenchOptions& options);
+
+}  // namespace weir::tools

@@ -1,0 +1,219 @@
+// `weir record`: the headless HDF5 recorder. Follows channels (a registered consumer each) and
+// keys of an arena, writes SWMR segments (docs/design/recording.md), rotates on size, time, SIGHUP
+// or a new matching channel, and stops cleanly on SIGINT, SIGTERM or --duration.
+#include <signal.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/recorder/recorder.hpp"
+#include "weir/tools/arena_access.hpp"
+#include "weir/tools/output.hpp"
+
+namespace weir::tools {
+namespace {
+
+constexpr double kBytesPerMb = 1024.0 * 1024.0;
+constexpr std::uint32_t kMaxFlushMs = 3'600'000;  // an hour
+constexpr std::uint32_t kMaxThrottleUs = 1'000'000;
+
+struct RecordArgs {
+  std::string where;
+  std::vector<std::string> channels;
+  std::vector<std::string> keys;
+  std::string out;
+  std::string policy = "lossless";
+  std::uint32_t flush_ms = rec::kDefaultFlushMs;
+  double rotate_mb = 0;
+  double rotate_s = 0;
+  int compress = 0;
+  std::uint64_t run = 0;
+  std::string pipeline;
+  double duration_s = 0;
+  bool wait_for_channels = false;
+  bool from_oldest = false;
+  std::uint32_t throttle_us = 0;
+  double min_free_mb = -1;
+  bool json = false;
+};
+
+// The recording's control block: signal handlers only store into its atomics.
+rec::RecordControl* active_control = nullptr;
+
+void on_stop(int) {
+  if (active_control != nullptr) active_control->stop.store(true, std::memory_order_relaxed);
+}
+void on_rotate(int) {
+  if (active_control != nullptr) active_control->rotate.store(true, std::memory_order_relaxed);
+}
+
+// SIGINT and SIGTERM stop cleanly, SIGHUP rotates, for the recording's lifetime.
+class RecordSignals {
+ public:
+  explicit RecordSignals(rec::RecordControl& control) noexcept {
+    active_control = &control;
+    struct sigaction stop {};
+    stop.sa_handler = &on_stop;
+    sigemptyset(&stop.sa_mask);
+    struct sigaction rotate {};
+    rotate.sa_handler = &on_rotate;
+    sigemptyset(&rotate.sa_mask);
+    sigaction(SIGINT, &stop, &old_int_);
+    sigaction(SIGTERM, &stop, &old_term_);
+    sigaction(SIGHUP, &rotate, &old_hup_);
+  }
+  RecordSignals(const RecordSignals&) = delete;
+  RecordSignals& operator=(const RecordSignals&) = delete;
+  ~RecordSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGHUP, &old_hup_, nullptr);
+    active_control = nullptr;
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+  struct sigaction old_hup_ {};
+};
+
+core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
+  rec::RecordOptions o;
+  o.channels = a.channels;
+  o.keys = a.keys;
+  o.out = a.out;
+  auto policy = core::parse_policy(a.policy);
+  if (!policy) return tl::make_unexpected(policy.error());
+  o.policy = *policy;
+  o.flush_ms = a.flush_ms;
+  o.rotate_bytes = static_cast<std::uint64_t>(std::llround(a.rotate_mb * kBytesPerMb));
+  o.rotate_s = a.rotate_s;
+  o.compress = a.compress;
+  o.run = a.run;
+  o.duration_s = a.duration_s;
+  o.wait_for_channels = a.wait_for_channels;
+  o.from_oldest = a.from_oldest;
+  o.throttle_us = a.throttle_us;
+  o.min_free_bytes = a.min_free_mb < 0 ? -1 : static_cast<std::int64_t>(std::llround(a.min_free_mb * kBytesPerMb));
+  if (!a.pipeline.empty()) {
+    std::ifstream in(a.pipeline, std::ios::binary);
+    if (!in) return core::fail(core::Errc::not_found, fmt::format("--pipeline {}: cannot read it", a.pipeline));
+    o.pipeline_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return o;
+}
+
+void print_text(const RecordArgs& a, const rec::RecordSummary& s) {
+  fmt::print("record {} run {}: {} channel{}, {} file{}, stopped by {}\n", a.where, s.run, s.channels.size(),
+             s.channels.size() == 1 ? "" : "s", s.files.size(), s.files.size() == 1 ? "" : "s", s.stopped_by);
+  fmt::print("  {} blocks, {} samples, {} gap{} ({} blocks missing), {} on disk\n", s.blocks, s.samples, s.gaps,
+             s.gaps == 1 ? "" : "s", s.gap_blocks, human_bytes(s.bytes));
+  for (const rec::ChannelSummary& c : s.channels)
+    fmt::print("  {:<16} {:>10} blocks {:>12} samples {:>6} gaps {:>8} missing {:>10}\n", c.name, c.blocks, c.samples,
+               c.gaps, c.gap_blocks, human_bytes(c.bytes));
+  for (const std::string& f : s.files) fmt::print("  {}\n", f);
+}
+
+void print_json_summary(const RecordArgs& a, const rec::RecordSummary& s) {
+  JsonArray files;
+  for (const std::string& f : s.files) files.text(f);
+  JsonArray channels;
+  for (const rec::ChannelSummary& c : s.channels) {
+    JsonObject one;
+    one.text("name", c.name)
+        .number("blocks", c.blocks)
+        .number("samples", c.samples)
+        .number("bytes", c.bytes)
+        .number("gaps", c.gaps)
+        .number("gap_blocks", c.gap_blocks);
+    channels.raw(one.str());
+  }
+  JsonObject out;
+  out.text("arena", a.where)
+      .number("run", s.run)
+      .text("stopped_by", s.stopped_by)
+      .number("blocks", s.blocks)
+      .number("samples", s.samples)
+      .number("gaps", s.gaps)
+      .number("gap_blocks", s.gap_blocks)
+      .number("bytes", s.bytes)
+      .raw("files", files.str())
+      .raw("channels", channels.str());
+  if (!s.error.empty()) out.text("error", s.error);
+  print_json(out);
+}
+
+int run_record(const RecordArgs& args) {
+  auto options = to_options(args);
+  if (!options) return report_usage(options.error().what);
+  if (auto ok = rec::check_options(*options); !ok) return report_error("record", ok.error());
+  auto arena = open_arena(args.where, Access::read_write);  // consumer rows need a writable mapping
+  if (!arena) return kExitError;
+  rec::RecordControl control;
+  control.notice = [](std::string_view line) { print_error(fmt::format("record: {}", line)); };
+  const RecordSignals signals(control);
+  auto summary = rec::record(*arena, *options, control);
+  if (!summary) return report_error("record", summary.error());
+  if (args.json)
+    print_json_summary(args, *summary);
+  else
+    print_text(args, *summary);
+  if (!summary->error.empty()) {
+    print_error(fmt::format("record: {}", summary->error));
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<RecordArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "record", "Record channels and keys to HDF5 (SWMR, NeXus) as a registered consumer; rotates on size, time, "
+                "SIGHUP or a new channel; SIGINT/SIGTERM stop cleanly");
+  add_name_option(*sub, args->where);
+  sub->add_option("--channels", args->channels, "channel name patterns (glob: 'adc*'); every match is recorded")
+      ->required()
+      ->expected(1, -1);
+  sub->add_option("--out", args->out, "directory (files NAME_runRUN_SEG.h5) or FILE.h5 (then FILE_SEG.h5)")->required();
+  sub->add_option("--policy", args->policy, "lossless (the writer waits or drops at source) or lossy")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"lossless", "lossy"}));
+  sub->add_option("--keys", args->keys, "key name patterns, sampled on change")->expected(1, -1);
+  sub->add_option("--flush-ms", args->flush_ms, "flush period in ms: a crash keeps everything up to the last flush")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, kMaxFlushMs));
+  sub->add_option("--rotate-mb", args->rotate_mb, "start the next file at this size in MiB")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--rotate-s", args->rotate_s, "start the next file after this many seconds")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--compress", args->compress, "shuffle + deflate level 1-9 on channel data")->check(CLI::Range(0, 9));
+  sub->add_option("--run", args->run, "run number (default: one more than the highest in --out); an existing run "
+                                      "continues in its next file")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--pipeline", args->pipeline, "pipeline file whose text is stored in every file");
+  sub->add_option("--duration", args->duration_s, "stop cleanly after this many seconds")->check(CLI::PositiveNumber);
+  sub->add_flag("--wait-for-channels", args->wait_for_channels,
+                "a pattern matching no channel yet waits for one instead of failing");
+  sub->add_flag("--from-oldest", args->from_oldest,
+                "also record the blocks still in each channel's ring when recording starts");
+  sub->add_option("--min-free-mb", args->min_free_mb,
+                  "stop cleanly when free disk falls below this (default: what closing the files needs)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--throttle-us", args->throttle_us, "testing: sleep this long after every block")
+      ->check(CLI::Range(0U, kMaxThrottleUs))
+      ->group("");  // hidden: it only makes a slow recorder for tests
+  add_json_flag(*sub, args->json);
+  bind_action(*sub, action, args, &run_record);
+}
+
+}  // namespace weir::tools

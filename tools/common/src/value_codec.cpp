@@ -1,0 +1,263 @@
+#include "weir/tools/value_codec.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "weir/tools/output.hpp"
+
+namespace weir::tools {
+namespace {
+
+using core::ValueType;
+
+constexpr int kDecimalBase = 10;
+constexpr int kHexBase = 16;
+constexpr int kOctalBase = 8;
+constexpr std::uint32_t kMaxModeBits = 0777;              // rwx for user, group and other
+constexpr std::string_view kHexPrefix = "0x";
+constexpr std::string_view kHexPrefixUpper = "0X";
+constexpr std::string_view kHexDigits = "0123456789abcdef";
+constexpr std::size_t kHexDigitsPerByte = 2;
+constexpr unsigned kNibbleBits = 4;
+constexpr unsigned kNibbleMask = 0xF;
+constexpr std::size_t kScalarBytes = sizeof(std::uint64_t);  // integers and doubles take 8 bytes
+constexpr std::size_t kVectorElementBytes = sizeof(float);
+
+bool strip_hex_prefix(std::string_view& text) {
+  if (text.starts_with(kHexPrefix) || text.starts_with(kHexPrefixUpper)) {
+    text.remove_prefix(kHexPrefix.size());
+    return true;
+  }
+  return false;
+}
+
+template <class T>
+std::optional<T> parse_whole(std::string_view text, int base) {
+  if (text.empty()) return std::nullopt;
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return value;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + kDecimalBase;
+  if (c >= 'A' && c <= 'F') return c - 'A' + kDecimalBase;
+  return -1;
+}
+
+template <class T>
+std::vector<std::byte> scalar_bytes(T value) {
+  static_assert(sizeof(T) == kScalarBytes);
+  std::vector<std::byte> out(kScalarBytes);
+  std::memcpy(out.data(), &value, kScalarBytes);
+  return out;
+}
+
+template <class T>
+T scalar_from(std::span<const std::byte> bytes) {
+  T value{};
+  std::memcpy(&value, bytes.data(), std::min(bytes.size(), sizeof(T)));  // short values: zero-extended
+  return value;
+}
+
+std::vector<float> vector_from(std::span<const std::byte> bytes) {
+  std::vector<float> out(bytes.size() / kVectorElementBytes);
+  std::memcpy(out.data(), bytes.data(), out.size() * kVectorElementBytes);
+  return out;
+}
+
+std::string_view as_chars(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_u64(std::string_view text) {
+  const int base = strip_hex_prefix(text) ? kHexBase : kDecimalBase;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) return std::nullopt;
+  return parse_whole<std::uint64_t>(text, base);
+}
+
+std::optional<std::int64_t> parse_i64(std::string_view text) {
+  bool negative = false;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  const auto magnitude = parse_u64(text);
+  if (!magnitude) return std::nullopt;
+  constexpr auto kMaxPositive = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (!negative) {
+    if (*magnitude > kMaxPositive) return std::nullopt;
+    return static_cast<std::int64_t>(*magnitude);
+  }
+  if (*magnitude > kMaxPositive + 1) return std::nullopt;
+  if (*magnitude == kMaxPositive + 1) return std::numeric_limits<std::int64_t>::min();
+  return -static_cast<std::int64_t>(*magnitude);
+}
+
+std::optional<std::uint64_t> parse_operand(std::string_view text) {
+  if (text.starts_with('-')) {
+    const auto value = parse_i64(text);
+    if (!value) return std::nullopt;
+    return static_cast<std::uint64_t>(*value);  // two's complement, as the bitwise ops see it
+  }
+  if (text.starts_with('+')) text.remove_prefix(1);
+  return parse_u64(text);
+}
+
+std::optional<double> parse_f64(std::string_view text) {
+  if (text.starts_with('+')) text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return value;
+}
+
+std::optional<std::uint32_t> parse_mode(std::string_view text) {
+  const auto mode = parse_whole<std::uint32_t>(text, kOctalBase);
+  if (!mode || *mode > kMaxModeBits) return std::nullopt;
+  return mode;
+}
+
+std::optional<ValueType> parse_value_type(std::string_view name) {
+  if (name == "text") return ValueType::text;
+  if (name == "bytes") return ValueType::bytes;
+  if (name == "i64") return ValueType::i64;
+  if (name == "u64") return ValueType::u64;
+  if (name == "f64") return ValueType::f64;
+  return std::nullopt;
+}
+
+std::string encode_hex(std::span<const std::byte> bytes) {
+  std::string out;
+  out.reserve(bytes.size() * kHexDigitsPerByte);
+  for (const std::byte b : bytes) {
+    const auto v = std::to_integer<unsigned>(b);
+    out += kHexDigits[v >> kNibbleBits];
+    out += kHexDigits[v & kNibbleMask];
+  }
+  return out;
+}
+
+core::Result<std::vector<std::byte>> decode_hex(std::string_view text) {
+  strip_hex_prefix(text);
+  std::vector<std::byte> out;
+  out.reserve(text.size() / kHexDigitsPerByte);
+  int high = -1;  // the pending first digit of a byte, or -1
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (is_space(c)) continue;
+    const int v = hex_value(c);
+    if (v < 0) {
+      return core::fail(core::Errc::invalid_argument,
+                        fmt::format("{} at offset {} is not a hex digit", json_quote(text.substr(i, 1)), i));
+    }
+    if (high < 0) {
+      high = v;
+    } else {
+      out.push_back(static_cast<std::byte>((high << kNibbleBits) | v));
+      high = -1;
+    }
+  }
+  if (high >= 0) return core::fail(core::Errc::invalid_argument, "odd number of hex digits");
+  return out;
+}
+
+core::Result<std::vector<std::byte>> encode_value(std::string_view text, ValueType type, bool hex) {
+  const auto not_a = [&](std::string_view what) {
+    return core::fail(core::Errc::invalid_argument, fmt::format("{} is not {}", json_quote(text), what));
+  };
+  if (hex) {
+    if (type != ValueType::bytes) return core::fail(core::Errc::invalid_argument, "--hex is only for --type bytes");
+    return decode_hex(text);
+  }
+  switch (type) {
+    case ValueType::text:
+    case ValueType::bytes: {
+      const auto* first = reinterpret_cast<const std::byte*>(text.data());
+      return std::vector<std::byte>(first, first + text.size());
+    }
+    case ValueType::i64: {
+      const auto value = parse_i64(text);
+      if (!value) return not_a("a signed 64-bit integer");
+      return scalar_bytes(*value);
+    }
+    case ValueType::u64: {
+      const auto value = parse_u64(text);
+      if (!value) return not_a("an unsigned 64-bit integer");
+      return scalar_bytes(*value);
+    }
+    case ValueType::f64: {
+      const auto value = parse_f64(text);
+      if (!value) return not_a("a floating-point number");
+      return scalar_bytes(*value);
+    }
+    case ValueType::none:
+    case ValueType::vector:
+      break;
+  }
+  return core::fail(core::Errc::invalid_argument,
+                    fmt::format("values of type {} cannot be set from the command line",
+                                static_cast<unsigned>(type)));
+}
+
+std::string value_to_text(ValueType type, std::span<const std::byte> bytes) {
+  switch (type) {
+    case ValueType::none: return "";
+    case ValueType::text: return std::string(as_chars(bytes));
+    case ValueType::bytes: return encode_hex(bytes);
+    case ValueType::i64: return fmt::format("{}", scalar_from<std::int64_t>(bytes));
+    case ValueType::u64: return fmt::format("{}", scalar_from<std::uint64_t>(bytes));
+    case ValueType::f64: return format_real(scalar_from<double>(bytes));
+    case ValueType::vector: {
+      std::string out;
+      for (const float f : vector_from(bytes)) {
+        if (!out.empty()) out += ' ';
+        out += format_real(static_cast<double>(f));
+      }
+      return out;
+    }
+  }
+  return encode_hex(bytes);  // a type this build does not know: show the bytes
+}
+
+std::string value_to_json(ValueType type, std::span<const std::byte> bytes) {
+  switch (type) {
+    case ValueType::none: return "null";
+    case ValueType::text: return json_quote(as_chars(bytes));
+    case ValueType::bytes: return json_quote(encode_hex(bytes));
+    case ValueType::i64:
+    case ValueType::u64: return value_to_text(type, bytes);
+    case ValueType::f64: {
+      const auto value = scalar_from<double>(bytes);
+      return std::isfinite(value) ? format_real(value) : "null";
+    }
+    case ValueType::vector: {
+      JsonArray array;
+      for (const float f : vector_from(bytes)) array.real(static_cast<double>(f));
+      return array.str();
+    }
+  }
+  return json_quote(encode_hex(bytes));
+}
+
+std::string integer_to_text(ValueType type, std::uint64_t bits) {
+  if (type == ValueType::u64) return fmt::format("{}", bits);
+  return fmt::format("{}", static_cast<std::int64_t>(bits));
+}
+
+}  // namespace weir::tools

@@ -1,0 +1,310 @@
+#include "weir/supervisor/run_pipeline.hpp"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "run_plan.hpp"
+#include "run_status.hpp"
+#include "run_supervisor.hpp"
+#include "run_threads.hpp"
+#include "weir/config/pipeline.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/kv_store.hpp"
+#include "weir/supervisor/pipeline_shards.hpp"
+
+namespace weir::supervisor {
+namespace {
+
+std::atomic<int> stop_signals{0};
+std::atomic<bool> reload_requested{false};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
+
+void on_stop(int) { stop_signals.fetch_add(1, std::memory_order_relaxed); }
+void on_hup(int) { reload_requested.store(true, std::memory_order_relaxed); }
+
+// Log lines and the live status line share the terminal: a log line first clears the status line.
+class Console {
+ public:
+  Console() : tty_(isatty(STDOUT_FILENO) != 0) {}
+  [[nodiscard]] bool tty() const noexcept { return tty_; }
+  void log(const std::string& line) {
+    fmt::print("{}{}\n", tty_ && status_shown_ ? "\r\033[K" : "", line);
+    status_shown_ = false;
+    std::fflush(stdout);
+  }
+  void status(const std::string& line) {
+    fmt::print("\r\033[K{}", line);
+    status_shown_ = true;
+    std::fflush(stdout);
+  }
+  void end_status() {
+    if (status_shown_) fmt::print("\n");
+    status_shown_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool status_shown_ = false;
+};
+
+struct Loaded {
+  config::Pipeline pipeline;
+  config::Resolved resolved;
+  std::vector<PartPlan> parts;
+};
+
+core::Result<Loaded> load(const std::string& file) {
+  auto pipeline = config::load_pipeline(file);
+  if (!pipeline) return tl::make_unexpected(pipeline.error());
+  auto resolved = config::resolve(*pipeline, pipeline_shard_resolver());
+  if (!resolved) return tl::make_unexpected(resolved.error());
+  auto parts = plan_parts(*pipeline, *resolved);
+  if (!parts) return tl::make_unexpected(parts.error());
+  return Loaded{std::move(*pipeline), std::move(*resolved), std::move(*parts)};
+}
+
+// Creates the arena (or attaches) and every declared channel; a channel that exists must match.
+core::Result<core::Arena> prepare_arena(const config::Pipeline& p, bool replace) {
+  core::ArenaOptions options = p.arena.options;
+  options.replace_stale = options.replace_stale || replace;
+  auto arena = p.arena.attach ? core::Arena::open(p.arena.name) : core::Arena::create(p.arena.name, options);
+  if (!arena) return tl::make_unexpected(core::with_context(arena.error(), p.arena.origin.where()));
+  for (const auto& c : p.channels) {
+    if (auto existing = core::find_channel(*arena, c.spec.name); existing) continue;  // attached: the driver checks it
+    if (auto made = core::create_channel(*arena, c.spec); !made)
+      return tl::make_unexpected(core::with_context(made.error(), c.origin.where()));
+  }
+  return arena;
+}
+
+void start_part(Supervisor& s, const Loaded& l, const PartPlan& plan, Console& console) {
+  if (!plan.thread) {
+    s.add(plan);
+    return;
+  }
+  auto main = thread_main_for(l.pipeline, plan);
+  if (!main) {
+    console.log(fmt::format("cannot run {} as a thread: {}; running it as a process", plan.title, main.error().what));
+    PartPlan as_process = plan;
+    as_process.thread = false;
+    s.add(as_process);
+    return;
+  }
+  s.add(plan, std::move(*main));
+}
+
+// Re-reads the file: starts, stops or restarts shards and recorders that changed; reports what
+// only a new run can change.
+void reload(const std::string& file, Loaded& current, Supervisor& s, Console& console, std::int64_t grace_ns) {
+  console.log(fmt::format("reload: reading {}", file));
+  auto fresh = load(file);
+  if (!fresh) {
+    console.log(fmt::format("reload refused, nothing changed: {}", fresh.error().what));
+    return;
+  }
+  const auto same_arena = [](const config::ArenaDecl& a, const config::ArenaDecl& b) {
+    return a.name == b.name && a.options.slot_count == b.options.slot_count &&
+           a.options.channel_capacity == b.options.channel_capacity &&
+           a.options.channel_data_bytes == b.options.channel_data_bytes;
+  };
+  if (!same_arena(current.pipeline.arena, fresh->pipeline.arena))
+    console.log("reload: the arena changed; that needs a new run: not applied");
+  std::size_t changes = 0;
+  for (const PartPlan& old_part : current.parts) {
+    const auto it = std::find_if(fresh->parts.begin(), fresh->parts.end(),
+                                 [&](const PartPlan& p) { return p.name == old_part.name; });
+    if (old_part.role == PartRole::driver) {
+      if (it == fresh->parts.end() || !it->same_as(old_part))
+        console.log(fmt::format("reload: {} changed; drivers change only with a new run: not applied", old_part.title));
+      continue;
+    }
+    if (it == fresh->parts.end()) {
+      console.log(fmt::format("reload: removing {}", old_part.title));
+      s.remove(old_part.name, grace_ns);
+      ++changes;
+    } else if (!it->same_as(old_part)) {
+      console.log(fmt::format("reload: restarting {} with: weir {}", old_part.title, fmt::join(it->args, " ")));
+      s.remove(old_part.name, grace_ns);
+      start_part(s, *fresh, *it, console);
+      ++changes;
+    }
+  }
+  for (const PartPlan& new_part : fresh->parts) {
+    const bool known = std::any_of(current.parts.begin(), current.parts.end(),
+                                   [&](const PartPlan& p) { return p.name == new_part.name; });
+    if (known) continue;
+    if (new_part.role == PartRole::driver) {
+      console.log(fmt::format("reload: new {}; drivers change only with a new run: not applied", new_part.title));
+      continue;
+    }
+    console.log(fmt::format("reload: adding {}", new_part.title));
+    start_part(s, *fresh, new_part, console);
+    ++changes;
+  }
+  // Keep the drivers as they run; everything else as the file now says.
+  std::vector<PartPlan> parts;
+  for (const PartPlan& p : current.parts)
+    if (p.role == PartRole::driver) parts.push_back(p);
+  for (const PartPlan& p : fresh->parts)
+    if (p.role != PartRole::driver) parts.push_back(p);
+  fresh->parts = std::move(parts);
+  fresh->pipeline.drivers = current.pipeline.drivers;
+  current = std::move(*fresh);
+  console.log(fmt::format("reload: {} change(s) applied", changes));
+}
+
+// Waits until every live consumer has read what was written (or a timeout): what the drivers
+// acquired reaches the recorders before they are stopped.
+void wait_drained(const core::Arena& arena, std::int64_t timeout_ns, Console& console) {
+  const std::int64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    std::uint64_t lag = 0;
+    for (const auto& c : core::list_channels(arena))
+      for (const auto& k : c.consumers)
+        if (k.alive && k.policy != core::ConsumerPolicy::latest) lag = std::max(lag, k.lag);
+    if (lag == 0) return;
+    if (now_ns() >= deadline) {
+      console.log(fmt::format("stop: consumers still {} block(s) behind after {:.1f} s; stopping them anyway", lag,
+                              static_cast<double>(timeout_ns) / 1e9));
+      return;
+    }
+    const timespec pause{0, 20'000'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+// Waits until every channel the pipeline makes exists (shards' outputs), or `timeout_ns` passes.
+void wait_for_channels(const core::Arena& arena, const config::Resolved& resolved, Supervisor& supervisor,
+                       std::int64_t timeout_ns, Console& console) {
+  const std::int64_t deadline = now_ns() + timeout_ns;
+  for (const auto& c : resolved.channels) {
+    while (!core::find_channel(arena, c.name)) {
+      if (now_ns() >= deadline) {
+        console.log(fmt::format("channel '{}' does not exist yet; starting the recorders anyway", c.name));
+        return;
+      }
+      supervisor.tick(20);
+    }
+  }
+}
+
+}  // namespace
+
+core::Result<void> run_pipeline(const RunOptions& args) {
+  auto loaded = load(args.file);
+  if (!loaded) return tl::make_unexpected(loaded.error());
+  auto arena = prepare_arena(loaded->pipeline, args.replace);
+  if (!arena) return tl::make_unexpected(arena.error());
+  const bool remove_at_end = !args.keep && !loaded->pipeline.arena.attach &&
+                             loaded->pipeline.arena.name.find('/') == std::string::npos;
+  core::KvStore kv(*arena);
+  const auto me = static_cast<std::uint64_t>(getpid());
+  (void)kv.set(kRunPidKey, std::as_bytes(std::span{&me, 1}), core::ValueType::u64);
+
+  struct sigaction stop_action {};
+  stop_action.sa_handler = &on_stop;
+  sigemptyset(&stop_action.sa_mask);
+  sigaction(SIGINT, &stop_action, nullptr);
+  sigaction(SIGTERM, &stop_action, nullptr);
+  struct sigaction hup_action {};
+  hup_action.sa_handler = &on_hup;
+  sigemptyset(&hup_action.sa_mask);
+  sigaction(SIGHUP, &hup_action, nullptr);
+
+  Console console;
+  Supervisor supervisor([&console](const std::string& line) { console.log(line); });
+  console.log(fmt::format("weir run {}: arena '{}', {} part(s)", args.file, loaded->pipeline.arena.name,
+                          loaded->parts.size()));
+  const auto grace_ns = static_cast<std::int64_t>(args.grace_s * 1e9);
+  bool recorders_started = false;
+  for (const PartPlan& plan : loaded->parts) {
+    if (plan.role == PartRole::record && !recorders_started) {
+      // Shards create their output channels as they start: recorders that match them start after.
+      wait_for_channels(*arena, loaded->resolved, supervisor, grace_ns, console);
+      recorders_started = true;
+    }
+    start_part(supervisor, *loaded, plan, console);
+  }
+
+  std::set<std::string> sources;
+  for (const auto& [channel, writer] : loaded->resolved.channel_writer)
+    if (writer.rfind("driver", 0) == 0) sources.insert(channel);
+  RunStatus status(*arena, sources);
+  const std::int64_t start = now_ns();
+  std::int64_t next_status = start + 1'000'000'000;
+  std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
+  while (stop_signals.load(std::memory_order_relaxed) == 0) {
+    supervisor.tick(100);
+    const std::int64_t now = now_ns();
+    if (args.duration_s > 0 && static_cast<double>(now - start) / 1e9 >= args.duration_s) break;
+    if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args.file, *loaded, supervisor, console, grace_ns);
+    if (console.tty() && now >= next_status) {
+      console.status(RunStatus::line(status.sample(), supervisor, static_cast<double>(now - start) / 1e9));
+      next_status = now + 1'000'000'000;
+    } else if (!console.tty() && args.status_every_s > 0 && now >= next_log) {
+      console.log(RunStatus::line(status.sample(), supervisor, static_cast<double>(now - start) / 1e9));
+      next_log = now + static_cast<std::int64_t>(args.status_every_s * 1e9);
+    }
+  }
+  console.end_status();
+  console.log("stopping: drivers first, then shards and recorders once they have read everything");
+  // A second SIGINT while stopping kills every part at once.
+  std::atomic<bool> stopped{false};
+  std::thread second_signal([&] {
+    const int seen = stop_signals.load();
+    while (!stopped.load()) {
+      if (stop_signals.load() > std::max(seen, 1)) {
+        supervisor.kill_all();
+        return;
+      }
+      const timespec pause{0, 20'000'000};
+      nanosleep(&pause, nullptr);
+    }
+  });
+  std::string summary;
+  RunTotals totals;
+  supervisor.stop_all(grace_ns, [&] {
+    wait_drained(*arena, grace_ns, console);
+    summary = status.summary();
+    totals = status.sample();  // while the consumers are still registered
+  });
+  stopped.store(true);
+  second_signal.join();
+  console.log(fmt::format("run summary ({:.1f} s):", static_cast<double>(now_ns() - start) / 1e9));
+  const double run_s = static_cast<double>(now_ns() - start) / 1e9;
+  for (const auto& p : supervisor.parts())
+    console.log(fmt::format("  {:<32} {:<10} restarts {}{}{}", p->plan.title, part_status_name(p->status), p->restarts,
+                            p->last_exit.empty() ? "" : ", last " + p->last_exit,
+                            p->plan.thread ? std::string{}
+                                           : fmt::format(", cpu {:.1f} s ({:.0f} % of a core)", p->cpu_s,
+                                                         run_s > 0 ? 100 * p->cpu_s / run_s : 0.0)));
+  for (std::size_t nl = 0; !summary.empty() && (nl = summary.find('\n')) != std::string::npos; summary.erase(0, nl + 1))
+    console.log(summary.substr(0, nl));
+  console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,
+                          totals.dropped, totals.errors, static_cast<double>(totals.disk_bytes) / 1048576.0));
+  (void)kv.del(kRunPidKey);
+  if (remove_at_end) (void)core::Arena::remove(loaded->pipeline.arena.name);
+  return {};
+}
+
+ReloadResult request_reload(const core::Arena& arena) {
+  core::KvStore kv(arena);
+  ReloadResult result;
+  core::ValueInfo info;
+  if (kv.get(kRunPidKey, std::as_writable_bytes(std::span{&result.pid, 1}), info) != core::KvStatus::ok ||
+      result.pid == 0)
+    return result;
+  result.status = kill(static_cast<pid_t>(result.pid), SIGHUP) == 0 ? ReloadRequest::sent : ReloadRequest::supervisor_gone;
+  return result;
+}
+
+}  // namespace weir::supervisor

@@ -1,0 +1,124 @@
+#include "run_plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace weir::supervisor {
+
+using core::Result;
+
+const char* role_name(PartRole role) noexcept {
+  switch (role) {
+    case PartRole::driver: return "driver";
+    case PartRole::shard: return "shard";
+    case PartRole::record: return "record";
+  }
+  return "part";
+}
+
+namespace {
+
+// A setting name as its command-line option: chirp_to -> --chirp-to.
+std::string option_of(const std::string& key) {
+  std::string o = "--" + key;
+  std::replace(o.begin(), o.end(), '_', '-');
+  return o;
+}
+
+// Appends the part's settings as options; a boolean true becomes a bare flag, false nothing.
+void add_params(std::vector<std::string>& args, const std::map<std::string, std::string>& params) {
+  for (const auto& [key, value] : params) {
+    if (value == "false") continue;
+    args.push_back(option_of(key));
+    if (value != "true") args.push_back(value);
+  }
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
+  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), {}, d.thread, d.max_restarts, d.origin};
+  if (d.kind == "replay") {
+    auto params = d.params;
+    const std::string file = params["file"];
+    params.erase("file");
+    plan.args = {"replay", file, p.arena.name};
+    if (!d.channels.empty()) {
+      plan.args.emplace_back("--channels");
+      plan.args.insert(plan.args.end(), d.channels.begin(), d.channels.end());
+    }
+    add_params(plan.args, params);
+    return plan;
+  }
+  const core::ChannelSpec* first = nullptr;
+  for (const auto& name : d.channels)
+    for (const auto& c : p.channels) {
+      if (c.spec.name != name) continue;
+      if (first == nullptr) {
+        first = &c.spec;
+      } else if (c.spec.rate_hz != first->rate_hz || c.spec.samples_per_block != first->samples_per_block ||
+                 c.spec.dtype != first->dtype) {
+        return tl::make_unexpected(config::error_at(
+            d.origin, fmt::format("{}: channels '{}' and '{}' differ in rate, block or dtype; one sim driver runs one "
+                                  "clock: declare one driver per kind",
+                                  plan.title, first->name, c.spec.name)));
+      }
+    }
+  if (first == nullptr) return tl::make_unexpected(config::error_at(d.origin, fmt::format("{}: no channels", plan.title)));
+  plan.args = {"sim", p.arena.name};
+  plan.args.insert(plan.args.end(), d.channels.begin(), d.channels.end());
+  plan.args.insert(plan.args.end(), {"--rate", number(first->rate_hz), "--block", fmt::format("{}", first->samples_per_block),
+                                     "--dtype", core::dtype_name(first->dtype)});
+  add_params(plan.args, d.params);
+  return plan;
+}
+
+PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
+  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), {}, s.thread, s.max_restarts, s.origin};
+  plan.args = {"shard", p.arena.name, s.kind, "--input", s.input, "--policy", s.policy, "--instance", s.name};
+  if (!s.output.empty()) plan.args.insert(plan.args.end(), {"--output", s.output});
+  for (const auto& [key, value] : s.params) plan.args.insert(plan.args.end(), {"--param", fmt::format("{}={}", key, value)});
+  return plan;
+}
+
+PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
+  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), {}, r.thread, r.max_restarts, r.origin};
+  plan.args = {"record", p.arena.name, "--channels"};
+  plan.args.insert(plan.args.end(), r.channels.begin(), r.channels.end());
+  if (!r.keys.empty()) {
+    plan.args.emplace_back("--keys");
+    plan.args.insert(plan.args.end(), r.keys.begin(), r.keys.end());
+  }
+  // From the oldest block still in the ring: the drivers started first, and what they published
+  // before the recorder registered is recorded too.
+  plan.args.insert(plan.args.end(), {"--out", r.out, "--policy", r.policy, "--pipeline", p.file, "--from-oldest",
+                                     "--wait-for-channels"});
+  add_params(plan.args, r.params);
+  return plan;
+}
+
+}  // namespace
+
+Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config::Resolved& /*resolved*/) {
+  if (p.arena.name.rfind("memfd:", 0) == 0)
+    return tl::make_unexpected(config::error_at(
+        p.arena.origin, fmt::format("arena '{}': a memfd arena has no name other processes can open; use an shm name "
+                                    "or a file path for `weir run`",
+                                    p.arena.name)));
+  std::vector<PartPlan> out;
+  for (const auto& d : p.drivers) {
+    auto plan = driver_plan(p, d);
+    if (!plan) return tl::make_unexpected(plan.error());
+    out.push_back(std::move(*plan));
+  }
+  for (const auto& s : p.shards) out.push_back(shard_plan(p, s));
+  for (const auto& r : p.records) out.push_back(record_plan(p, r));
+  return out;
+}
+
+}  // namespace weir::supervisor

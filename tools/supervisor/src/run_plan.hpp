@@ -1,0 +1,36 @@
+#pragma once
+// How `weir run` starts a pipeline's parts: each driver, shard and recorder becomes one `weir`
+// subcommand line, run as a child process (or a thread, when the part asks).
+#include <string>
+#include <vector>
+
+#include "weir/config/pipeline.hpp"
+#include "weir/core/error.hpp"
+
+namespace weir::supervisor {
+
+enum class PartRole : std::uint8_t { driver, shard, record };
+
+struct PartPlan {
+  PartRole role = PartRole::driver;
+  std::string name;               // unique within the pipeline
+  std::string title;              // `shard "fft:adc0"`, for logs
+  std::vector<std::string> args;  // the weir subcommand and its arguments, without the program
+  bool thread = false;
+  int max_restarts = 5;
+  config::Origin origin;
+  /// True when the two plans would run the same thing (a reload leaves it running).
+  [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread; }
+};
+
+/// The parts of a resolved pipeline in start order (drivers, shards, recorders), for the arena at
+/// `where`. Fails with `file:line: what` for what only a run can refuse: a sim driver whose channels
+/// differ in rate, block size or dtype (it runs one clock), or a memfd arena (children cannot map it
+/// by name).
+[[nodiscard]] core::Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& pipeline,
+                                                             const config::Resolved& resolved);
+
+/// "driver", "shard", "record".
+[[nodiscard]] const char* role_name(PartRole role) noexcept;
+
+}  // namespace weir::supervisor

@@ -1,0 +1,42 @@
+#pragma once
+// What `weir run` shows while it runs: input rate, losses, lag, restarts and disk written, from the
+// arena's own counters (every part keeps them there), as one status line or a periodic log line.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "run_supervisor.hpp"
+#include "weir/core/channel.hpp"
+
+namespace weir::supervisor {
+
+struct RunTotals {
+  double samples_per_s = 0;  // into the source channels, over the last interval
+  double bytes_per_s = 0;
+  std::uint64_t samples = 0;  // since the run started (source channels)
+  std::uint64_t lost = 0;     // blocks consumers lost (lapped, torn)
+  std::uint64_t dropped = 0;  // blocks dropped at the source
+  std::uint64_t max_lag = 0;  // blocks, the furthest-behind consumer
+  std::uint64_t disk_bytes = 0;
+  std::uint64_t errors = 0;   // blocks parts failed to process
+};
+
+class RunStatus {
+ public:
+  /// `sources`: the channels drivers write (their rate is the pipeline's input rate).
+  RunStatus(const core::Arena& arena, std::set<std::string> sources);
+  /// Reads the counters now; rates are over the time since the previous call.
+  RunTotals sample();
+  [[nodiscard]] static std::string line(const RunTotals& t, const Supervisor& s, double elapsed_s);
+  /// A table per channel and consumer, for the end of the run.
+  [[nodiscard]] std::string summary() const;
+
+ private:
+  const core::Arena* arena_;
+  std::set<std::string> sources_;
+  std::uint64_t last_samples_ = 0, last_bytes_ = 0;
+  std::int64_t last_ns_ = 0;
+};
+
+}  // namespace weir::supervisor

@@ -1,0 +1,277 @@
+#include "run_supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace weir::supervisor {
+
+namespace {
+
+double cpu_seconds(const rusage& ru) noexcept {
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return fmt::format("exit {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return name != nullptr ? fmt::format("killed by SIG{}", name) : fmt::format("killed by {}", WTERMSIG(status));
+  }
+  return "ended";
+}
+
+}  // namespace
+
+std::int64_t now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+const char* part_status_name(PartStatus status) noexcept {
+  switch (status) {
+    case PartStatus::running: return "running";
+    case PartStatus::backoff: return "restarting";
+    case PartStatus::finished: return "finished";
+    case PartStatus::given_up: return "given up";
+    case PartStatus::stopped: return "stopped";
+  }
+  return "?";
+}
+
+Supervisor::~Supervisor() {
+  kill_all();
+  for (auto& p : parts_) {
+    if (p->pid > 0) waitpid(p->pid, nullptr, 0);
+    if (p->thread && p->thread->joinable()) {
+      p->thread_stop->store(true);
+      p->thread->join();
+    }
+    if (p->out_fd >= 0) close(p->out_fd);
+  }
+}
+
+void Supervisor::add(PartPlan plan, ThreadMain thread_main) {
+  auto part = std::make_unique<PartState>();
+  part->plan = std::move(plan);
+  part->thread_main = std::move(thread_main);
+  PartState& ref = *part;
+  parts_.push_back(std::move(part));
+  start(ref);
+}
+
+void Supervisor::start(PartState& part) {
+  part.started_ns = now_ns();
+  part.last_exit.clear();
+  if (part.plan.thread) {
+    part.thread_stop = std::make_unique<std::atomic<bool>>(false);
+    part.thread_exit = std::make_unique<std::atomic<int>>(-1);
+    part.thread = std::make_unique<std::thread>([main = part.thread_main, stop = part.thread_stop.get(),
+                                                 exit_code = part.thread_exit.get()] { exit_code->store(main(*stop)); });
+    part.status = PartStatus::running;
+    say(fmt::format("started {} as a thread", part.plan.title));
+    return;
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    ended(part, fmt::format("cannot make a pipe: {}", std::strerror(errno)), false);
+    return;
+  }
+  std::vector<std::string> args = part.plan.args;
+  std::vector<char*> argv;
+  static char program[] = "weir";
+  argv.push_back(program);
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The child: its own process group (a terminal's SIGINT reaches the supervisor alone, which
+    // stops the parts in order), dies with the supervisor, writes into the pipe.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    ended(part, fmt::format("cannot fork: {}", std::strerror(errno)), false);
+    return;
+  }
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  part.pid = pid;
+  part.out_fd = fds[0];
+  part.status = PartStatus::running;
+  say(fmt::format("started {} (pid {}): weir {}", part.plan.title, pid, fmt::join(part.plan.args, " ")));
+}
+
+void Supervisor::drain_output(PartState& part, bool all) {
+  if (part.out_fd < 0) return;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(part.out_fd, buf, sizeof(buf));
+    if (n > 0) {
+      part.partial.append(buf, static_cast<std::size_t>(n));
+      for (std::size_t nl; (nl = part.partial.find('\n')) != std::string::npos;) {
+        say(fmt::format("[{}] {}", part.plan.name, part.partial.substr(0, nl)));
+        part.partial.erase(0, nl + 1);
+      }
+      continue;
+    }
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {  // the child closed its end
+      if (!part.partial.empty()) say(fmt::format("[{}] {}", part.plan.name, part.partial));
+      part.partial.clear();
+      close(part.out_fd);
+      part.out_fd = -1;
+      return;
+    }
+    if (!all || errno == EAGAIN) return;
+  }
+}
+
+void Supervisor::ended(PartState& part, const std::string& how, bool clean) {
+  part.pid = 0;
+  part.last_exit = how;
+  if (stopping_) {
+    part.status = PartStatus::stopped;
+    return;
+  }
+  if (clean) {
+    part.status = PartStatus::finished;
+    say(fmt::format("{} finished ({})", part.plan.title, how));
+    return;
+  }
+  const std::int64_t now = now_ns();
+  if (now - part.started_ns >= kHealthyRunNs) part.failures_in_row = 0;
+  ++part.failures_in_row;
+  if (part.failures_in_row > part.plan.max_restarts) {
+    part.status = PartStatus::given_up;
+    say(fmt::format("GIVING UP on {}: it died {} times in a row (last: {}); the rest of the pipeline goes on",
+                    part.plan.title, part.failures_in_row, how));
+    return;
+  }
+  const std::int64_t backoff =
+      std::min(kMaxBackoffNs, kFirstBackoffNs << std::min(part.failures_in_row - 1, 20));
+  part.status = PartStatus::backoff;
+  part.next_start_ns = now + backoff;
+  say(fmt::format("{} died ({}); restart {} of at most {} in a row in {:.1f} s", part.plan.title, how,
+                  part.failures_in_row, part.plan.max_restarts, static_cast<double>(backoff) / 1e9));
+}
+
+void Supervisor::tick(int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<PartState*> owners;
+  for (auto& p : parts_)
+    if (p->out_fd >= 0) {
+      fds.push_back({p->out_fd, POLLIN, 0});
+      owners.push_back(p.get());
+    }
+  if (poll(fds.data(), fds.size(), timeout_ms) > 0)
+    for (std::size_t i = 0; i < fds.size(); ++i)
+      if (fds[i].revents != 0) drain_output(*owners[i], false);
+  for (auto& p : parts_) {
+    PartState& part = *p;
+    if (part.pid > 0) {
+      int status = 0;
+      rusage ru{};
+      if (wait4(part.pid, &status, WNOHANG, &ru) == part.pid) {
+        part.cpu_s += cpu_seconds(ru);
+        drain_output(part, true);
+        ended(part, describe_status(status), WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      }
+    } else if (part.thread && part.thread_exit->load() >= 0) {
+      part.thread->join();
+      const int code = part.thread_exit->load();
+      part.thread.reset();
+      ended(part, fmt::format("exit {}", code), code == 0);
+    }
+    if (part.status == PartStatus::backoff && !stopping_ && now_ns() >= part.next_start_ns) {
+      ++part.restarts;
+      start(part);
+    }
+  }
+}
+
+void Supervisor::stop_part(PartState& part, std::int64_t grace_ns) {
+  if (part.pid > 0) {
+    kill(part.pid, SIGTERM);
+    const std::int64_t deadline = now_ns() + grace_ns;
+    int status = 0;
+    pid_t got = 0;
+    rusage ru{};
+    while ((got = wait4(part.pid, &status, WNOHANG, &ru)) == 0 && now_ns() < deadline) {
+      drain_output(part, false);
+      const timespec pause{0, 10'000'000};
+      nanosleep(&pause, nullptr);
+    }
+    if (got == 0) {
+      say(fmt::format("{} did not stop within {:.1f} s: killing it", part.plan.title, static_cast<double>(grace_ns) / 1e9));
+      kill(part.pid, SIGKILL);
+      wait4(part.pid, &status, 0, &ru);
+    }
+    part.cpu_s += cpu_seconds(ru);
+    drain_output(part, true);
+    part.pid = 0;
+    part.last_exit = describe_status(status);
+  }
+  if (part.thread) {
+    part.thread_stop->store(true);
+    part.thread->join();
+    part.thread.reset();
+    part.last_exit = fmt::format("exit {}", part.thread_exit->load());
+  }
+  part.status = PartStatus::stopped;
+}
+
+void Supervisor::remove(const std::string& name, std::int64_t grace_ns) {
+  const auto it = std::find_if(parts_.begin(), parts_.end(), [&](const auto& p) { return p->plan.name == name; });
+  if (it == parts_.end()) return;
+  stop_part(**it, grace_ns);
+  if ((*it)->out_fd >= 0) close((*it)->out_fd);
+  say(fmt::format("stopped {}", (*it)->plan.title));
+  parts_.erase(it);
+}
+
+void Supervisor::stop_all(std::int64_t grace_ns, const std::function<void()>& drained) {
+  stopping_ = true;
+  for (PartRole role : {PartRole::driver, PartRole::shard, PartRole::record}) {
+    for (auto& p : parts_)
+      if (p->plan.role == role && (p->status == PartStatus::running || p->status == PartStatus::backoff))
+        stop_part(*p, grace_ns);
+    if (role == PartRole::driver && drained) drained();
+  }
+}
+
+void Supervisor::kill_all() noexcept {
+  stopping_ = true;
+  for (auto& p : parts_)
+    if (p->pid > 0) kill(p->pid, SIGKILL);
+}
+
+bool Supervisor::any_active() const noexcept {
+  return std::any_of(parts_.begin(), parts_.end(), [](const auto& p) {
+    return p->status == PartStatus::running || p->status == PartStatus::backoff;
+  });
+}
+
+}  // namespace weir::supervisor
