@@ -148,6 +148,7 @@ driver "sim" { channels = {"a"} }
     return std::find(names.begin(), names.end(), name) != names.end();
   };
   REQUIRE(eventually([&] { return has("null:a"); }, 10s));
+  REQUIRE(eventually([&] { return p.writer("a") != 0; }, 10s));  // shards may register before the driver attaches
   const std::uint32_t writer = p.writer("a");
   p.rewrite(head + "shard \"copy\" { input = \"a\", policy = \"lossless\" }\n");
   const auto reload = run_weir({"reload", p.arena});
