@@ -16,6 +16,7 @@
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/kv_store.hpp"
+#include "json.hpp"
 #include "run_weir.hpp"
 
 namespace {
@@ -42,104 +43,6 @@ class ScratchArena {
  private:
   std::string name_;
 };
-
-// A strict JSON reader, only to check that output is exactly one well-formed JSON object.
-class JsonChecker {
- public:
-  explicit JsonChecker(std::string_view text) : text_(text) {}
-
-  bool is_one_object() {
-    skip_space();
-    if (peek() != '{' || !value()) return false;
-    skip_space();
-    return pos_ == text_.size();
-  }
-
- private:
-  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
-  void skip_space() {
-    while (pos_ < text_.size() && std::string_view(" \n\t\r").find(text_[pos_]) != std::string_view::npos) ++pos_;
-  }
-  bool literal(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-  bool value() {
-    skip_space();
-    switch (peek()) {
-      case '{': return object();
-      case '[': return array();
-      case '"': return string();
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
-    }
-  }
-  bool object() {
-    ++pos_;
-    skip_space();
-    if (peek() == '}') return ++pos_, true;
-    for (;;) {
-      skip_space();
-      if (peek() != '"' || !string()) return false;
-      skip_space();
-      if (peek() != ':') return false;
-      ++pos_;
-      if (!value()) return false;
-      skip_space();
-      if (peek() == '}') return ++pos_, true;
-      if (peek() != ',') return false;
-      ++pos_;
-    }
-  }
-  bool array() {
-    ++pos_;
-    skip_space();
-    if (peek() == ']') return ++pos_, true;
-    for (;;) {
-      if (!value()) return false;
-      skip_space();
-      if (peek() == ']') return ++pos_, true;
-      if (peek() != ',') return false;
-      ++pos_;
-    }
-  }
-  bool string() {
-    ++pos_;
-    while (pos_ < text_.size()) {
-      const auto c = static_cast<unsigned char>(text_[pos_++]);
-      if (c == '"') return true;
-      if (c < 0x20) return false;
-      if (c != '\\') continue;
-      const char e = peek();
-      ++pos_;
-      if (e == 'u') {
-        for (int i = 0; i < 4; ++i) {
-          if (std::isxdigit(static_cast<unsigned char>(peek())) == 0) return false;
-          ++pos_;
-        }
-      } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
-        return false;
-      }
-    }
-    return false;
-  }
-  bool number() {
-    const std::size_t start = pos_;
-    if (peek() == '-') ++pos_;
-    while (std::isdigit(static_cast<unsigned char>(peek())) != 0 || peek() == '.' || peek() == 'e' ||
-           peek() == 'E' || peek() == '+' || peek() == '-')
-      ++pos_;
-    return pos_ > start && std::isdigit(static_cast<unsigned char>(text_[pos_ - 1])) != 0;
-  }
-
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-bool is_one_json_object(std::string_view text) { return JsonChecker(text).is_one_object(); }
 
 void create_arena(const ScratchArena& arena) {
   const RunResult created = run_weir({"create", arena.name(), "--slots", "64"});
