@@ -16,7 +16,7 @@
 #include "suite_report.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
-#include "weir/recorder/bench.hpp"
+#include "weir/bench/recorder_bench.hpp"
 #include "weir/snapshot/snapshot.hpp"
 
 namespace weir::bench {
@@ -100,13 +100,13 @@ int run_recorder_suite(const std::vector<std::string>& args) {
     std::vector<double> bare, recorded;
     const std::string suffix = std::to_string(channels) + "ch";
     for (int rep = 0; rep < config.reps; ++rep) {
-      rec::BenchOptions o;
+      RecorderBenchOptions o;
       o.dir = dir;
       o.channels = channels;
       o.block_bytes = kBlockBytes;
       o.blocks = total / kBlockBytes / channels;
-      auto base = rec::bench_baseline(o);
-      auto r = rec::bench_record(o);
+      auto base = bench_baseline(o);
+      auto r = bench_record(o);
       if (!base || !r) {
         results.note_error("record." + suffix, !base ? base.error().what : r.error().what);
         break;
@@ -121,13 +121,13 @@ int run_recorder_suite(const std::vector<std::string>& args) {
   {
     std::vector<double> drain;
     for (int rep = 0; rep < config.reps; ++rep) {
-      rec::BenchOptions o;
+      RecorderBenchOptions o;
       o.dir = dir;
       o.channels = 1;
       o.block_bytes = kBlockBytes;
       o.blocks = (config.quick ? kQuickTotalBytes : kDrainBytes) / kBlockBytes;
       o.prefill = true;
-      auto r = rec::bench_record(o);
+      auto r = bench_record(o);
       if (!r) {
         results.note_error("record.drain.1ch", r.error().what);
         break;

@@ -1,11 +1,8 @@
 // /arena, /labels, /groups and /consumers: the arena's header and its small tables.
-#include <time.h>
-
 #include <array>
 #include <cstdio>
 #include <cstring>
 
-#include "h5_out.hpp"
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/signals.hpp"
@@ -58,36 +55,36 @@ struct ConsumerRowOut {
 
 // Writes `rows` as a compound table whose memory type is `type` (stored packed).
 template <class Row>
-core::Result<void> write_table(hid_t parent, const std::string& name, const std::string& path, const h5::Handle& type,
+core::Result<void> write_table(hid_t parent, const std::string& name, const std::string& path, const h5::Type& type,
                                const std::vector<Row>& rows) {
-  h5::Handle packed(H5Tcopy(type.get()));
-  if (!packed || H5Tpack(packed.get()) < 0) return tl::make_unexpected(h5_error("H5Tpack", path));
+  h5::Type packed(H5Tcopy(type.get()));
+  if (!packed || H5Tpack(packed.get()) < 0) return tl::make_unexpected(h5::error("H5Tpack", path));
   return write_array(parent, name, path, packed.get(), type.get(), rows.data(), rows.size());
 }
 
 #define WEIR_FIELD(T, field, type) H5Tinsert(t.get(), #field, HOFFSET(T, field), type)
 
-h5::Handle region_type() {
-  const h5::Handle text = text_type();
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(RegionRow)));
+h5::Type region_type() {
+  const h5::Type text = text_type();
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(RegionRow)));
   WEIR_FIELD(RegionRow, name, text.get());
   WEIR_FIELD(RegionRow, offset, H5T_NATIVE_UINT64);
   WEIR_FIELD(RegionRow, bytes, H5T_NATIVE_UINT64);
   return t;
 }
 
-h5::Handle label_type() {
-  const h5::Handle text = text_type();
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(LabelRow)));
+h5::Type label_type() {
+  const h5::Type text = text_type();
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(LabelRow)));
   WEIR_FIELD(LabelRow, id, H5T_NATIVE_UINT32);
   WEIR_FIELD(LabelRow, name, text.get());
   WEIR_FIELD(LabelRow, mask, H5T_NATIVE_UINT64);
   return t;
 }
 
-h5::Handle group_type() {
-  const h5::Handle text = text_type(), kind = enum_type(kGroupKinds);
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(GroupRow)));
+h5::Type group_type() {
+  const h5::Type text = text_type(), kind = enum_type(kGroupKinds);
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(GroupRow)));
   WEIR_FIELD(GroupRow, index, H5T_NATIVE_UINT32);
   WEIR_FIELD(GroupRow, kind, kind.get());
   WEIR_FIELD(GroupRow, name, text.get());
@@ -98,9 +95,9 @@ h5::Handle group_type() {
   return t;
 }
 
-h5::Handle consumer_type() {
-  const h5::Handle text = text_type(), policy = enum_type(kPolicies);
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(ConsumerRowOut)));
+h5::Type consumer_type() {
+  const h5::Type text = text_type(), policy = enum_type(kPolicies);
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(ConsumerRowOut)));
   WEIR_FIELD(ConsumerRowOut, row, H5T_NATIVE_UINT32);
   WEIR_FIELD(ConsumerRowOut, pid, H5T_NATIVE_UINT32);
   WEIR_FIELD(ConsumerRowOut, alive, H5T_NATIVE_UINT8);
@@ -166,17 +163,6 @@ std::string link_name(const std::string& name) {
     }
   }
   return out;
-}
-
-std::string iso8601_ns(std::uint64_t epoch_ns) {
-  const auto seconds = static_cast<time_t>(epoch_ns / 1'000'000'000);
-  tm utc{};
-  gmtime_r(&seconds, &utc);
-  std::array<char, 48> text{};
-  std::snprintf(text.data(), text.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%09lluZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<unsigned long long>(epoch_ns % 1'000'000'000));
-  return text.data();
 }
 
 core::Result<void> write_arena(hid_t file, const core::Arena& arena) {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "h5_out.hpp"
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/detail/seqlock.hpp"
@@ -32,9 +31,9 @@ struct BlockTable {
   std::vector<SkipRow> skipped;
 };
 
-h5::Handle skip_row_type() {
-  const h5::Handle reason = enum_type(kSkipReasons);
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(SkipRow)));
+h5::Type skip_row_type() {
+  const h5::Type reason = enum_type(kSkipReasons);
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(SkipRow)));
   H5Tinsert(t.get(), "sequence", HOFFSET(SkipRow, sequence), H5T_NATIVE_UINT64);
   H5Tinsert(t.get(), "reason", HOFFSET(SkipRow, reason), reason.get());
   return t;
@@ -130,9 +129,9 @@ core::Result<void> write_block_table(hid_t g, const std::string& path, const Blo
                   write_numbers(g, "block_flags", path + "/block_flags", t.flags),
                   write_numbers(g, "block_first_sample", path + "/block_first_sample", t.first_sample)})
     if (!ok) return ok;
-  const h5::Handle skip_type = skip_row_type();
-  h5::Handle packed(H5Tcopy(skip_type.get()));
-  if (!packed || H5Tpack(packed.get()) < 0) return tl::make_unexpected(h5_error("H5Tpack", path + "/skipped"));
+  const h5::Type skip_type = skip_row_type();
+  h5::Type packed(H5Tcopy(skip_type.get()));
+  if (!packed || H5Tpack(packed.get()) < 0) return tl::make_unexpected(h5::error("H5Tpack", path + "/skipped"));
   return write_array(g, "skipped", path + "/skipped", packed.get(), skip_type.get(), t.skipped.data(),
                      t.skipped.size());
 }
@@ -161,7 +160,7 @@ core::Result<void> write_channel(hid_t channels, const core::Arena& arena, const
   if (buffer.size() < payload_bytes || buffer.size() < std::min(options.buffer_bytes, window_bytes))
     buffer.resize(std::max(payload_bytes, std::min(options.buffer_bytes, window_bytes)));
 
-  const h5::Handle type = h5::sample_type(d.dtype);
+  const h5::Type type = h5::sample_type(d.dtype);
   const std::uint64_t window_samples = (end - first) * d.samples_per_block;
   const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min(kChunkBytes / d.sample_bytes, window_samples));
   auto data = Appender::create(g->get(), "data", path + "/data", type.get(), type.get(), 0, chunk);

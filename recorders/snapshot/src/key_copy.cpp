@@ -8,7 +8,6 @@
 #include <cstring>
 #include <limits>
 
-#include "h5_out.hpp"
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/detail/epoch.hpp"
@@ -59,10 +58,10 @@ struct KeyRow {
   hvl_t value;
 };
 
-h5::Handle key_row_type() {
-  const h5::Handle text = text_type(), bytes = bytes_type(), type = enum_type(kTypeNames),
+h5::Type key_row_type() {
+  const h5::Type text = text_type(), bytes = bytes_type(), type = enum_type(kTypeNames),
                    status = enum_type(kCopyStatusNames);
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(KeyRow)));
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(KeyRow)));
   H5Tinsert(t.get(), "key", HOFFSET(KeyRow, key), text.get());
   H5Tinsert(t.get(), "slot", HOFFSET(KeyRow, slot), H5T_NATIVE_UINT32);
   H5Tinsert(t.get(), "generation", HOFFSET(KeyRow, generation), H5T_NATIVE_UINT32);
@@ -236,9 +235,9 @@ core::Result<void> flush(Appender& table, std::vector<KeyRecord>& batch, std::si
 
 core::Result<void> write_keys(hid_t file, const core::Arena& arena, const SnapshotOptions& options,
                               const Labels& labels, std::vector<LiveKey>& live, SnapshotStats& stats) {
-  const h5::Handle memory_type = key_row_type();
-  h5::Handle file_type(H5Tcopy(memory_type.get()));
-  if (!file_type || H5Tpack(file_type.get()) < 0) return tl::make_unexpected(h5_error("H5Tpack", "/keys"));
+  const h5::Type memory_type = key_row_type();
+  h5::Type file_type(H5Tcopy(memory_type.get()));
+  if (!file_type || H5Tpack(file_type.get()) < 0) return tl::make_unexpected(h5::error("H5Tpack", "/keys"));
   auto table = Appender::create(file, "keys", "/keys", file_type.get(), memory_type.get(), 0, kKeyChunkRows);
   if (!table) return tl::make_unexpected(table.error());
 

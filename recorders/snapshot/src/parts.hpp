@@ -11,9 +11,29 @@
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
+#include "weir/h5/attribute.hpp"
+#include "weir/h5/check.hpp"
+#include "weir/h5/dataset.hpp"
+#include "weir/h5/handle.hpp"
+#include "weir/h5/types.hpp"
 #include "weir/snapshot/snapshot.hpp"
 
 namespace weir::rec::detail {
+
+// The HDF5 writing every part uses (weir::h5).
+using h5::Appender;
+using h5::attr_f64;
+using h5::attr_i64;
+using h5::attr_text;
+using h5::attr_u32_array;
+using h5::attr_u64;
+using h5::bytes_type;
+using h5::create_group;
+using h5::enum_type;
+using h5::iso8601_ns;
+using h5::text_type;
+using h5::write_array;
+using h5::write_numbers;
 
 /// How a slot, row or block was copied; stored as an HDF5 enum named by kCopyStatusNames.
 enum class CopyStatus : std::uint8_t { ok = 0, busy = 1, torn = 2 };
@@ -37,8 +57,6 @@ struct LiveKey {
 
 /// A channel or key name as an HDF5 link name: '%', '/' and a leading '.' are %-escaped.
 [[nodiscard]] std::string link_name(const std::string& name);
-/// Nanoseconds since the epoch as ISO 8601 UTC with nanoseconds: "2024-05-01T12:34:56.123456789Z".
-[[nodiscard]] std::string iso8601_ns(std::uint64_t epoch_ns);
 
 /// /arena: header and geometry as attributes, the region table, the attached pids.
 [[nodiscard]] core::Result<void> write_arena(hid_t file, const core::Arena& arena);

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "h5_out.hpp"
 #include "parts.hpp"
 #include "weir/core/channel.hpp"
 
@@ -100,8 +99,8 @@ core::Result<void> write_stats(hid_t file, const SnapshotStats& s, std::uint64_t
 core::Result<void> write_file(const std::string& tmp, const core::Arena& arena, const SnapshotOptions& options,
                               SnapshotStats& stats) {
   const std::uint64_t started_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_REALTIME));
-  h5::Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
-  if (!file) return tl::make_unexpected(detail::h5_error("H5Fcreate", tmp));
+  h5::File file(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file) return tl::make_unexpected(h5::error("H5Fcreate", tmp));
   const hid_t f = file.get();
   const detail::Labels labels = detail::read_labels(arena);
   const std::vector<core::ChannelInfo> channels = core::list_channels(arena);
@@ -116,7 +115,7 @@ core::Result<void> write_file(const std::string& tmp, const core::Arena& arena, 
   if (auto ok = detail::write_channels(f, arena, options, labels, channels, stats); !ok) return ok;
   if (auto ok = detail::write_consumers(f, arena, channels, stats); !ok) return ok;
   if (auto ok = write_stats(f, stats, static_cast<std::uint64_t>(clock_ns(CLOCK_REALTIME))); !ok) return ok;
-  if (!file.reset()) return tl::make_unexpected(detail::h5_error("H5Fclose", tmp));
+  if (!file.reset()) return tl::make_unexpected(h5::error("H5Fclose", tmp));
   return {};
 }
 

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "h5_out.hpp"
 #include "parts.hpp"
 #include "weir/core/detail/epoch.hpp"
 #include "weir/core/detail/seqlock.hpp"
@@ -24,9 +23,9 @@ struct VectorRow {  // memory layout of one /vectors/info row
   std::uint8_t status;
 };
 
-h5::Handle vector_row_type() {
-  const h5::Handle status = enum_type(kCopyStatusNames);
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(VectorRow)));
+h5::Type vector_row_type() {
+  const h5::Type status = enum_type(kCopyStatusNames);
+  h5::Type t(H5Tcreate(H5T_COMPOUND, sizeof(VectorRow)));
   H5Tinsert(t.get(), "slot", HOFFSET(VectorRow, slot), H5T_NATIVE_UINT32);
   H5Tinsert(t.get(), "generation", HOFFSET(VectorRow, generation), H5T_NATIVE_UINT32);
   H5Tinsert(t.get(), "epoch", HOFFSET(VectorRow, epoch), H5T_NATIVE_UINT64);
@@ -91,9 +90,9 @@ core::Result<void> write_vectors(hid_t file, const core::Arena& arena, const Sna
   if (auto ok = attr_u64(group->get(), "dim", dim); !ok) return ok;
   if (dim == 0) return {};  // an arena without a vector partition: the group says so and holds nothing
 
-  const h5::Handle text = text_type(), memory_type = vector_row_type();
-  h5::Handle file_type(H5Tcopy(memory_type.get()));
-  if (!file_type || H5Tpack(file_type.get()) < 0) return tl::make_unexpected(h5_error("H5Tpack", "/vectors/info"));
+  const h5::Type text = text_type(), memory_type = vector_row_type();
+  h5::Type file_type(H5Tcopy(memory_type.get()));
+  if (!file_type || H5Tpack(file_type.get()) < 0) return tl::make_unexpected(h5::error("H5Tpack", "/vectors/info"));
   auto data = Appender::create(group->get(), "data", "/vectors/data", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, dim,
                                kVectorChunkRows);
   if (!data) return tl::make_unexpected(data.error());

@@ -3,24 +3,14 @@
 
 #include <cstring>
 
-#include "h5_util.hpp"
-#include "process_info.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/h5/attribute.hpp"
+#include "weir/h5/dataset.hpp"
 #include "weir/h5/sample_type.hpp"
 
 namespace weir::rec {
 
 namespace {
-
-h5::Handle gap_type(bool packed) {
-  h5::Handle type{H5Tcreate(H5T_COMPOUND, sizeof(GapRow))};
-  H5Tinsert(type.get(), "sequence", offsetof(GapRow, sequence), H5T_NATIVE_UINT64);
-  H5Tinsert(type.get(), "blocks", offsetof(GapRow, blocks), H5T_NATIVE_UINT64);
-  H5Tinsert(type.get(), "reason", offsetof(GapRow, reason), H5T_NATIVE_UINT8);
-  H5Tinsert(type.get(), "realtime_ns", offsetof(GapRow, realtime_ns), H5T_NATIVE_UINT64);
-  if (packed) H5Tpack(type.get());  // 25 bytes a row in the file, no padding
-  return type;
-}
 
 template <class T>
 void stage(Column& column, T value) noexcept {
@@ -30,25 +20,18 @@ void stage(Column& column, T value) noexcept {
 
 }  // namespace
 
-std::uint64_t data_chunk_samples(std::uint32_t samples_per_block, std::uint32_t sample_bytes) noexcept {
-  const std::uint64_t block_bytes = std::uint64_t{samples_per_block} * sample_bytes;
-  if (block_bytes == 0) return 1;
-  if (block_bytes <= kTargetChunkBytes) return (kTargetChunkBytes / block_bytes) * samples_per_block;
-  return kTargetChunkBytes / sample_bytes;
-}
-
 core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic& channel, int compress,
                                                 const std::string& file) {
   ChannelGroup g;
   g.channel_ = channel;
-  const std::string link = encode_name(channel.name);
-  g.what_ = file + " /entry/" + link;
-  auto group = create_group(entry, link, "NXdata", g.what_);
+  const std::string link = h5::encode_name(channel.name);
+  g.what_ = file + " /" + h5::kEntry + "/" + link;
+  auto group = h5::create_group(entry, link, g.what_, h5::kNxData);
   if (!group) return tl::make_unexpected(group.error());
   g.group_ = std::move(*group);
   const hid_t gid = g.group_.get();
-  for (auto ok : {attr_text(gid, "signal", "data"), attr_text(gid, "channel", channel.name),
-                  attr_text(gid, "policy", channel.policy)})
+  for (auto ok : {h5::attr_text(gid, h5::kAttrSignal, h5::kData), h5::attr_text(gid, h5::kAttrChannel, channel.name),
+                  h5::attr_text(gid, h5::kAttrPolicy, channel.policy)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_));
 
   g.sample_type_ = h5::sample_type(channel.dtype);
@@ -56,20 +39,22 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));
   auto data = Column::create(gid,
-                             ColumnSpec{"data", g.sample_type_.get(), g.sample_type_.get(), channel.sample_bytes, chunk,
-                                        channel.samples_per_block, compress, false},
-                             g.what_ + "/data");
+                             ColumnSpec{h5::kData, g.sample_type_.get(), g.sample_type_.get(), channel.sample_bytes,
+                                        chunk, channel.samples_per_block, compress, false},
+                             g.what_ + "/" + h5::kData);
   if (!data) return tl::make_unexpected(data.error());
   g.data_ = std::move(*data);
   const hid_t did = g.data_.id();
-  for (auto ok : {attr_text(did, "units", channel.units), attr_f64(did, "sample_rate_hz", channel.rate_hz),
-                  attr_text(did, "labels", channel.labels), attr_text(did, "dtype", core::dtype_name(channel.dtype)),
-                  attr_u32(did, "samples_per_block", channel.samples_per_block),
-                  attr_fixed_text(did, "first_sample_time", "", kTimeTextBytes), attr_u64(did, "first_sample_ns", 0),
-                  attr_u64(did, "first_sample_index", 0)})
-    if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/data"));
+  for (auto ok : {h5::attr_text(did, h5::kAttrUnits, channel.units),
+                  h5::attr_f64(did, h5::kAttrSampleRateHz, channel.rate_hz),
+                  h5::attr_text(did, h5::kAttrLabels, channel.labels),
+                  h5::attr_text(did, h5::kAttrDtype, core::dtype_name(channel.dtype)),
+                  h5::attr_u32(did, h5::kAttrSamplesPerBlock, channel.samples_per_block),
+                  h5::attr_fixed_text(did, h5::kAttrFirstSampleTime, "", h5::kTimeTextBytes),
+                  h5::attr_u64(did, h5::kAttrFirstSampleNs, 0), h5::attr_u64(did, h5::kAttrFirstSampleIndex, 0)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
 
-  const std::uint64_t unwritten = kUnwrittenSequence;
+  const std::uint64_t unwritten = h5::kUnwrittenSequence;
   const auto table = [&](Column& out, const char* name, hid_t type, std::size_t bytes) -> core::Result<void> {
     const void* fill = &out == &g.sequence_ ? &unwritten : nullptr;
     auto column = Column::create(gid, ColumnSpec{name, type, type, bytes, kTableChunkRows, 1, 0, true, fill},
@@ -78,26 +63,26 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
     out = std::move(*column);
     return {};
   };
-  for (auto ok : {table(g.sequence_, "block_sequence", H5T_NATIVE_UINT64, 8),
-                  table(g.offset_, "block_offset", H5T_NATIVE_UINT64, 8),
-                  table(g.samples_, "block_samples", H5T_NATIVE_UINT32, 4),
-                  table(g.realtime_, "block_realtime_ns", H5T_NATIVE_UINT64, 8),
-                  table(g.monotonic_, "block_monotonic_ns", H5T_NATIVE_UINT64, 8),
-                  table(g.flags_, "block_flags", H5T_NATIVE_UINT32, 4)})
+  for (auto ok : {table(g.sequence_, h5::kBlockSequence, H5T_NATIVE_UINT64, 8),
+                  table(g.offset_, h5::kBlockOffset, H5T_NATIVE_UINT64, 8),
+                  table(g.samples_, h5::kBlockSamples, H5T_NATIVE_UINT32, 4),
+                  table(g.realtime_, h5::kBlockRealtimeNs, H5T_NATIVE_UINT64, 8),
+                  table(g.monotonic_, h5::kBlockMonotonicNs, H5T_NATIVE_UINT64, 8),
+                  table(g.flags_, h5::kBlockFlags, H5T_NATIVE_UINT32, 4)})
     if (!ok) return tl::make_unexpected(ok.error());
 
-  const GapRow unwritten_gap{0, 0, kUnwrittenReason, 0};
-  g.gap_file_type_ = gap_type(true);
-  g.gap_mem_type_ = gap_type(false);
+  const GapRow unwritten_gap{0, 0, h5::kUnwrittenReason, 0};
+  g.gap_file_type_ = h5::gap_row_type(true);
+  g.gap_mem_type_ = h5::gap_row_type(false);
   auto gaps = Column::create(
       gid,
-      ColumnSpec{"gaps", g.gap_file_type_.get(), g.gap_mem_type_.get(), sizeof(GapRow), kGapChunkRows, 1, 0, true,
+      ColumnSpec{h5::kGaps, g.gap_file_type_.get(), g.gap_mem_type_.get(), sizeof(GapRow), kGapChunkRows, 1, 0, true,
                  &unwritten_gap},
-      g.what_ + "/gaps");
+      g.what_ + "/" + h5::kGaps);
   if (!gaps) return tl::make_unexpected(gaps.error());
   g.gaps_ = std::move(*gaps);
-  if (auto ok = attr_text(g.gaps_.id(), "reason_names", kGapReasonList); !ok)
-    return tl::make_unexpected(with_context(ok.error(), g.what_ + "/gaps"));
+  if (auto ok = h5::attr_text(g.gaps_.id(), h5::kAttrReasonNames, h5::kGapReasonList); !ok)
+    return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kGaps));
   return g;
 }
 
@@ -124,10 +109,11 @@ bool ChannelGroup::pending() const noexcept {
 
 core::Result<void> ChannelGroup::write_first_block_attrs() {
   const hid_t did = data_.id();
-  for (auto ok : {rewrite_fixed_text(did, "first_sample_time", iso8601_ns(first_.realtime_ns), kTimeTextBytes),
-                  rewrite_u64(did, "first_sample_ns", first_.realtime_ns),
-                  rewrite_u64(did, "first_sample_index", first_.first_sample)})
-    if (!ok) return tl::make_unexpected(with_context(ok.error(), what_ + "/data"));
+  for (auto ok : {h5::rewrite_fixed_text(did, h5::kAttrFirstSampleTime, h5::iso8601_ns(first_.realtime_ns),
+                                         h5::kTimeTextBytes),
+                  h5::rewrite_u64(did, h5::kAttrFirstSampleNs, first_.realtime_ns),
+                  h5::rewrite_u64(did, h5::kAttrFirstSampleIndex, first_.first_sample)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kData));
   first_pending_ = false;
   return {};
 }

@@ -12,9 +12,13 @@
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
 #include "weir/h5/handle.hpp"
+#include "weir/h5/recording_format.hpp"
 #include "weir/recorder/format.hpp"
 
 namespace weir::rec {
+
+using h5::GapReason;
+using h5::GapRow;
 
 /// What a channel is, copied from its descriptor when a segment opens.
 struct ChannelStatic {
@@ -29,14 +33,6 @@ struct ChannelStatic {
   std::string policy;  // the recorder's consumer policy
 };
 
-/// One row of a gaps table, as it is in memory.
-struct GapRow {
-  std::uint64_t sequence = 0;  // first missing block sequence (dropped_at_source: the next block's)
-  std::uint64_t blocks = 0;
-  std::uint8_t reason = 0;     // GapReason
-  std::uint64_t realtime_ns = 0;
-};
-
 /// A block's metadata for the tables.
 struct BlockMeta {
   std::uint64_t sequence = 0;
@@ -46,10 +42,6 @@ struct BlockMeta {
   std::uint64_t monotonic_ns = 0;
   std::uint64_t first_sample = 0;  // the channel-stream index of its first sample
 };
-
-/// Samples per data chunk: whole blocks, about kTargetChunkBytes; a block bigger than that is cut
-/// into chunks of kTargetChunkBytes.
-[[nodiscard]] std::uint64_t data_chunk_samples(std::uint32_t samples_per_block, std::uint32_t sample_bytes) noexcept;
 
 class ChannelGroup {
  public:
@@ -99,8 +91,8 @@ class ChannelGroup {
 
   ChannelStatic channel_;
   std::string what_;
-  h5::Handle group_;
-  h5::Handle sample_type_, gap_file_type_, gap_mem_type_;
+  h5::Group group_;
+  h5::Type sample_type_, gap_file_type_, gap_mem_type_;
   Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_;
   std::uint64_t chunk_blocks_ = 0;
   bool compressed_ = false;

@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "h5_util.hpp"
+#include "weir/h5/check.hpp"
+#include "weir/h5/dataset.hpp"
 
 namespace weir::rec {
 
@@ -24,31 +25,31 @@ core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::s
   const hsize_t zero[1] = {0};
   const hsize_t unlimited[1] = {H5S_UNLIMITED};
   const hsize_t chunk[1] = {spec.chunk};
-  auto space = h5_check(H5Screate_simple(1, zero, unlimited), "H5Screate_simple", what);
+  auto space = h5::check<h5::Space>(H5Screate_simple(1, zero, unlimited), "H5Screate_simple", what);
   if (!space) return tl::make_unexpected(space.error());
-  auto dcpl = h5_check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", what);
+  auto dcpl = h5::check<h5::PropList>(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", what);
   if (!dcpl) return tl::make_unexpected(dcpl.error());
-  if (auto ok = h5_check(H5Pset_chunk(dcpl->get(), 1, chunk), "H5Pset_chunk", what); !ok)
+  if (auto ok = h5::check(H5Pset_chunk(dcpl->get(), 1, chunk), "H5Pset_chunk", what); !ok)
     return tl::make_unexpected(ok.error());
   if (spec.fill != nullptr)
-    if (auto ok = h5_check(H5Pset_fill_value(dcpl->get(), spec.mem_type, spec.fill), "H5Pset_fill_value", what); !ok)
+    if (auto ok = h5::check(H5Pset_fill_value(dcpl->get(), spec.mem_type, spec.fill), "H5Pset_fill_value", what); !ok)
       return tl::make_unexpected(ok.error());
   if (spec.deflate > 0) {
-    if (auto ok = h5_check(H5Pset_shuffle(dcpl->get()), "H5Pset_shuffle", what); !ok)
+    if (auto ok = h5::check(H5Pset_shuffle(dcpl->get()), "H5Pset_shuffle", what); !ok)
       return tl::make_unexpected(ok.error());
-    if (auto ok = h5_check(H5Pset_deflate(dcpl->get(), static_cast<unsigned>(spec.deflate)), "H5Pset_deflate", what);
+    if (auto ok = h5::check(H5Pset_deflate(dcpl->get(), static_cast<unsigned>(spec.deflate)), "H5Pset_deflate", what);
         !ok)
       return tl::make_unexpected(ok.error());
   }
-  auto dapl = h5_check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", what);
+  auto dapl = h5::check<h5::PropList>(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", what);
   if (!dapl) return tl::make_unexpected(dapl.error());
   const std::size_t cache_bytes =
       spec.cache ? std::max<std::size_t>(kMinCacheBytes, 2 * spec.chunk * spec.element_bytes) : 0;
-  if (auto ok = h5_check(H5Pset_chunk_cache(dapl->get(), kCacheSlots, cache_bytes, kEvictWrittenFirst),
+  if (auto ok = h5::check(H5Pset_chunk_cache(dapl->get(), kCacheSlots, cache_bytes, kEvictWrittenFirst),
                          "H5Pset_chunk_cache", what);
       !ok)
     return tl::make_unexpected(ok.error());
-  auto dataset = h5_check(
+  auto dataset = h5::check<h5::Dataset>(
       H5Dcreate2(parent, spec.name.c_str(), spec.file_type, space->get(), H5P_DEFAULT, dcpl->get(), dapl->get()),
       "H5Dcreate2", what);
   if (!dataset) return tl::make_unexpected(dataset.error());
@@ -68,23 +69,10 @@ core::Result<void> Column::write_range(std::uint64_t first, std::uint64_t count,
   const std::uint64_t end = first + count;
   if (end > extent_) {
     const hsize_t size[1] = {end};
-    if (auto ok = h5_check(H5Dset_extent(dataset_.get(), size), "H5Dset_extent", what_); !ok) return ok;
+    if (auto ok = h5::check(H5Dset_extent(dataset_.get(), size), "H5Dset_extent", what_); !ok) return ok;
     extent_ = end;
   }
-  auto file_space = h5_check(H5Dget_space(dataset_.get()), "H5Dget_space", what_);
-  if (!file_space) return tl::make_unexpected(file_space.error());
-  const hsize_t start[1] = {first};
-  const hsize_t n[1] = {count};
-  if (auto ok = h5_check(H5Sselect_hyperslab(file_space->get(), H5S_SELECT_SET, start, nullptr, n, nullptr),
-                         "H5Sselect_hyperslab", what_);
-      !ok)
-    return ok;
-  auto mem_space = h5_check(H5Screate_simple(1, n, nullptr), "H5Screate_simple", what_);
-  if (!mem_space) return tl::make_unexpected(mem_space.error());
-  if (auto ok = h5_check(H5Dwrite(dataset_.get(), mem_type_, mem_space->get(), file_space->get(), H5P_DEFAULT, data),
-                         "H5Dwrite", what_);
-      !ok)
-    return ok;
+  if (auto ok = h5::write_rows(dataset_.get(), mem_type_, first, count, 0, data, what_); !ok) return ok;
   written_ = std::max(written_, end);
   return {};
 }

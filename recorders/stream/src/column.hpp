@@ -61,7 +61,7 @@ class Column {
  private:
   [[nodiscard]] core::Result<void> write_range(std::uint64_t first, std::uint64_t count, const std::byte* data);
 
-  h5::Handle dataset_;
+  h5::Dataset dataset_;
   hid_t mem_type_ = H5I_INVALID_HID;
   std::string what_;
   std::vector<std::byte> buffer_;  // chunk + slack elements; element 0 is dataset index base_

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "h5_util.hpp"
+#include "weir/h5/attribute.hpp"
+#include "weir/h5/dataset.hpp"
+#include "weir/h5/recording_format.hpp"
+#include "weir/h5/types.hpp"
 #include "weir/recorder/format.hpp"
 
 namespace weir::rec {
@@ -15,26 +18,27 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const std::string& key, bool num
   log.key_ = key;
   log.numeric_ = numeric;
   log.text_width_ = text_width;
-  const std::string what = file + " /entry/keys/" + encode_name(key);
-  auto group = create_group(keys, encode_name(key), "NXlog", what);
+  const std::string link = h5::encode_name(key);
+  const std::string what = file + " /" + h5::kEntry + "/" + h5::kKeys + "/" + link;
+  auto group = h5::create_group(keys, link, what, h5::kNxLog);
   if (!group) return tl::make_unexpected(group.error());
   log.group_ = std::move(*group);
-  if (auto ok = attr_text(log.group_.get(), "key", key); !ok) return tl::make_unexpected(with_context(ok.error(), what));
-  auto time = Column::create(log.group_.get(),
-                             ColumnSpec{"time", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0},
-                             what + "/time");
+  if (auto ok = h5::attr_text(log.group_.get(), h5::kAttrKey, key); !ok) return tl::make_unexpected(with_context(ok.error(), what));
+  auto time = Column::create(
+      log.group_.get(),
+      ColumnSpec{h5::kKeyTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0},
+      what + "/" + h5::kKeyTime);
   if (!time) return tl::make_unexpected(time.error());
   log.time_ = std::move(*time);
-  for (auto ok : {attr_text(log.time_.id(), "units", "s"), attr_text(log.time_.id(), "start", start_time)})
-    if (!ok) return tl::make_unexpected(with_context(ok.error(), what + "/time"));
-  ColumnSpec value{"value", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0};
+  for (auto ok : {h5::attr_text(log.time_.id(), h5::kAttrUnits, h5::kTimeUnits),
+                  h5::attr_text(log.time_.id(), h5::kAttrStart, start_time)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), what + "/" + h5::kKeyTime));
+  ColumnSpec value{h5::kKeyValue, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0};
   if (!numeric) {
-    log.text_type_ = h5::Handle{H5Tcopy(H5T_C_S1)};
-    H5Tset_size(log.text_type_.get(), text_width);
-    H5Tset_strpad(log.text_type_.get(), H5T_STR_NULLPAD);
-    value = ColumnSpec{"value", log.text_type_.get(), log.text_type_.get(), text_width, kKeyChunkRows, 1, 0};
+    log.text_type_ = h5::fixed_text_type(text_width, H5T_CSET_ASCII);
+    value = ColumnSpec{h5::kKeyValue, log.text_type_.get(), log.text_type_.get(), text_width, kKeyChunkRows, 1, 0};
   }
-  auto values = Column::create(log.group_.get(), value, what + "/value");
+  auto values = Column::create(log.group_.get(), value, what + "/" + h5::kKeyValue);
   if (!values) return tl::make_unexpected(values.error());
   log.value_ = std::move(*values);
   return log;

@@ -45,7 +45,8 @@ class KeyLog {
   std::string key_;
   bool numeric_ = true;
   std::uint32_t text_width_ = 0;
-  h5::Handle group_, text_type_;
+  h5::Group group_;
+  h5::Type text_type_;
   Column time_, value_;
 };
 

@@ -33,17 +33,6 @@ std::int64_t monotonic_ns() noexcept {
   return std::int64_t{ts.tv_sec} * static_cast<std::int64_t>(kNsPerSecond) + ts.tv_nsec;
 }
 
-std::string iso8601_ns(std::uint64_t epoch_ns) {
-  const auto seconds = static_cast<time_t>(epoch_ns / kNsPerSecond);
-  tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[48];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%09lluZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<unsigned long long>(epoch_ns % kNsPerSecond));
-  return text;
-}
-
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "";

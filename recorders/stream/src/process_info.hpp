@@ -12,9 +12,6 @@ namespace weir::rec {
 [[nodiscard]] std::uint64_t realtime_ns() noexcept;
 [[nodiscard]] std::int64_t monotonic_ns() noexcept;
 
-/// "2024-05-01T12:34:56.123456789Z" (ISO 8601, UTC, nanoseconds).
-[[nodiscard]] std::string iso8601_ns(std::uint64_t epoch_ns);
-
 /// This machine's host name ("" if it cannot be read).
 [[nodiscard]] std::string host_name();
 

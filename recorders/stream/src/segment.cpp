@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <system_error>
 
-#include "h5_util.hpp"
-#include "process_info.hpp"
+#include "weir/h5/attribute.hpp"
+#include "weir/h5/check.hpp"
+#include "weir/h5/dataset.hpp"
+#include "weir/h5/recording_format.hpp"
 #include "weir/recorder/format.hpp"
 
 #ifndef WEIR_VERSION
@@ -17,16 +19,17 @@ namespace weir::rec {
 namespace {
 
 core::Result<void> write_root_attrs(hid_t root, const SegmentMeta& m) {
-  for (auto ok : {attr_text(root, "weir_format", kFormatName), attr_text(root, "weir_version", WEIR_VERSION),
-                  attr_u64(root, "run", m.run), attr_u64(root, "segment", m.segment),
-                  attr_text(root, "start_time", iso8601_ns(m.start_ns)), attr_u64(root, "start_ns", m.start_ns),
-                  attr_fixed_text(root, "stop_time", "", kTimeTextBytes), attr_u64(root, "stop_ns", 0),
-                  attr_text(root, "host", m.host), attr_text(root, "arena", m.arena),
-                  attr_text(root, "arena_geometry", m.arena_geometry),
-                  attr_u64(root, "arena_created_ns", m.arena_created_ns), attr_text(root, "pipeline", m.pipeline),
-                  attr_u64(root, "recorder_pid", m.recorder_pid),
-                  attr_u64(root, "recorder_start_ticks", m.recorder_start_ticks),
-                  attr_text(root, "creator", "weir record"), attr_text(root, "default", "entry")})
+  using namespace h5;  // the format's names
+  for (auto ok : {attr_text(root, kAttrFormat, kFormatWritten), attr_text(root, kAttrVersion, WEIR_VERSION),
+                  attr_u64(root, kAttrRun, m.run), attr_u64(root, kAttrSegment, m.segment),
+                  attr_text(root, kAttrStartTime, iso8601_ns(m.start_ns)), attr_u64(root, kAttrStartNs, m.start_ns),
+                  attr_fixed_text(root, kAttrStopTime, "", kTimeTextBytes), attr_u64(root, kAttrStopNs, 0),
+                  attr_text(root, kAttrHost, m.host), attr_text(root, kAttrArena, m.arena),
+                  attr_text(root, kAttrArenaGeometry, m.arena_geometry),
+                  attr_u64(root, kAttrArenaCreatedNs, m.arena_created_ns), attr_text(root, kAttrPipeline, m.pipeline),
+                  attr_u64(root, kAttrRecorderPid, m.recorder_pid),
+                  attr_u64(root, kAttrRecorderStartTicks, m.recorder_start_ticks),
+                  attr_text(root, kAttrCreator, kCreator), attr_text(root, kAttrDefault, kEntry)})
     if (!ok) return ok;
   return {};
 }
@@ -44,30 +47,31 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   s.path_ = path;
   s.start_ns_ = meta.start_ns;
   {
-    auto fapl = h5_check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
+    auto fapl = h5::check<h5::PropList>(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
     if (!fapl) return tl::make_unexpected(fapl.error());
     // SWMR needs the 1.10 file format: version 3 superblock, extensible-array chunk indexes.
-    if (auto ok = h5_check(H5Pset_libver_bounds(fapl->get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+    if (auto ok = h5::check(H5Pset_libver_bounds(fapl->get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
                            "H5Pset_libver_bounds", file);
         !ok)
       return tl::make_unexpected(ok.error());
-    auto f = h5_check(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl->get()), "H5Fcreate", file);
+    auto f = h5::check<h5::File>(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl->get()), "H5Fcreate", file);
     if (!f) return tl::make_unexpected(f.error());
     s.file_ = std::move(*f);
   }
-  const std::string first = channels.empty() ? "" : encode_name(channels.front().name);
+  const std::string first = channels.empty() ? "" : h5::encode_name(channels.front().name);
   {
-    auto root = h5_check(H5Gopen2(s.file_.get(), "/", H5P_DEFAULT), "H5Gopen2", file + " /");
+    auto root = h5::check<h5::Group>(H5Gopen2(s.file_.get(), "/", H5P_DEFAULT), "H5Gopen2", file + " /");
     if (!root) return tl::make_unexpected(root.error());
     if (auto ok = write_root_attrs(root->get(), meta); !ok)
       return tl::make_unexpected(with_context(ok.error(), file));
   }
-  auto entry = create_group(s.file_.get(), "entry", "NXentry", file + " /entry");
+  const std::string entry_path = file + " /" + h5::kEntry;
+  auto entry = h5::create_group(s.file_.get(), h5::kEntry, entry_path, h5::kNxEntry);
   if (!entry) return tl::make_unexpected(entry.error());
   s.entry_ = std::move(*entry);
   if (!first.empty())
-    if (auto ok = attr_text(s.entry_.get(), "default", first); !ok)
-      return tl::make_unexpected(with_context(ok.error(), file + " /entry"));
+    if (auto ok = h5::attr_text(s.entry_.get(), h5::kAttrDefault, first); !ok)
+      return tl::make_unexpected(with_context(ok.error(), entry_path));
   s.channels_.reserve(channels.size());
   for (const ChannelStatic& c : channels) {
     auto group = ChannelGroup::create(s.entry_.get(), c, compress, file);
@@ -75,10 +79,10 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
     s.channels_.push_back(std::move(*group));
   }
   if (!keys.empty()) {
-    auto group = create_group(s.entry_.get(), "keys", "NXcollection", file + " /entry/keys");
+    auto group = h5::create_group(s.entry_.get(), h5::kKeys, entry_path + "/" + h5::kKeys, h5::kNxCollection);
     if (!group) return tl::make_unexpected(group.error());
     s.keys_group_ = std::move(*group);
-    const std::string start_time = iso8601_ns(meta.start_ns);
+    const std::string start_time = h5::iso8601_ns(meta.start_ns);
     s.keys_.reserve(keys.size());
     for (const KeySpec& k : keys) {
       auto log = KeyLog::create(s.keys_group_.get(), k.name, k.numeric, k.text_width, start_time, file);
@@ -87,9 +91,9 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
     }
   }
   // Every object exists now: from here on HDF5 only appends, and readers may follow.
-  if (auto ok = h5_check(H5Fstart_swmr_write(s.file_.get()), "H5Fstart_swmr_write", file); !ok)
+  if (auto ok = h5::check(H5Fstart_swmr_write(s.file_.get()), "H5Fstart_swmr_write", file); !ok)
     return tl::make_unexpected(ok.error());
-  if (auto ok = h5_check(H5Fflush(s.file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", file); !ok)
+  if (auto ok = h5::check(H5Fflush(s.file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", file); !ok)
     return tl::make_unexpected(ok.error());
   return s;
 }
@@ -99,7 +103,7 @@ core::Result<void> Segment::flush() {
     if (auto ok = c.flush(); !ok) return ok;
   for (KeyLog& k : keys_)
     if (auto ok = k.flush(); !ok) return ok;
-  if (auto ok = h5_check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", path_.string()); !ok) return ok;
+  if (auto ok = h5::check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", path_.string()); !ok) return ok;
   for (ChannelGroup& c : channels_) c.mark_durable();
   for (KeyLog& k : keys_) k.mark_durable();
   return {};
@@ -114,7 +118,7 @@ core::Result<void> Segment::close_file() {
   keys_.clear();
   keys_group_.reset();
   entry_.reset();
-  if (!file_.reset()) return tl::make_unexpected(h5_error("H5Fclose", path_.string()));
+  if (!file_.reset()) return tl::make_unexpected(h5::error("H5Fclose", path_.string()));
   return {};
 }
 
@@ -122,12 +126,12 @@ core::Result<void> Segment::close(std::uint64_t stop_ns) {
   if (!file_.valid()) return {};
   auto ok = flush();
   if (ok) {
-    auto root = h5_check(H5Gopen2(file_.get(), "/", H5P_DEFAULT), "H5Gopen2", path_.string() + " /");
+    auto root = h5::check<h5::Group>(H5Gopen2(file_.get(), "/", H5P_DEFAULT), "H5Gopen2", path_.string() + " /");
     if (!root) {
       ok = tl::make_unexpected(root.error());
     } else {
-      ok = rewrite_fixed_text(root->get(), "stop_time", iso8601_ns(stop_ns), kTimeTextBytes);
-      if (ok) ok = rewrite_u64(root->get(), "stop_ns", stop_ns);
+      ok = h5::rewrite_fixed_text(root->get(), h5::kAttrStopTime, h5::iso8601_ns(stop_ns), h5::kTimeTextBytes);
+      if (ok) ok = h5::rewrite_u64(root->get(), h5::kAttrStopNs, stop_ns);
       if (!ok) ok = tl::make_unexpected(with_context(ok.error(), path_.string()));
     }
   }

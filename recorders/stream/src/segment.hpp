@@ -72,7 +72,8 @@ class Segment {
 
   std::filesystem::path path_;
   std::uint64_t start_ns_ = 0;
-  h5::Handle file_, entry_, keys_group_;
+  h5::File file_;
+  h5::Group entry_, keys_group_;
   std::vector<ChannelGroup> channels_;
   std::vector<KeyLog> keys_;
 };

@@ -6,70 +6,45 @@
 
 #include <cstring>
 
+#include "weir/core/channel.hpp"
+#include "weir/h5/attribute.hpp"
 #include "weir/h5/handle.hpp"
+#include "weir/h5/recording_format.hpp"
+#include "weir/h5/sample_type.hpp"
 
 namespace weir::test {
 
 namespace {
 
-using h5::Handle;
+using namespace weir::h5;  // the format's names and the HDF5 writing helpers
 
-struct GapRow {  // the format's gaps compound
-  std::uint64_t sequence;
-  std::uint64_t blocks;
-  std::uint8_t reason;
-  std::uint64_t realtime_ns;
-};
+constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+constexpr std::uint64_t kStartNs = 1'704'067'200 * kNsPerSecond;  // 2024-01-01T00:00:00Z, every file's start
 
 void text_attr(hid_t object, const char* name, const std::string& value, bool fixed) {
-  Handle type(H5Tcopy(H5T_C_S1));
-  REQUIRE(type);
-  Handle space(H5Screate(H5S_SCALAR));
-  if (fixed) {
-    H5Tset_size(type.get(), value.empty() ? 1 : value.size());
-    H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
-    Handle attr(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
-    REQUIRE(attr);
-    std::string padded = value;
-    padded.resize(H5Tget_size(type.get()), '\0');
-    REQUIRE(H5Awrite(attr.get(), type.get(), padded.data()) >= 0);
-    return;
-  }
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  Handle attr(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
-  REQUIRE(attr);
-  const char* text = value.c_str();
-  REQUIRE(H5Awrite(attr.get(), type.get(), &text) >= 0);
+  const auto width = static_cast<std::uint32_t>(value.empty() ? 1 : value.size());
+  auto ok = fixed ? attr_fixed_text(object, name, value, width) : attr_text(object, name, value);
+  REQUIRE_MESSAGE(ok, (ok ? "" : ok.error().what));
 }
 
-template <class T>
-void number_attr(hid_t object, const char* name, hid_t type, T value) {
-  Handle space(H5Screate(H5S_SCALAR));
-  Handle attr(H5Acreate2(object, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT));
-  REQUIRE(attr);
-  REQUIRE(H5Awrite(attr.get(), type, &value) >= 0);
+void require(const core::Result<void>& ok) { REQUIRE_MESSAGE(ok, (ok ? "" : ok.error().what)); }
+
+Group group(hid_t parent, const char* name, const char* nx_class, const RecFileOptions& o) {
+  Group g(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  REQUIRE(g);
+  text_attr(g.get(), kAttrNxClass, nx_class, o.fixed_strings);
+  return g;
 }
 
 // A chunked, extendible 1-D dataset as the recorder makes them, written in one go.
 void write_dataset(hid_t group, const char* name, hid_t type, const void* data, std::uint64_t count) {
   const hsize_t dims[1] = {count}, max_dims[1] = {H5S_UNLIMITED}, chunk[1] = {64};
-  Handle space(H5Screate_simple(1, dims, max_dims));
-  Handle plist(H5Pcreate(H5P_DATASET_CREATE));
+  Space space(H5Screate_simple(1, dims, max_dims));
+  PropList plist(H5Pcreate(H5P_DATASET_CREATE));
   REQUIRE(H5Pset_chunk(plist.get(), 1, chunk) >= 0);
-  Handle dataset(H5Dcreate2(group, name, type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT));
+  Dataset dataset(H5Dcreate2(group, name, type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT));
   REQUIRE(dataset);
   if (count > 0) REQUIRE(H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
-}
-
-Handle sample_type(const std::string& dtype) {
-  if (dtype == "u32") return Handle(H5Tcopy(H5T_NATIVE_UINT32));
-  if (dtype == "f32") return Handle(H5Tcopy(H5T_NATIVE_FLOAT));
-  REQUIRE(dtype == "c64");
-  Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(float)));
-  H5Tinsert(t.get(), "r", 0, H5T_NATIVE_FLOAT);
-  H5Tinsert(t.get(), "i", sizeof(float), H5T_NATIVE_FLOAT);
-  return t;
 }
 
 std::vector<std::byte> samples_of(const RecChannel& c, std::vector<std::uint64_t>& offsets) {
@@ -97,28 +72,28 @@ std::vector<std::byte> samples_of(const RecChannel& c, std::vector<std::uint64_t
 
 void write_channel(hid_t entry, const RecChannel& c, const RecFileOptions& o) {
   const std::string link = c.link.empty() ? c.name : c.link;
-  Handle g(H5Gcreate2(entry, link.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  REQUIRE(g);
-  text_attr(g.get(), "NX_class", "NXdata", o.fixed_strings);
-  text_attr(g.get(), "signal", "data", o.fixed_strings);
-  text_attr(g.get(), "channel", c.name, o.fixed_strings);
+  const Group g = group(entry, link.c_str(), kNxData, o);
+  text_attr(g.get(), kAttrSignal, kData, o.fixed_strings);
+  text_attr(g.get(), kAttrChannel, c.name, o.fixed_strings);
 
   std::vector<std::uint64_t> offsets;
   const std::vector<std::byte> data = samples_of(c, offsets);
-  const Handle type = sample_type(c.dtype);
+  auto dtype = core::parse_dtype(c.dtype);
+  REQUIRE((dtype && (*dtype == core::Dtype::u32 || *dtype == core::Dtype::f32 || *dtype == core::Dtype::c64)));
+  const Type type = sample_type(*dtype);
   const std::uint64_t total = data.size() / H5Tget_size(type.get());
-  if (o.omit_dataset != "data") {
-    write_dataset(g.get(), "data", type.get(), data.data(), total);
-    Handle d(H5Dopen2(g.get(), "data", H5P_DEFAULT));
-    text_attr(d.get(), "units", c.units, o.fixed_strings);
-    number_attr(d.get(), "sample_rate_hz", H5T_NATIVE_DOUBLE, c.rate_hz);
-    text_attr(d.get(), "labels", c.labels, o.fixed_strings);
-    text_attr(d.get(), "dtype", c.dtype, o.fixed_strings);
-    number_attr(d.get(), "samples_per_block", H5T_NATIVE_UINT32, c.samples_per_block);
+  if (o.omit_dataset != kData) {
+    write_dataset(g.get(), kData, type.get(), data.data(), total);
+    Dataset d(H5Dopen2(g.get(), kData, H5P_DEFAULT));
+    text_attr(d.get(), kAttrUnits, c.units, o.fixed_strings);
+    require(attr_f64(d.get(), kAttrSampleRateHz, c.rate_hz));
+    text_attr(d.get(), kAttrLabels, c.labels, o.fixed_strings);
+    text_attr(d.get(), kAttrDtype, c.dtype, o.fixed_strings);
+    require(attr_u32(d.get(), kAttrSamplesPerBlock, c.samples_per_block));
     const std::uint64_t first_ns = c.blocks.empty() ? 0 : c.blocks.front().realtime_ns;
-    text_attr(d.get(), "first_sample_time", "2024-01-01T00:00:00.000000000Z", o.fixed_strings);
-    number_attr(d.get(), "first_sample_ns", H5T_NATIVE_UINT64, first_ns);
-    number_attr(d.get(), "first_sample_index", H5T_NATIVE_UINT64, std::uint64_t{0});
+    text_attr(d.get(), kAttrFirstSampleTime, iso8601_ns(kStartNs), o.fixed_strings);
+    require(attr_u64(d.get(), kAttrFirstSampleNs, first_ns));
+    require(attr_u64(d.get(), kAttrFirstSampleIndex, 0));
   }
 
   std::vector<std::uint64_t> seq, realtime, monotonic;
@@ -131,7 +106,7 @@ void write_channel(hid_t entry, const RecChannel& c, const RecFileOptions& o) {
     monotonic.push_back(b.monotonic_ns);
   }
   if (o.unwritten_rows) {  // extended, never written: every table at its fill value
-    seq.push_back(~std::uint64_t{0});
+    seq.push_back(kUnwrittenSequence);
     offsets.push_back(0);
     samples.push_back(0);
     flags.push_back(0);
@@ -142,26 +117,21 @@ void write_channel(hid_t entry, const RecChannel& c, const RecFileOptions& o) {
   const auto table = [&](const char* name, hid_t t, const void* p, std::size_t n) {
     if (o.omit_dataset != name) write_dataset(g.get(), name, t, p, n);
   };
-  table("block_sequence", H5T_NATIVE_UINT64, seq.data(), seq.size());
-  table("block_offset", H5T_NATIVE_UINT64, offsets.data(), offsets.size());
-  table("block_samples", H5T_NATIVE_UINT32, samples.data(), samples.size());
-  table("block_realtime_ns", H5T_NATIVE_UINT64, realtime.data(), realtime.size());
-  table("block_monotonic_ns", H5T_NATIVE_UINT64, monotonic.data(), monotonic.size());
-  table("block_flags", H5T_NATIVE_UINT32, flags.data(), flags.size());
+  table(kBlockSequence, H5T_NATIVE_UINT64, seq.data(), seq.size());
+  table(kBlockOffset, H5T_NATIVE_UINT64, offsets.data(), offsets.size());
+  table(kBlockSamples, H5T_NATIVE_UINT32, samples.data(), samples.size());
+  table(kBlockRealtimeNs, H5T_NATIVE_UINT64, realtime.data(), realtime.size());
+  table(kBlockMonotonicNs, H5T_NATIVE_UINT64, monotonic.data(), monotonic.size());
+  table(kBlockFlags, H5T_NATIVE_UINT32, flags.data(), flags.size());
 
-  if (o.omit_dataset != "gaps") {
-    Handle gap_type(H5Tcreate(H5T_COMPOUND, sizeof(GapRow)));
-    H5Tinsert(gap_type.get(), "sequence", HOFFSET(GapRow, sequence), H5T_NATIVE_UINT64);
-    H5Tinsert(gap_type.get(), "blocks", HOFFSET(GapRow, blocks), H5T_NATIVE_UINT64);
-    H5Tinsert(gap_type.get(), "reason", HOFFSET(GapRow, reason), H5T_NATIVE_UINT8);
-    H5Tinsert(gap_type.get(), "realtime_ns", HOFFSET(GapRow, realtime_ns), H5T_NATIVE_UINT64);
+  if (o.omit_dataset != kGaps) {
+    const Type gap_type = gap_row_type(false);  // rows as in memory: a reader matches the fields by name
     std::vector<GapRow> rows;
     for (const RecGap& gap : c.gaps) rows.push_back(GapRow{gap.sequence, gap.blocks, gap.reason, gap.realtime_ns});
-    if (o.unwritten_rows) rows.push_back(GapRow{0, 0, 255, 0});
-    write_dataset(g.get(), "gaps", gap_type.get(), rows.data(), rows.size());
-    Handle d(H5Dopen2(g.get(), "gaps", H5P_DEFAULT));
-    text_attr(d.get(), "reason_names", "lapped,dropped_at_source,recorder_restart,recorder_stopped,disk_error",
-              o.fixed_strings);
+    if (o.unwritten_rows) rows.push_back(GapRow{0, 0, kUnwrittenReason, 0});
+    write_dataset(g.get(), kGaps, gap_type.get(), rows.data(), rows.size());
+    Dataset d(H5Dopen2(g.get(), kGaps, H5P_DEFAULT));
+    text_attr(d.get(), kAttrReasonNames, std::string(kGapReasonList), o.fixed_strings);
   }
 }
 
@@ -177,32 +147,29 @@ std::vector<RecBlock> rec_blocks(std::uint64_t first, std::uint64_t count, std::
 }
 
 void write_recording(const std::string& path, const std::vector<RecChannel>& channels, const RecFileOptions& o) {
-  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  File file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   REQUIRE(file);
-  if (!o.format.empty()) text_attr(file.get(), "weir_format", o.format, o.fixed_strings);
-  text_attr(file.get(), "weir_version", "0.1.0", o.fixed_strings);
-  number_attr(file.get(), "run", H5T_NATIVE_UINT64, o.run);
-  number_attr(file.get(), "segment", H5T_NATIVE_UINT64, o.segment);
-  text_attr(file.get(), "start_time", "2024-01-01T00:00:00.000000000Z", o.fixed_strings);
-  text_attr(file.get(), "stop_time", "2024-01-01T00:00:01.000000000Z", o.fixed_strings);
-  text_attr(file.get(), "host", "testhost", o.fixed_strings);
-  text_attr(file.get(), "arena", "recorded", o.fixed_strings);
-  text_attr(file.get(), "arena_geometry", "slots=64", o.fixed_strings);
-  text_attr(file.get(), "pipeline", "", o.fixed_strings);
-  if (o.arena_created_ns != 0) number_attr(file.get(), "arena_created_ns", H5T_NATIVE_UINT64, o.arena_created_ns);
-  Handle entry(H5Gcreate2(file.get(), "entry", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  REQUIRE(entry);
-  text_attr(entry.get(), "NX_class", "NXentry", o.fixed_strings);
+  const hid_t root = file.get();
+  if (!o.format.empty()) text_attr(root, kAttrFormat, o.format, o.fixed_strings);
+  text_attr(root, kAttrVersion, "0.1.0", o.fixed_strings);
+  require(attr_u64(root, kAttrRun, o.run));
+  require(attr_u64(root, kAttrSegment, o.segment));
+  text_attr(root, kAttrStartTime, iso8601_ns(kStartNs), o.fixed_strings);
+  text_attr(root, kAttrStopTime, iso8601_ns(kStartNs + kNsPerSecond), o.fixed_strings);
+  text_attr(root, kAttrHost, "testhost", o.fixed_strings);
+  text_attr(root, kAttrArena, "recorded", o.fixed_strings);
+  text_attr(root, kAttrArenaGeometry, "slots=64", o.fixed_strings);
+  text_attr(root, kAttrPipeline, "", o.fixed_strings);
+  if (o.arena_created_ns != 0) require(attr_u64(root, kAttrArenaCreatedNs, o.arena_created_ns));
+  const Group entry = group(root, kEntry, kNxEntry, o);
   for (const RecChannel& c : channels) write_channel(entry.get(), c, o);
   // A key log, as the recorder keeps them beside the channels: replay must pass it by.
-  Handle keys(H5Gcreate2(entry.get(), "keys", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  text_attr(keys.get(), "NX_class", "NXcollection", o.fixed_strings);
-  Handle temperature(H5Gcreate2(keys.get(), "temperature", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  text_attr(temperature.get(), "NX_class", "NXlog", o.fixed_strings);
-  text_attr(temperature.get(), "key", "temperature", o.fixed_strings);
+  const Group keys = group(entry.get(), kKeys, kNxCollection, o);
+  const Group temperature = group(keys.get(), "temperature", kNxLog, o);
+  text_attr(temperature.get(), kAttrKey, "temperature", o.fixed_strings);
   const double time[2] = {0.0, 0.5}, value[2] = {21.5, 21.7};
-  write_dataset(temperature.get(), "time", H5T_NATIVE_DOUBLE, time, 2);
-  write_dataset(temperature.get(), "value", H5T_NATIVE_DOUBLE, value, 2);
+  write_dataset(temperature.get(), kKeyTime, H5T_NATIVE_DOUBLE, time, 2);
+  write_dataset(temperature.get(), kKeyValue, H5T_NATIVE_DOUBLE, value, 2);
   REQUIRE(file.reset());
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "weir/h5/recording_format.hpp"
+
 namespace weir::test {
 
 struct RecBlock {
@@ -19,7 +21,7 @@ struct RecBlock {
 struct RecGap {
   std::uint64_t sequence = 0;  // first missing block
   std::uint64_t blocks = 0;
-  std::uint8_t reason = 0;  // index into the format's reason_names
+  std::uint8_t reason = 0;  // index into the format's reason_names (h5::GapReason)
   std::uint64_t realtime_ns = 0;
 };
 
@@ -36,7 +38,7 @@ struct RecChannel {
 };
 
 struct RecFileOptions {
-  std::string format = "weir-recording 1";  // "" leaves weir_format out
+  std::string format = h5::kFormatWritten;  // "" leaves weir_format out
   std::uint64_t run = 1;
   std::uint64_t segment = 0;
   bool fixed_strings = false;          // fixed-length string attributes instead of variable-length

@@ -13,7 +13,6 @@
 #include "harness.hpp"
 #include "weir/h5/handle.hpp"
 
-using weir::h5::Handle;
 using weir::rec::Column;
 using weir::rec::ColumnSpec;
 using weir::test::TempDir;
@@ -21,7 +20,7 @@ using weir::test::TempDir;
 namespace {
 
 std::vector<std::int32_t> read_all(hid_t dataset) {
-  Handle space{H5Dget_space(dataset)};
+  weir::h5::Space space{H5Dget_space(dataset)};
   hsize_t n = 0;
   REQUIRE(H5Sget_simple_extent_dims(space.get(), &n, nullptr) == 1);
   std::vector<std::int32_t> out(n);
@@ -60,7 +59,7 @@ TEST_CASE("commits, whole chunks and partial flushes leave exactly the committed
     CAPTURE(cache);
     const std::string file =
         (dir.path() / ("c" + std::to_string(deflate) + (cache ? "c" : "n") + ".h5")).string();
-    Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+    weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
     REQUIRE(f.valid());
     constexpr std::uint64_t kChunk = 8, kSlack = 5;
     auto column = Column::create(
@@ -76,7 +75,7 @@ TEST_CASE("commits, whole chunks and partial flushes leave exactly the committed
 TEST_CASE("a partial flush makes the staged tail visible at once, before its chunk is full") {
   TempDir dir;
   const std::string file = (dir.path() / "p.h5").string();
-  Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+  weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
   auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 100, 10, 0}, file);
   REQUIRE(column);
   const std::int32_t three[3] = {5, 6, 7};
@@ -95,7 +94,7 @@ TEST_CASE("a partial flush makes the staged tail visible at once, before its chu
 TEST_CASE("a roll-back shrinks the dataset to the last durable point and appends from there") {
   TempDir dir;
   const std::string file = (dir.path() / "r.h5").string();
-  Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+  weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
   const std::int32_t fill = -1;
   auto column =
       Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1, 0, true, &fill}, file);

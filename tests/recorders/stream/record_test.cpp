@@ -12,13 +12,12 @@
 #include "harness.hpp"
 #include "live_arena.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/bench/recorder_bench.hpp"
 #include "weir/h5/handle.hpp"
-#include "weir/recorder/bench.hpp"
 #include "weir/recorder/recorder.hpp"
 
 using namespace weir;
 using namespace weir::test;
-using weir::h5::Handle;
 
 namespace {
 
@@ -28,9 +27,9 @@ constexpr std::uint64_t kBlocks = 300;
 
 template <class T>
 std::vector<T> read_dataset(hid_t file, const std::string& path, hid_t type) {
-  Handle d{H5Dopen2(file, path.c_str(), H5P_DEFAULT)};
+  h5::Dataset d{H5Dopen2(file, path.c_str(), H5P_DEFAULT)};
   REQUIRE_MESSAGE(d.valid(), path);
-  Handle space{H5Dget_space(d.get())};
+  h5::Space space{H5Dget_space(d.get())};
   hsize_t n = 0;
   REQUIRE(H5Sget_simple_extent_dims(space.get(), &n, nullptr) == 1);
   std::vector<T> out(n);
@@ -103,7 +102,7 @@ TEST_CASE("record() writes every published block and each sampled key change, an
   CHECK(summary->gaps == 0);
   REQUIRE(summary->files.size() == 1);
 
-  Handle f{H5Fopen(summary->files[0].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
+  h5::File f{H5Fopen(summary->files[0].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
   REQUIRE(f.valid());
   for (std::size_t c = 0; c < sim.channels.size(); ++c) {
     const std::string base = "/entry/" + sim.channels[c];
@@ -135,7 +134,7 @@ TEST_CASE("record() writes every published block and each sampled key change, an
 
 TEST_CASE("the benchmark hooks record the blocks they time" * doctest::timeout(30)) {
   TempDir dir;
-  rec::BenchOptions o;
+  bench::RecorderBenchOptions o;
   o.dir = dir.str();
   o.blocks = 256;
   for (const bool prefill : {false, true})
@@ -143,9 +142,9 @@ TEST_CASE("the benchmark hooks record the blocks they time" * doctest::timeout(3
     CAPTURE(prefill);
     o.channels = channels;
     o.prefill = prefill;
-    auto recorded = rec::bench_record(o);
+    auto recorded = bench::bench_record(o);
     REQUIRE_MESSAGE(recorded, (recorded ? "" : recorded.error().what));
-    auto bare = rec::bench_baseline(o);
+    auto bare = bench::bench_baseline(o);
     REQUIRE_MESSAGE(bare, (bare ? "" : bare.error().what));
     CHECK(recorded->bytes == std::uint64_t{channels} * o.blocks * o.block_bytes);
     CHECK(bare->bytes == recorded->bytes);

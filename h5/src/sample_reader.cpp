@@ -1,18 +1,19 @@
 // SampleReader: a channel's recorded samples, read from its files a batch of blocks at a time.
 #include <algorithm>
 
-#include "h5_read.hpp"
-#include "weir/h5/sample_type.hpp"
+#include "reading.hpp"
 #include "weir/core/channel.hpp"
-#include "weir/replay/recording.hpp"
+#include "weir/h5/recording.hpp"
+#include "weir/h5/recording_format.hpp"
+#include "weir/h5/sample_type.hpp"
 
-namespace weir::acq {
+namespace weir::h5 {
 
 SampleReader::SampleReader(const Recording& recording, const RecordedChannel& channel)
     : recording_(&recording),
       channel_(&channel),
       sample_bytes_(core::dtype_bytes(channel.dtype)),
-      memory_type_(h5::sample_type(channel.dtype)) {}
+      memory_type_(sample_type(channel.dtype)) {}
 
 core::Result<std::span<const std::byte>> SampleReader::block(std::uint64_t index, std::uint64_t batch_bytes) {
   if (index < first_ || index >= end_) {
@@ -27,15 +28,15 @@ core::Result<void> SampleReader::load(std::uint64_t index, std::uint64_t batch_b
   const std::vector<RecordedBlock>& blocks = channel_->blocks;
   const RecordedBlock& head = blocks[index];
   const std::string& path = recording_->files[head.file];
-  const std::string where = "replay: '" + path + "' /entry/" + channel_->link + "/data";
+  const std::string name = std::string(kEntry) + "/" + channel_->link + "/" + kData;
+  const std::string where = "replay: '" + path + "' /" + name;
   if (head.file != open_file_) {
     data_.reset();
     auto file = detail::open_file(path);
     if (!file) return tl::make_unexpected(core::with_context(file.error(), "replay"));
-    const std::string name = "entry/" + channel_->link + "/data";
     // The file stays open while its dataset is (HDF5's weak close), and closes with it.
-    data_ = h5::Handle(H5Dopen2(file->get(), name.c_str(), H5P_DEFAULT));
-    if (!data_) return core::fail(core::Errc::io_error, where + ": cannot open: " + h5::last_error());
+    data_ = Dataset(H5Dopen2(file->get(), name.c_str(), H5P_DEFAULT));
+    if (!data_) return core::fail(core::Errc::io_error, where + ": cannot open: " + last_error());
     open_file_ = head.file;
   }
   // The blocks after it in the same file whose samples follow on in `data`, up to batch_bytes.
@@ -52,16 +53,16 @@ core::Result<void> SampleReader::load(std::uint64_t index, std::uint64_t batch_b
   end_ = end;
   if (samples == 0) return {};
   const hsize_t start[1] = {head.offset}, count[1] = {samples};
-  h5::Handle file_space(H5Dget_space(data_.get()));
-  h5::Handle memory_space(H5Screate_simple(1, count, nullptr));
+  Space file_space(H5Dget_space(data_.get()));
+  Space memory_space(H5Screate_simple(1, count, nullptr));
   if (!file_space || !memory_space ||
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
       H5Dread(data_.get(), memory_type_.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0) {
     first_ = end_ = 0;
     return core::fail(core::Errc::io_error, where + ": cannot read samples " + std::to_string(head.offset) + ".." +
-                                                std::to_string(head.offset + samples) + ": " + h5::last_error());
+                                                std::to_string(head.offset + samples) + ": " + last_error());
   }
   return {};
 }
 
-}  // namespace weir::acq
+}  // namespace weir::h5

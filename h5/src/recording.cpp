@@ -1,19 +1,21 @@
 // open_recording: checks each file against the recording format and indexes every channel's blocks
 // and gaps across the files of a run.
-#include "weir/replay/recording.hpp"
+#include "weir/h5/recording.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "recording_parts.hpp"
+#include "weir/h5/attribute.hpp"
+#include "weir/h5/dataset.hpp"
+#include "weir/h5/recording_format.hpp"
 
-namespace weir::acq {
+namespace weir::h5 {
 
 namespace {
 
-constexpr double kRateTolerance = 1e-9;                          // relative: a channel's rate "matches" across files
-constexpr std::uint64_t kUnwrittenSequence = ~std::uint64_t{0};  // the format's fill value of an unwritten row
+constexpr double kRateTolerance = 1e-9;  // relative: a channel's rate "matches" across files
 
 // Per file: whether its sequences continue the previous file's (the same arena incarnation).
 struct FileContext {
@@ -28,7 +30,7 @@ struct BlockTables {
   std::size_t rows = 0;  // rows that count: the shortest table, up to the first unwritten row
 };
 
-core::Result<BlockTables> read_tables(hid_t group, const detail::H5Place& place) {
+core::Result<BlockTables> read_tables(hid_t group, const detail::Place& place) {
   BlockTables t;
   const auto u64 = [&](std::vector<std::uint64_t>& out, const char* name) -> core::Result<void> {
     auto v = detail::read_numbers<std::uint64_t>(group, name, place);
@@ -43,8 +45,8 @@ core::Result<BlockTables> read_tables(hid_t group, const detail::H5Place& place)
     return {};
   };
   for (auto ok :
-       {u64(t.sequence, "block_sequence"), u64(t.offset, "block_offset"), u32(t.samples, "block_samples"),
-        u64(t.realtime, "block_realtime_ns"), u64(t.monotonic, "block_monotonic_ns"), u32(t.flags, "block_flags")})
+       {u64(t.sequence, kBlockSequence), u64(t.offset, kBlockOffset), u32(t.samples, kBlockSamples),
+        u64(t.realtime, kBlockRealtimeNs), u64(t.monotonic, kBlockMonotonicNs), u32(t.flags, kBlockFlags)})
     if (!ok) return tl::make_unexpected(ok.error());
   t.rows = std::min(
       {t.sequence.size(), t.offset.size(), t.samples.size(), t.realtime.size(), t.monotonic.size(), t.flags.size()});
@@ -56,14 +58,14 @@ core::Result<BlockTables> read_tables(hid_t group, const detail::H5Place& place)
 
 // The channel `out` holds for this group, added on first sight; refuses one that changes shape.
 core::Result<RecordedChannel*> channel_for(hid_t group, hid_t data, const std::string& link,
-                                           const detail::H5Place& place, std::vector<RecordedChannel>& out) {
+                                           const detail::Place& place, std::vector<RecordedChannel>& out) {
   std::string name = link;
-  if (detail::has_attr(group, "channel")) {
-    auto text = detail::read_text_attr(group, "channel", place);
+  if (has_attr(group, kAttrChannel)) {
+    auto text = detail::text_attr(group, kAttrChannel, place);
     if (!text) return tl::make_unexpected(text.error());
     name = *text;
   }
-  auto meta = detail::read_metadata(data, detail::H5Place{place.file, place.path + "/data"});
+  auto meta = detail::read_metadata(data, detail::Place{place.file, place.path + "/" + kData});
   if (!meta) return tl::make_unexpected(meta.error());
   auto found = std::find_if(out.begin(), out.end(), [&](const RecordedChannel& c) { return c.name == name; });
   if (found == out.end()) {
@@ -81,12 +83,12 @@ core::Result<RecordedChannel*> channel_for(hid_t group, hid_t data, const std::s
 // Reads one channel of one file and appends its blocks and gaps.
 core::Result<void> read_channel(hid_t entry, const std::string& link, const FileContext& file,
                                 std::vector<RecordedChannel>& out) {
-  const detail::H5Place place{file.path, "/entry/" + link};
-  h5::Handle group(H5Gopen2(entry, link.c_str(), H5P_DEFAULT));
+  const detail::Place place{file.path, "/" + std::string(kEntry) + "/" + link};
+  Group group(H5Gopen2(entry, link.c_str(), H5P_DEFAULT));
   if (!group) return tl::make_unexpected(detail::refuse(place, "cannot be opened as a group"));
-  auto data = detail::open_dataset(group.get(), "data", place);
+  auto data = detail::open_dataset(group.get(), kData, place);
   if (!data) return tl::make_unexpected(data.error());
-  auto data_length = detail::dataset_length(data->get(), detail::H5Place{file.path, place.path + "/data"});
+  auto data_length = detail::dataset_length(data->get(), detail::Place{file.path, place.path + "/" + kData});
   if (!data_length) return tl::make_unexpected(data_length.error());
   auto channel = channel_for(group.get(), data->get(), link, place, out);
   if (!channel) return tl::make_unexpected(channel.error());
@@ -139,35 +141,35 @@ herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
 bool is_channel(hid_t entry, const std::string& name, const std::string& path) {
   H5O_info_t info{};
   if (H5Oget_info_by_name(entry, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_GROUP) return false;
-  h5::Handle group(H5Gopen2(entry, name.c_str(), H5P_DEFAULT));
-  if (!group || !detail::has_attr(group.get(), "NX_class")) return name != "keys";
-  auto nx_class = detail::read_text_attr(group.get(), "NX_class", detail::H5Place{path, "/entry/" + name});
-  return nx_class && *nx_class == "NXdata";
+  Group group(H5Gopen2(entry, name.c_str(), H5P_DEFAULT));
+  if (!group || !has_attr(group.get(), kAttrNxClass)) return name != kKeys;
+  auto nx_class = detail::text_attr(group.get(), kAttrNxClass, detail::Place{path, "/" + std::string(kEntry) + "/" + name});
+  return nx_class && *nx_class == kNxData;
 }
 
 core::Result<void> read_file(const std::string& path, std::uint32_t index, std::optional<std::uint64_t>& incarnation,
                              Recording& out) {
   auto file = detail::open_file(path);
   if (!file) return tl::make_unexpected(file.error());
-  if (auto ok = detail::check_format(file->get(), path); !ok) return ok;
-  const detail::H5Place root{path, "/"};
-  if (index == 0 && detail::has_attr(file->get(), "arena")) {
-    if (auto arena = detail::read_text_attr(file->get(), "arena", root)) out.arena = *arena;
+  if (auto ok = check_format(file->get(), path); !ok) return ok;
+  const detail::Place root{path, "/"};
+  if (index == 0 && has_attr(file->get(), kAttrArena)) {
+    if (auto arena = detail::text_attr(file->get(), kAttrArena, root)) out.arena = *arena;
   }
   std::optional<std::uint64_t> created;
-  if (detail::has_attr(file->get(), "arena_created_ns")) {
-    if (auto v = detail::read_u64_attr(file->get(), "arena_created_ns", root)) created = *v;
+  if (has_attr(file->get(), kAttrArenaCreatedNs)) {
+    if (auto v = detail::u64_attr(file->get(), kAttrArenaCreatedNs, root)) created = *v;
   }
   const FileContext context{path, index, !created || !incarnation || *created == *incarnation};
   if (created) incarnation = created;
 
-  if (!detail::has_link(file->get(), "entry"))
+  if (!has_link(file->get(), kEntry))
     return core::fail(core::Errc::invalid_argument, "'" + path + "' has no /entry group");
-  h5::Handle entry(H5Gopen2(file->get(), "entry", H5P_DEFAULT));
+  Group entry(H5Gopen2(file->get(), kEntry, H5P_DEFAULT));
   std::vector<std::string> names;
   hsize_t at = 0;
   if (!entry || H5Literate(entry.get(), H5_INDEX_NAME, H5_ITER_INC, &at, collect_name, &names) < 0)
-    return core::fail(core::Errc::invalid_argument, "'" + path + "': cannot list /entry: " + h5::last_error());
+    return core::fail(core::Errc::invalid_argument, "'" + path + "': cannot list /entry: " + last_error());
   for (const std::string& name : names) {
     if (!is_channel(entry.get(), name, path)) continue;
     if (auto ok = read_channel(entry.get(), name, context, out.channels); !ok) return ok;
@@ -184,7 +186,7 @@ std::uint64_t RecordedChannel::missing() const noexcept {
 }
 
 core::Result<Recording> open_recording(std::span<const std::string> files) {
-  h5::quiet_errors();
+  quiet_errors();
   Recording out;
   if (files.empty()) return core::fail(core::Errc::invalid_argument, "replay: name at least one recording file");
   std::optional<std::uint64_t> incarnation;  // arena_created_ns of the files so far
@@ -212,4 +214,4 @@ core::Result<Recording> open_recording(std::span<const std::string> files) {
   return out;
 }
 
-}  // namespace weir::acq
+}  // namespace weir::h5

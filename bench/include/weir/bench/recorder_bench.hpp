@@ -1,27 +1,28 @@
 #pragma once
-// Throughput hooks for `weir bench`: the recorder end to end (an arena channel, a writer thread,
-// the recorder writing SWMR HDF5) against a bare HDF5 loop writing the same blocks to the same
-// kind of file. Both write pre-generated f32 blocks and report MB/s of sample data.
+// Throughput hooks of `weir bench recorder`: the recorder end to end (an arena channel, a writer
+// thread, the recorder writing SWMR HDF5) against a bare HDF5 loop writing the same blocks to the
+// same kind of file. Both write pre-generated f32 blocks and report MB/s of sample data. Library
+// weir::bench_recorder (bench/), over the recorder's public API and weir::h5.
 #include <cstdint>
 #include <string>
 
 #include "weir/core/error.hpp"
 #include "weir/recorder/format.hpp"
 
-namespace weir::rec {
+namespace weir::bench {
 
-struct BenchOptions {
+struct RecorderBenchOptions {
   std::string dir = "/tmp";            // where the files go; they are removed afterwards
   std::uint32_t channels = 1;          // 1 and 8 are the measured cases
   std::uint32_t block_bytes = 4096;    // f32 samples: block_bytes / 4 per block
   std::uint64_t blocks = 8192;         // per channel
-  std::uint32_t flush_ms = kDefaultFlushMs;
+  std::uint32_t flush_ms = rec::kDefaultFlushMs;
   int compress = 0;                    // shuffle + deflate level (0: none)
   bool prefill = false;                // publish every block first (rings that hold them all), then
                                        // record: the recorder's own speed, no writer running beside it
 };
 
-struct BenchResult {
+struct RecorderBenchResult {
   double mb_per_s = 0;     // sample bytes / 1e6 / seconds
   std::uint64_t bytes = 0; // sample bytes written
   double seconds = 0;      // from the first block to the closed file
@@ -33,11 +34,11 @@ struct BenchResult {
 /// to one SWMR file (chunks as the recorder picks them); timed from the open file to the closed
 /// one. With prefill, the blocks are published first and the recorder drains them (--from-oldest),
 /// timed over the whole recording. Thread: any; uses HDF5 from this thread.
-[[nodiscard]] core::Result<BenchResult> bench_record(const BenchOptions& options);
+[[nodiscard]] core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& options);
 
 /// The same blocks appended by a bare loop: per block one H5Dset_extent and one hyperslab
 /// H5Dwrite to a chunked dataset per channel, same chunk size, same file options (libver latest,
 /// SWMR on, H5Fflush every flush_ms). Thread: any; uses HDF5 from this thread.
-[[nodiscard]] core::Result<BenchResult> bench_baseline(const BenchOptions& options);
+[[nodiscard]] core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& options);
 
-}  // namespace weir::rec
+}  // namespace weir::bench

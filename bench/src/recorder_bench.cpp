@@ -1,5 +1,5 @@
 // Throughput of the recorder end to end, and of a bare HDF5 append loop for comparison.
-#include "weir/recorder/bench.hpp"
+#include "weir/bench/recorder_bench.hpp"
 
 #include <unistd.h>
 
@@ -7,20 +7,22 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <span>
 #include <system_error>
 #include <thread>
 #include <vector>
 
-#include "channel_group.hpp"
-#include "h5_util.hpp"
-#include "process_info.hpp"
+#include "harness.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/h5/check.hpp"
+#include "weir/h5/handle.hpp"
+#include "weir/recorder/format.hpp"
 #include "weir/recorder/recorder.hpp"
 
-namespace weir::rec {
+namespace weir::bench {
 
 namespace {
 
@@ -40,14 +42,14 @@ std::vector<float> make_blocks(std::uint32_t samples) {
   return v;
 }
 
-core::Result<void> check_bench(const BenchOptions& o) {
+core::Result<void> check_bench(const RecorderBenchOptions& o) {
   if (o.channels == 0 || o.blocks == 0 || o.block_bytes < sizeof(float) || o.block_bytes % sizeof(float) != 0)
     return core::fail(core::Errc::invalid_argument, "bench: channels, blocks and a block of whole f32 samples, please");
   return {};
 }
 
-BenchResult result_of(const BenchOptions& o, double seconds, const std::string& file) {
-  BenchResult r;
+RecorderBenchResult result_of(const RecorderBenchOptions& o, double seconds, const std::string& file) {
+  RecorderBenchResult r;
   r.bytes = std::uint64_t{o.channels} * o.blocks * o.block_bytes;
   r.seconds = seconds;
   r.mb_per_s = seconds > 0 ? static_cast<double>(r.bytes) / kBytesPerMb / seconds : 0;
@@ -86,7 +88,7 @@ core::Result<std::vector<core::ChannelWriter>> open_writers(const core::Arena& a
 
 }  // namespace
 
-core::Result<BenchResult> bench_record(const BenchOptions& o) {
+core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   if (auto ok = check_bench(o); !ok) return tl::make_unexpected(ok.error());
   const std::uint32_t samples = o.block_bytes / sizeof(float);
   const std::string tag = "weir-bench-rec-" + std::to_string(getpid());
@@ -110,7 +112,7 @@ core::Result<BenchResult> bench_record(const BenchOptions& o) {
     if (auto made = core::create_channel(*arena, spec); !made) return tl::make_unexpected(made.error());
   }
   const std::vector<float> blocks = make_blocks(samples);
-  RecordOptions options;
+  rec::RecordOptions options;
   options.channels = {"bench*"};
   options.out = (std::filesystem::path(o.dir) / (tag + ".h5")).string();
   options.flush_ms = o.flush_ms;
@@ -119,7 +121,7 @@ core::Result<BenchResult> bench_record(const BenchOptions& o) {
   options.from_oldest = o.prefill;
   std::error_code ec;
   std::filesystem::remove(options.out, ec);
-  RecordControl control;
+  rec::RecordControl control;
   std::atomic<bool> writer_failed{false};
   std::int64_t started_ns = 0;
   std::thread writer;
@@ -129,21 +131,21 @@ core::Result<BenchResult> bench_record(const BenchOptions& o) {
     for (std::uint64_t b = 0; b < o.blocks; ++b)
       if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
     control.stop = true;  // a clean stop drains every block published before it
-    started_ns = monotonic_ns();
+    started_ns = now_ns();
   } else {
     writer = std::thread([&] {
       auto writers = open_writers(*arena, o.channels);
       if (!writers) writer_failed = true;
       while (writers && !control.started.load(std::memory_order_acquire) && !control.stop.load(std::memory_order_relaxed))
         std::this_thread::yield();  // the recorder registers its readers before the first block
-      started_ns = monotonic_ns();
+      started_ns = now_ns();
       for (std::uint64_t b = 0; writers && b < o.blocks; ++b)
         if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
       control.stop = true;  // a clean stop drains every published block before closing
     });
   }
-  auto summary = record(*arena, options, control);
-  const std::int64_t ended_ns = monotonic_ns();
+  auto summary = rec::record(*arena, options, control);
+  const std::int64_t ended_ns = now_ns();
   control.stop = true;
   if (writer.joinable()) writer.join();
   if (!summary) return tl::make_unexpected(summary.error());
@@ -155,7 +157,7 @@ core::Result<BenchResult> bench_record(const BenchOptions& o) {
   return result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
 }
 
-core::Result<BenchResult> bench_baseline(const BenchOptions& o) {
+core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) {
   if (auto ok = check_bench(o); !ok) return tl::make_unexpected(ok.error());
   h5::quiet_errors();
   const std::uint32_t samples = o.block_bytes / sizeof(float);
@@ -164,55 +166,55 @@ core::Result<BenchResult> bench_baseline(const BenchOptions& o) {
   std::error_code ec;
   std::filesystem::remove(file, ec);
   const std::vector<float> blocks = make_blocks(samples);
-  auto fapl = h5_check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
+  auto fapl = h5::check<h5::PropList>(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
   if (!fapl) return tl::make_unexpected(fapl.error());
   H5Pset_libver_bounds(fapl->get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-  auto f = h5_check(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl->get()), "H5Fcreate", file);
+  auto f = h5::check<h5::File>(H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl->get()), "H5Fcreate", file);
   if (!f) return tl::make_unexpected(f.error());
   const hsize_t zero[1] = {0}, unlimited[1] = {H5S_UNLIMITED};
-  const hsize_t chunk[1] = {data_chunk_samples(samples, sizeof(float))};
-  h5::Handle space{H5Screate_simple(1, zero, unlimited)};
-  h5::Handle dcpl{H5Pcreate(H5P_DATASET_CREATE)};
+  const hsize_t chunk[1] = {rec::data_chunk_samples(samples, sizeof(float))};
+  h5::Space space{H5Screate_simple(1, zero, unlimited)};
+  h5::PropList dcpl{H5Pcreate(H5P_DATASET_CREATE)};
   H5Pset_chunk(dcpl.get(), 1, chunk);
   if (o.compress > 0) {
     H5Pset_shuffle(dcpl.get());
     H5Pset_deflate(dcpl.get(), static_cast<unsigned>(o.compress));
   }
-  std::vector<h5::Handle> datasets;
+  std::vector<h5::Dataset> datasets;
   for (std::uint32_t c = 0; c < o.channels; ++c) {
     const std::string name = "bench" + std::to_string(c);
-    auto d = h5_check(H5Dcreate2(f->get(), name.c_str(), H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT, dcpl.get(),
+    auto d = h5::check<h5::Dataset>(H5Dcreate2(f->get(), name.c_str(), H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT, dcpl.get(),
                                  H5P_DEFAULT),
                       "H5Dcreate2", file + " " + name);
     if (!d) return tl::make_unexpected(d.error());
     datasets.push_back(std::move(*d));
   }
-  if (auto ok = h5_check(H5Fstart_swmr_write(f->get()), "H5Fstart_swmr_write", file); !ok)
+  if (auto ok = h5::check(H5Fstart_swmr_write(f->get()), "H5Fstart_swmr_write", file); !ok)
     return tl::make_unexpected(ok.error());
-  const std::int64_t start = monotonic_ns();  // as for the recorder: from an open file to a closed one
+  const std::int64_t start = now_ns();  // as for the recorder: from an open file to a closed one
   const hsize_t count[1] = {samples};
-  h5::Handle mem{H5Screate_simple(1, count, nullptr)};
+  h5::Space mem{H5Screate_simple(1, count, nullptr)};
   const std::int64_t flush_every = std::int64_t{o.flush_ms} * 1'000'000;
-  std::int64_t flush_at = monotonic_ns() + flush_every;
+  std::int64_t flush_at = now_ns() + flush_every;
   for (std::uint64_t b = 0; b < o.blocks; ++b) {
     const float* src = blocks.data() + std::size_t{samples} * (b % kDistinctBlocks);
-    for (h5::Handle& d : datasets) {
+    for (h5::Dataset& d : datasets) {
       const hsize_t size[1] = {(b + 1) * samples};
       const hsize_t at[1] = {b * samples};
-      if (H5Dset_extent(d.get(), size) < 0) return tl::make_unexpected(h5_error("H5Dset_extent", file));
-      h5::Handle fs{H5Dget_space(d.get())};
+      if (H5Dset_extent(d.get(), size) < 0) return tl::make_unexpected(h5::error("H5Dset_extent", file));
+      h5::Space fs{H5Dget_space(d.get())};
       H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, at, nullptr, count, nullptr);
       if (H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mem.get(), fs.get(), H5P_DEFAULT, src) < 0)
-        return tl::make_unexpected(h5_error("H5Dwrite", file));
+        return tl::make_unexpected(h5::error("H5Dwrite", file));
     }
-    if (monotonic_ns() >= flush_at) {
-      flush_at = monotonic_ns() + flush_every;
-      if (H5Fflush(f->get(), H5F_SCOPE_LOCAL) < 0) return tl::make_unexpected(h5_error("H5Fflush", file));
+    if (now_ns() >= flush_at) {
+      flush_at = now_ns() + flush_every;
+      if (H5Fflush(f->get(), H5F_SCOPE_LOCAL) < 0) return tl::make_unexpected(h5::error("H5Fflush", file));
     }
   }
   datasets.clear();
-  if (!f->reset()) return tl::make_unexpected(h5_error("H5Fclose", file));
-  return result_of(o, static_cast<double>(monotonic_ns() - start) / 1e9, file);
+  if (!f->reset()) return tl::make_unexpected(h5::error("H5Fclose", file));
+  return result_of(o, static_cast<double>(now_ns() - start) / 1e9, file);
 }
 
-}  // namespace weir::rec
+}  // namespace weir::bench

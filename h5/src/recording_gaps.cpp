@@ -3,15 +3,15 @@
 #include <iterator>
 
 #include "recording_parts.hpp"
+#include "weir/h5/recording_format.hpp"
 
-namespace weir::acq::detail {
+namespace weir::h5::detail {
 
 namespace {
 
-constexpr std::uint32_t kUnwrittenReason = 255;  // the format's fill value: a row a failed write left unwritten
-constexpr std::string_view kDroppedAtSource = "dropped_at_source";
-
-struct GapRow {  // memory layout for reading a gaps table; HDF5 matches the fields by name
+// Memory layout for reading a gaps table; HDF5 matches the fields by name. Unlike the format's
+// GapRow, reason is u32: a file's reason may be an integer or an enumeration of any width.
+struct GapReadRow {
   std::uint64_t sequence;
   std::uint64_t blocks;
   std::uint32_t reason;
@@ -19,14 +19,14 @@ struct GapRow {  // memory layout for reading a gaps table; HDF5 matches the fie
 };
 
 // The memory type to read a gaps table with: the file's reason may be an integer or an enumeration.
-h5::Handle gap_row_type(hid_t file_type) {
-  h5::Handle reason(H5Tcopy(H5T_NATIVE_UINT32));
-  const int index = H5Tget_member_index(file_type, "reason");
+Type read_row_type(hid_t file_type) {
+  Type reason(H5Tcopy(H5T_NATIVE_UINT32));
+  const int index = H5Tget_member_index(file_type, kGapReason);
   if (index >= 0) {
-    const h5::Handle stored(H5Tget_member_type(file_type, static_cast<unsigned>(index)));
+    const Type stored(H5Tget_member_type(file_type, static_cast<unsigned>(index)));
     if (H5Tget_class(stored.get()) == H5T_ENUM) {  // enum -> enum converts by name; keep the values
-      reason = h5::Handle(H5Tenum_create(H5T_NATIVE_UINT32));
-      const h5::Handle base(H5Tget_super(stored.get()));
+      reason = Type(H5Tenum_create(H5T_NATIVE_UINT32));
+      const Type base(H5Tget_super(stored.get()));
       for (int m = 0; m < H5Tget_nmembers(stored.get()); ++m) {
         std::uint64_t raw = 0;
         H5Tget_member_value(stored.get(), static_cast<unsigned>(m), &raw);
@@ -38,19 +38,19 @@ h5::Handle gap_row_type(hid_t file_type) {
       }
     }
   }
-  h5::Handle t(H5Tcreate(H5T_COMPOUND, sizeof(GapRow)));
-  H5Tinsert(t.get(), "sequence", HOFFSET(GapRow, sequence), H5T_NATIVE_UINT64);
-  H5Tinsert(t.get(), "blocks", HOFFSET(GapRow, blocks), H5T_NATIVE_UINT64);
-  H5Tinsert(t.get(), "reason", HOFFSET(GapRow, reason), reason.get());
-  H5Tinsert(t.get(), "realtime_ns", HOFFSET(GapRow, realtime_ns), H5T_NATIVE_UINT64);
+  Type t(H5Tcreate(H5T_COMPOUND, sizeof(GapReadRow)));
+  H5Tinsert(t.get(), kGapSequence, HOFFSET(GapReadRow, sequence), H5T_NATIVE_UINT64);
+  H5Tinsert(t.get(), kGapBlocks, HOFFSET(GapReadRow, blocks), H5T_NATIVE_UINT64);
+  H5Tinsert(t.get(), kGapReason, HOFFSET(GapReadRow, reason), reason.get());
+  H5Tinsert(t.get(), kGapRealtimeNs, HOFFSET(GapReadRow, realtime_ns), H5T_NATIVE_UINT64);
   return t;
 }
 
 // The table's reason names in order: its reason_names attribute, or the format's list.
-std::vector<std::string> reason_names(hid_t table, const H5Place& place) {
-  std::vector<std::string> names(std::begin(kGapReasons), std::end(kGapReasons));
-  if (!has_attr(table, "reason_names")) return names;
-  auto text = read_text_attr(table, "reason_names", place);
+std::vector<std::string> reason_names(hid_t table, const Place& place) {
+  std::vector<std::string> names(kGapReasonNames.begin(), kGapReasonNames.end());
+  if (!has_attr(table, kAttrReasonNames)) return names;
+  auto text = text_attr(table, kAttrReasonNames, place);
   if (!text) return names;
   names.clear();
   std::size_t start = 0;
@@ -68,38 +68,38 @@ std::vector<std::string> reason_names(hid_t table, const H5Place& place) {
 
 }  // namespace
 
-core::Result<std::vector<GapRead>> read_gaps(hid_t group, const H5Place& place) {
-  auto dataset = open_dataset(group, "gaps", place);
+core::Result<std::vector<GapRead>> read_gaps(hid_t group, const Place& place) {
+  auto dataset = open_dataset(group, kGaps, place);
   if (!dataset) return tl::make_unexpected(dataset.error());
-  const H5Place here{place.file, place.path + "/gaps"};
+  const Place here{place.file, place.path + "/" + kGaps};
   auto n = dataset_length(dataset->get(), here);
   if (!n) return tl::make_unexpected(n.error());
-  const h5::Handle stored(H5Dget_type(dataset->get()));
+  const Type stored(H5Dget_type(dataset->get()));
   if (H5Tget_class(stored.get()) != H5T_COMPOUND) return tl::make_unexpected(refuse(here, "is not a table"));
-  for (const char* field : {"sequence", "blocks", "reason", "realtime_ns"})
+  for (const char* field : {kGapSequence, kGapBlocks, kGapReason, kGapRealtimeNs})
     if (H5Tget_member_index(stored.get(), field) < 0)
       return tl::make_unexpected(refuse(here, std::string("lacks the field ") + field));
-  std::vector<GapRow> rows(*n);
-  const h5::Handle memory = gap_row_type(stored.get());
+  std::vector<GapReadRow> rows(*n);
+  const Type memory = read_row_type(stored.get());
   if (*n > 0 && H5Dread(dataset->get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) < 0)
-    return tl::make_unexpected(refuse(here, "cannot be read: " + h5::last_error()));
+    return tl::make_unexpected(refuse(here, "cannot be read: " + last_error()));
 
   const std::vector<std::string> names = reason_names(dataset->get(), here);
   std::vector<GapRead> out;
-  for (const GapRow& row : rows) {
+  for (const GapReadRow& row : rows) {
     if (row.reason == kUnwrittenReason) continue;
     GapRead g;
     g.sequence = row.sequence;
     g.blocks = row.blocks;
     g.realtime_ns = row.realtime_ns;
     const std::string name = row.reason < names.size() ? names[row.reason] : "";
-    const auto known = std::find(std::begin(kGapReasons), std::end(kGapReasons), name);
+    const auto known = std::find(kGapReasonNames.begin(), kGapReasonNames.end(), name);
     g.reason =
-        known != std::end(kGapReasons) ? static_cast<std::uint32_t>(known - std::begin(kGapReasons)) : row.reason;
-    g.dropped_at_source = name == kDroppedAtSource;
+        known != kGapReasonNames.end() ? static_cast<std::uint32_t>(known - kGapReasonNames.begin()) : row.reason;
+    g.dropped_at_source = name == kGapReasonNames[static_cast<std::size_t>(GapReason::dropped_at_source)];
     out.push_back(g);
   }
   return out;
 }
 
-}  // namespace weir::acq::detail
+}  // namespace weir::h5::detail

@@ -1,0 +1,131 @@
+#pragma once
+// The recording file format (docs/design/recording.md, format 1), declared once: every name, fixed
+// value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
+// share. A change here is a change of the format: update the design document with it.
+//
+//   /                    root attributes kAttrFormat ... kAttrDefault
+//   /entry               NX_class = kNxEntry, default = the first channel's group
+//   /entry/<channel>     NX_class = kNxData, signal = kData, channel, policy
+//       data             samples; attributes kAttrUnits ... kAttrFirstSampleIndex
+//       block_*          the six per-block tables, one row per block (kBlockSequence ...)
+//       gaps             GapRow table (packed: 25 bytes a row), attribute reason_names
+//   /entry/keys          NX_class = kNxCollection (only when keys are recorded)
+//   /entry/keys/<key>    NX_class = kNxLog, key; datasets time (f64 s) and value
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "weir/h5/handle.hpp"
+
+namespace weir::h5 {
+
+// Format identity: weir_format = "<kFormatName> <major>[.minor]".
+inline constexpr char kFormatName[] = "weir-recording";
+inline constexpr std::uint32_t kFormatMajor = 1;            // readers refuse other majors
+inline constexpr char kFormatWritten[] = "weir-recording 1";  // the weir_format this build writes
+
+// Root attributes.
+inline constexpr char kAttrFormat[] = "weir_format";
+inline constexpr char kAttrVersion[] = "weir_version";
+inline constexpr char kAttrRun[] = "run";                    // u64
+inline constexpr char kAttrSegment[] = "segment";            // u64
+inline constexpr char kAttrStartTime[] = "start_time";       // ISO 8601 UTC, ns
+inline constexpr char kAttrStopTime[] = "stop_time";         // fixed text, kTimeTextBytes; empty: not closed cleanly
+inline constexpr char kAttrStartNs[] = "start_ns";           // u64, ns since the epoch
+inline constexpr char kAttrStopNs[] = "stop_ns";             // u64; 0: not closed cleanly
+inline constexpr char kAttrHost[] = "host";
+inline constexpr char kAttrArena[] = "arena";
+inline constexpr char kAttrArenaGeometry[] = "arena_geometry";
+inline constexpr char kAttrArenaCreatedNs[] = "arena_created_ns";  // u64: one arena incarnation
+inline constexpr char kAttrPipeline[] = "pipeline";          // Lua text or ""
+inline constexpr char kAttrRecorderPid[] = "recorder_pid";   // u64
+inline constexpr char kAttrRecorderStartTicks[] = "recorder_start_ticks";  // u64
+inline constexpr char kAttrCreator[] = "creator";
+inline constexpr char kCreator[] = "weir record";
+inline constexpr char kAttrDefault[] = "default";            // NeXus: the group to plot
+
+// Groups and NeXus classes.
+inline constexpr char kEntry[] = "entry";
+inline constexpr char kKeys[] = "keys";  // under /entry
+inline constexpr char kAttrNxClass[] = "NX_class";
+inline constexpr char kNxEntry[] = "NXentry";
+inline constexpr char kNxData[] = "NXdata";
+inline constexpr char kNxCollection[] = "NXcollection";
+inline constexpr char kNxLog[] = "NXlog";
+
+// A channel's group: attributes, then its datasets.
+inline constexpr char kAttrSignal[] = "signal";    // = kData
+inline constexpr char kAttrChannel[] = "channel";  // the channel's name as it is
+inline constexpr char kAttrPolicy[] = "policy";    // "lossless" or "lossy"
+inline constexpr char kData[] = "data";            // 1-D, chunked, extendible, native dtype (sample_type.hpp)
+inline constexpr char kAttrUnits[] = "units";
+inline constexpr char kAttrSampleRateHz[] = "sample_rate_hz";        // f64
+inline constexpr char kAttrLabels[] = "labels";                      // comma-separated
+inline constexpr char kAttrDtype[] = "dtype";                        // core::dtype_name
+inline constexpr char kAttrSamplesPerBlock[] = "samples_per_block";  // u32
+inline constexpr char kAttrFirstSampleTime[] = "first_sample_time";  // fixed text, kTimeTextBytes
+inline constexpr char kAttrFirstSampleNs[] = "first_sample_ns";      // u64
+inline constexpr char kAttrFirstSampleIndex[] = "first_sample_index";  // u64: channel-stream index of data[0]
+
+// The per-block tables, one row per block; authoritative: a reader uses the first n rows of each,
+// n the shortest table, up to the first row whose block_sequence is kUnwrittenSequence.
+inline constexpr char kBlockSequence[] = "block_sequence";         // u64, the writer's block sequence
+inline constexpr char kBlockOffset[] = "block_offset";             // u64, index in data of the first sample
+inline constexpr char kBlockSamples[] = "block_samples";           // u32
+inline constexpr char kBlockRealtimeNs[] = "block_realtime_ns";    // u64, CLOCK_REALTIME
+inline constexpr char kBlockMonotonicNs[] = "block_monotonic_ns";  // u64
+inline constexpr char kBlockFlags[] = "block_flags";               // u32
+
+// The gaps table: GapRow rows, and the names of its reasons.
+inline constexpr char kGaps[] = "gaps";
+inline constexpr char kGapSequence[] = "sequence";
+inline constexpr char kGapBlocks[] = "blocks";
+inline constexpr char kGapReason[] = "reason";
+inline constexpr char kGapRealtimeNs[] = "realtime_ns";
+inline constexpr char kAttrReasonNames[] = "reason_names";
+
+// A key's log.
+inline constexpr char kAttrKey[] = "key";        // the key's name as it is
+inline constexpr char kKeyTime[] = "time";       // f64 s since the segment's start_time
+inline constexpr char kKeyValue[] = "value";     // f64, or fixed text (ASCII, NUL-padded)
+inline constexpr char kAttrStart[] = "start";    // of time: the segment's start_time
+inline constexpr char kTimeUnits[] = "s";        // units of time
+
+inline constexpr std::uint32_t kTimeTextBytes = 32;  // fixed width of stop_time and first_sample_time
+
+/// Why a run of blocks is missing from a channel's data; stored as u8 in the gaps table, whose
+/// reason_names attribute lists kGapReasonNames in this order.
+enum class GapReason : std::uint8_t {
+  lapped = 0,             // the writer overwrote blocks before the recorder read them (lossy)
+  dropped_at_source = 1,  // the writer dropped them because a lossless reader was full
+  recorder_restart = 2,   // published while no recorder ran, after one was killed
+  recorder_stopped = 3,   // published while no recorder ran, after a clean stop
+  disk_error = 4,         // recording stopped: disk full or a write failed
+};
+inline constexpr std::array<std::string_view, 5> kGapReasonNames{"lapped", "dropped_at_source", "recorder_restart",
+                                                                 "recorder_stopped", "disk_error"};
+inline constexpr std::string_view kGapReasonList =
+    "lapped,dropped_at_source,recorder_restart,recorder_stopped,disk_error";  // reason_names
+
+/// Fill values: rows a failed write left extended but unwritten read as these.
+inline constexpr std::uint64_t kUnwrittenSequence = ~std::uint64_t{0};  // block_sequence of an unwritten row
+inline constexpr std::uint8_t kUnwrittenReason = 255;                   // gaps reason of an unwritten row
+
+/// One row of a gaps table as it is in memory (the file's rows are the same fields, packed).
+struct GapRow {
+  std::uint64_t sequence = 0;  // first missing block sequence (dropped_at_source: the next block's)
+  std::uint64_t blocks = 0;
+  std::uint8_t reason = 0;     // GapReason
+  std::uint64_t realtime_ns = 0;
+};
+
+/// The compound type of GapRow: packed (25 bytes, the file's) or as in memory.
+/// Thread: one per process (serial HDF5).
+[[nodiscard]] Type gap_row_type(bool packed);
+
+/// The link name of a channel or key group: '%' -> "%25", '/' -> "%2F", a lone "." -> "%2E".
+/// The kAttrChannel and kAttrKey attributes hold the names as they are. Thread: any.
+[[nodiscard]] std::string encode_name(std::string_view name);
+
+}  // namespace weir::h5

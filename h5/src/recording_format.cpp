@@ -1,0 +1,33 @@
+// The recording format's pieces that are code: the gaps row type and the escaping of names.
+#include "weir/h5/recording_format.hpp"
+
+#include <cstddef>
+
+namespace weir::h5 {
+
+Type gap_row_type(bool packed) {
+  Type type{H5Tcreate(H5T_COMPOUND, sizeof(GapRow))};
+  H5Tinsert(type.get(), kGapSequence, offsetof(GapRow, sequence), H5T_NATIVE_UINT64);
+  H5Tinsert(type.get(), kGapBlocks, offsetof(GapRow, blocks), H5T_NATIVE_UINT64);
+  H5Tinsert(type.get(), kGapReason, offsetof(GapRow, reason), H5T_NATIVE_UINT8);
+  H5Tinsert(type.get(), kGapRealtimeNs, offsetof(GapRow, realtime_ns), H5T_NATIVE_UINT64);
+  if (packed) H5Tpack(type.get());  // 25 bytes a row in the file, no padding
+  return type;
+}
+
+std::string encode_name(std::string_view name) {
+  if (name == ".") return "%2E";
+  std::string out;
+  out.reserve(name.size());
+  for (const char c : name) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '/')
+      out += "%2F";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace weir::h5
