@@ -3,6 +3,7 @@
 #include "weir/dsp/shard_params.hpp"
 
 #include <cstring>
+#include <optional>
 
 #include "weir/dsp/param_text.hpp"
 
@@ -49,25 +50,24 @@ core::Result<std::string_view> ParamReader::raw(std::string_view name) const {
   return std::string_view(value);
 }
 
-core::Result<std::int64_t> ParamReader::integer(std::string_view name) const {
+template <class T, class Parse>
+core::Result<T> ParamReader::number(std::string_view name, Parse parse, ParamProblem::Kind unparsable) const {
   auto value = raw(name);
   if (!value) return tl::make_unexpected(value.error());
-  const auto number = parse_int(*value);
-  if (!number) return refuse(ParamProblem::Kind::not_integer, name, *value);
+  const std::optional<T> parsed = parse(*value);
+  if (!parsed) return refuse(unparsable, name, *value);
   const weir_shard_param& p = *declared(name);
-  if (!(static_cast<double>(*number) >= p.min && static_cast<double>(*number) <= p.max))
-    return refuse(ParamProblem::Kind::out_of_range, name, *value);
-  return *number;
+  const auto as_double = static_cast<double>(*parsed);
+  if (!(as_double >= p.min && as_double <= p.max)) return refuse(ParamProblem::Kind::out_of_range, name, *value);
+  return *parsed;
+}
+
+core::Result<std::int64_t> ParamReader::integer(std::string_view name) const {
+  return number<std::int64_t>(name, parse_int, ParamProblem::Kind::not_integer);
 }
 
 core::Result<double> ParamReader::real(std::string_view name) const {
-  auto value = raw(name);
-  if (!value) return tl::make_unexpected(value.error());
-  const auto number = parse_real(*value);
-  if (!number) return refuse(ParamProblem::Kind::not_number, name, *value);
-  const weir_shard_param& p = *declared(name);
-  if (!(*number >= p.min && *number <= p.max)) return refuse(ParamProblem::Kind::out_of_range, name, *value);
-  return *number;
+  return number<double>(name, parse_real, ParamProblem::Kind::not_number);
 }
 
 core::Result<bool> ParamReader::boolean(std::string_view name) const {

@@ -57,6 +57,9 @@ class ParamReader {
  private:
   [[nodiscard]] const char* value_of(const weir_shard_param& param) const noexcept;
   [[nodiscard]] core::Result<std::string_view> raw(std::string_view name) const;
+  // A number parsed by `parse` (a std::optional<T> of the text) and checked against [min, max].
+  template <class T, class Parse>
+  [[nodiscard]] core::Result<T> number(std::string_view name, Parse parse, ParamProblem::Kind unparsable) const;
   [[nodiscard]] tl::unexpected<core::Error> refuse(ParamProblem::Kind kind, std::string_view name,
                                                     std::string_view value) const;
 
