@@ -24,7 +24,7 @@ namespace weir::bench {
 /// Thread: one at a time per process (it forks children and pins itself to CPUs while they run).
 [[nodiscard]] int run_channel_suite(const std::vector<std::string>& args);
 
-/// `weir bench shards [--json] [--reps N] [--quick]` (built with dsp_shards/host): the fft shard
+/// `weir bench shards [--json] [--reps N] [--quick]`: the fft shard
 /// through the host and the arena against a bare FFTW + window + |X|^2 loop, every shard's
 /// processing time per block at 1 MS/s, and the host's overhead. Creates the arena
 /// "bench.shards.<pid>" and removes it. Returns kExitOk (missed targets included), kExitFailed when

@@ -20,7 +20,7 @@
 #include "harness.hpp"
 #include "suite_report.hpp"
 #include "weir/core/arena.hpp"
-#include "weir/shard_host/shard_bench.hpp"
+#include "weir/bench/shard_bench.hpp"
 
 namespace weir::bench {
 
@@ -94,11 +94,11 @@ std::vector<ShardCase> latency_cases() {
   };
 }
 
-core::Result<shard_host::ShardBenchResult> run_one(const core::Arena& arena, const char* shard,
+core::Result<ShardBenchResult> run_one(const core::Arena& arena, const char* shard,
                                                    std::vector<shard_host::ParamArg> params, std::uint32_t block,
                                                    std::uint64_t blocks, const std::string& channel,
                                                    bool prefill = false) {
-  shard_host::ShardBenchOptions o;
+  ShardBenchOptions o;
   o.prefill = prefill;
   if (prefill) o.ring_blocks = static_cast<std::uint32_t>(std::bit_ceil(blocks));
   o.shard = shard;
@@ -107,7 +107,7 @@ core::Result<shard_host::ShardBenchResult> run_one(const core::Arena& arena, con
   o.samples_per_block = block;
   o.rate_hz = 1e6;
   o.blocks = blocks;
-  return shard_host::bench_shard(arena, o);
+  return bench_shard(arena, o);
 }
 
 Row rate_row(std::string name, std::vector<double> rates) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "format.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 
 namespace weir::dsp {
 

@@ -9,8 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "format.hpp"
 #include "shard_params.hpp"
+#include "weir/dsp/detail/number_text.hpp"
+#include "weir/dsp/sample_convert.hpp"
+#include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/event_shards.hpp"
 #include "weir/dsp/mca.hpp"
 
@@ -18,10 +20,9 @@ namespace weir::dsp {
 
 namespace {
 
-constexpr const char* kKind = "mca";
 constexpr double kMaxValue = 1e300;
 
-constexpr weir_shard_param kParams[] = {
+constexpr weir_shard_param kShardParams[] = {
     {"rise", WEIR_PARAM_REAL, 0, "4e-6", 0, 1, nullptr,
      "slow (measuring) trapezoid rise time, s; rounded to samples, at least 1"},
     {"flat", WEIR_PARAM_REAL, 0, "1e-6", 0, 1, nullptr,
@@ -46,6 +47,13 @@ constexpr weir_shard_param kParams[] = {
 };
 
 struct McaShard {
+  static constexpr const char* kKind = "mca";
+  static constexpr const char* kDescription = "pulse-height analysis: trapezoidal shaping, pile-up rejection, histogram with live and dead time";
+  static constexpr const auto& kParams = kShardParams;
+  static constexpr std::uint32_t kInputDtypes = kRealDtypes;
+  static core::Result<std::unique_ptr<McaShard>> configure(weir_shard_config& cfg);
+  int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;
+
   explicit McaShard(Mca m) : mca(std::move(m)) {}
   Mca mca;
   std::uint32_t dtype = 0;
@@ -70,9 +78,9 @@ core::Result<std::uint32_t> to_samples(const char* name, double seconds, double 
   return std::max(at_least, static_cast<std::uint32_t>(samples));
 }
 
-core::Result<std::unique_ptr<McaShard>> make(weir_shard_config& cfg) {
-  if (auto ok = detail::check_input(cfg, detail::kRealDtypes); !ok) return tl::make_unexpected(ok.error());
-  const detail::ParamReader params(kParams, cfg);
+core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& cfg) {
+  if (auto ok = detail::check_input(cfg, kRealDtypes); !ok) return tl::make_unexpected(ok.error());
+  const ParamReader params(kParams, cfg, detail::events_wording);
   if (auto ok = params.check_names(); !ok) return tl::make_unexpected(ok.error());
   const double rate = cfg.input_rate_hz;
   const auto real = [&](const char* name) { return params.real(name); };
@@ -144,11 +152,7 @@ core::Result<std::unique_ptr<McaShard>> make(weir_shard_config& cfg) {
   return shard;
 }
 
-weir_shard* configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
-  return detail::configure_c(kKind, cfg, error, error_bytes, make);
-}
-
-void publish(McaShard& shard, const weir_shard_host* host) noexcept {
+void publish(McaShard& shard, const weir_shard_host& host) noexcept {
   const std::span<const std::uint32_t> bins = shard.mca.spectrum();
   const void* bytes = bins.data();
   if constexpr (std::endian::native != std::endian::little) {
@@ -157,56 +161,38 @@ void publish(McaShard& shard, const weir_shard_host* host) noexcept {
         shard.le_spectrum[4 * i + b] = static_cast<unsigned char>((bins[i] >> (8 * b)) & 0xFFU);
     bytes = shard.le_spectrum.data();
   }
-  (void)host->set_key(host->self, shard.spectrum, bytes, bins.size_bytes());  // failures: the host counts them
+  (void)host.set_key(host.self, shard.spectrum, bytes, bins.size_bytes());  // failures: the host counts them
   const double live = shard.mca.live_s();
   const double dead = shard.mca.dead_s();
-  (void)host->set_key(host->self, shard.live, &live, sizeof live);
-  (void)host->set_key(host->self, shard.dead, &dead, sizeof dead);
+  (void)host.set_key(host.self, shard.live, &live, sizeof live);
+  (void)host.set_key(host.self, shard.dead, &dead, sizeof dead);
   const McaCounts counts = shard.mca.counts();
   unsigned char word[8];
   detail::put_u64_le(counts.accepted, word);
-  (void)host->set_key(host->self, shard.counts, word, sizeof word);
+  (void)host.set_key(host.self, shard.counts, word, sizeof word);
   detail::put_u64_le(counts.piled_up, word);
-  (void)host->set_key(host->self, shard.pileups, word, sizeof word);
+  (void)host.set_key(host.self, shard.pileups, word, sizeof word);
 }
 
-int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
-  auto* shard = reinterpret_cast<McaShard*>(handle);
-  if (shard == nullptr || in == nullptr || host == nullptr || (in->count > 0 && in->samples == nullptr)) return -1;
-  const std::size_t chunk = shard->scratch.size();
-  for (std::size_t at = 0; at < in->count; at += chunk) {
-    const std::size_t n = std::min<std::size_t>(chunk, in->count - at);
-    detail::to_double(shard->dtype, in->samples, at, n, shard->scratch.data());
-    shard->mca.process(std::span<const double>(shard->scratch.data(), n), in->first_sample + at);
+int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  const std::size_t chunk = scratch.size();
+  for (std::size_t at = 0; at < in.count; at += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, in.count - at);
+    to_double(static_cast<core::Dtype>(dtype), in.samples, at, std::span<double>(scratch.data(), n));
+    mca.process(std::span<const double>(scratch.data(), n), in.first_sample + at);
   }
-  shard->since_publish += in->count;
-  if (!shard->published || shard->since_publish >= shard->publish_every) {
-    publish(*shard, host);
-    shard->published = true;
-    shard->since_publish = 0;
+  since_publish += in.count;
+  if (!published || since_publish >= publish_every) {
+    publish(*this, host);
+    published = true;
+    since_publish = 0;
   }
   return 0;
 }
 
-void stop(weir_shard* handle) { delete reinterpret_cast<McaShard*>(handle); }
-
-constexpr weir_shard_api kApi = {
-    WEIR_SHARD_ABI_VERSION,
-    sizeof(weir_shard_api),
-    kKind,
-    "pulse-height analysis: trapezoidal shaping, pile-up rejection, histogram with live and dead time",
-    kParams,
-    sizeof(kParams) / sizeof(kParams[0]),
-    detail::kRealDtypes,
-    configure,
-    process,
-    stop,
-};
 
 }  // namespace
 
 }  // namespace weir::dsp
 
-extern "C" const weir_shard_api* weir_builtin_mca(uint32_t host_abi_version) {
-  return host_abi_version == WEIR_SHARD_ABI_VERSION ? &weir::dsp::kApi : nullptr;
-}
+extern "C" const weir_shard_api* weir_builtin_mca(uint32_t v) { return weir::dsp::shard_entry<weir::dsp::McaShard>(v); }

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "format.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 
 namespace weir::dsp::detail {
 
@@ -20,102 +20,28 @@ tl::unexpected<core::Error> refuse(std::string why) {
 
 std::string quoted(const char* text) { return "'" + std::string(text != nullptr ? text : "") + "'"; }
 
-template <class T>
-void convert(const void* samples, std::size_t first, std::size_t count, double* out) noexcept {
-  const auto* bytes = static_cast<const unsigned char*>(samples) + first * sizeof(T);
-  for (std::size_t i = 0; i < count; ++i) {
-    T value;
-    std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));  // arena slots promise no alignment to a type
-    out[i] = static_cast<double>(value);
-  }
-}
-
 }  // namespace
 
 std::string out_of_range(const char* name, const std::string& value, const std::string& allowed) {
   return "parameter '" + std::string(name) + "' = " + value + ": " + allowed;
 }
 
-const weir_shard_param* ParamReader::declared(const char* name) const noexcept {
-  for (const auto& p : table_)
-    if (std::strcmp(p.name, name) == 0) return &p;
-  return nullptr;
-}
-
-const char* ParamReader::value_of(const weir_shard_param& param) const noexcept {
-  for (std::uint32_t i = 0; i < cfg_.param_count; ++i)
-    if (cfg_.param_names[i] != nullptr && std::strcmp(cfg_.param_names[i], param.name) == 0)
-      return cfg_.param_values[i] != nullptr ? cfg_.param_values[i] : "";
-  return param.default_value;
-}
-
-core::Result<void> ParamReader::check_names() const {
-  if (cfg_.param_count > 0 && (cfg_.param_names == nullptr || cfg_.param_values == nullptr))
-    return refuse(std::to_string(cfg_.param_count) + " parameters given without names or values");
-  for (std::uint32_t i = 0; i < cfg_.param_count; ++i) {
-    if (cfg_.param_names[i] == nullptr || declared(cfg_.param_names[i]) == nullptr) {
-      std::string known;
-      for (const auto& p : table_) known += (known.empty() ? "" : ", ") + std::string(p.name);
-      return refuse("unknown parameter " + quoted(cfg_.param_names[i]) + ": known are " + known);
-    }
+std::string events_wording(const ParamProblem& problem) {
+  const std::string name(problem.name);
+  const std::string value(problem.value);
+  const weir_shard_param* p = problem.param;
+  switch (problem.kind) {
+    case ParamProblem::Kind::required: return "parameter '" + name + "' is required";
+    case ParamProblem::Kind::not_integer: return out_of_range(name.c_str(), quoted(value.c_str()), "not an integer");
+    case ParamProblem::Kind::not_number:
+      return out_of_range(name.c_str(), quoted(value.c_str()), "not a finite number");
+    case ParamProblem::Kind::not_boolean: return out_of_range(name.c_str(), quoted(value.c_str()), "use true or false");
+    case ParamProblem::Kind::not_choice:
+      return out_of_range(name.c_str(), quoted(value.c_str()), "choose one of " + std::string(p->choices));
+    case ParamProblem::Kind::out_of_range:
+      return out_of_range(name.c_str(), value, "allowed " + num(p->min) + " to " + num(p->max));
   }
-  return {};
-}
-
-core::Result<double> ParamReader::in_range(const weir_shard_param& param, const char* value, double number) const {
-  if (!(number >= param.min && number <= param.max))
-    return refuse(out_of_range(param.name, value, "allowed " + num(param.min) + " to " + num(param.max)));
-  return number;
-}
-
-core::Result<double> ParamReader::real(const char* name) const {
-  const weir_shard_param* param = declared(name);
-  const char* value = param != nullptr ? value_of(*param) : nullptr;
-  if (value == nullptr) return refuse("parameter '" + std::string(name) + "' is required");
-  char* end = nullptr;
-  errno = 0;
-  const double number = std::strtod(value, &end);
-  if (end == value || *end != '\0' || errno == ERANGE || !std::isfinite(number))
-    return refuse(out_of_range(name, quoted(value), "not a finite number"));
-  return in_range(*param, value, number);
-}
-
-core::Result<std::int64_t> ParamReader::integer(const char* name) const {
-  const weir_shard_param* param = declared(name);
-  const char* value = param != nullptr ? value_of(*param) : nullptr;
-  if (value == nullptr) return refuse("parameter '" + std::string(name) + "' is required");
-  char* end = nullptr;
-  errno = 0;
-  const long long number = std::strtoll(value, &end, 10);
-  if (end == value || *end != '\0' || errno == ERANGE)
-    return refuse(out_of_range(name, quoted(value), "not an integer"));
-  auto checked = in_range(*param, value, static_cast<double>(number));
-  if (!checked) return tl::make_unexpected(checked.error());
-  return std::int64_t{number};
-}
-
-core::Result<bool> ParamReader::boolean(const char* name) const {
-  const weir_shard_param* param = declared(name);
-  const char* value = param != nullptr ? value_of(*param) : nullptr;
-  if (value == nullptr) return refuse("parameter '" + std::string(name) + "' is required");
-  const std::string_view v(value);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return refuse(out_of_range(name, quoted(value), "use true or false"));
-}
-
-core::Result<std::string> ParamReader::text(const char* name) const {
-  const weir_shard_param* param = declared(name);
-  const char* value = param != nullptr ? value_of(*param) : nullptr;
-  if (value == nullptr) return refuse("parameter '" + std::string(name) + "' is required");
-  if (param->choices == nullptr) return std::string(value);
-  const std::string_view choices(param->choices);
-  for (std::size_t at = 0; at <= choices.size();) {
-    const std::size_t bar = std::min(choices.find('|', at), choices.size());
-    if (choices.substr(at, bar - at) == value) return std::string(value);
-    at = bar + 1;
-  }
-  return refuse(out_of_range(name, quoted(value), "choose one of " + std::string(param->choices)));
+  return out_of_range(name.c_str(), quoted(value.c_str()), "refused");
 }
 
 core::Result<void> check_input(weir_shard_config& cfg, std::uint32_t dtypes) {
@@ -176,41 +102,11 @@ core::Result<std::uint32_t> add_channel(weir_shard_config& cfg, const char* suff
   return add_output(cfg, suffix, out);
 }
 
-std::uint32_t dtype_bytes(std::uint32_t dtype) noexcept {
-  switch (dtype) {
-    case WEIR_DTYPE_I8: case WEIR_DTYPE_U8: return 1;
-    case WEIR_DTYPE_I16: case WEIR_DTYPE_U16: return 2;
-    case WEIR_DTYPE_I32: case WEIR_DTYPE_U32: case WEIR_DTYPE_F32: return 4;
-    case WEIR_DTYPE_I64: case WEIR_DTYPE_F64: return 8;
-    default: return 0;
-  }
-}
-
-void to_double(std::uint32_t dtype, const void* samples, std::size_t first, std::size_t count, double* out) noexcept {
-  switch (dtype) {
-    case WEIR_DTYPE_I8: convert<std::int8_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_U8: convert<std::uint8_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_I16: convert<std::int16_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_U16: convert<std::uint16_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_I32: convert<std::int32_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_U32: convert<std::uint32_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_I64: convert<std::int64_t>(samples, first, count, out); break;
-    case WEIR_DTYPE_F32: convert<float>(samples, first, count, out); break;
-    case WEIR_DTYPE_F64: convert<double>(samples, first, count, out); break;
-    default: break;  // configure refused every other dtype
-  }
-}
-
 void put_u64_le(std::uint64_t value, unsigned char (&out)[8]) noexcept {
   for (unsigned char& byte : out) {
     byte = static_cast<unsigned char>(value & 0xFFU);
     value >>= 8;
   }
-}
-
-void write_error(char* error, std::size_t error_bytes, const char* kind, const std::string& message) noexcept {
-  if (error == nullptr || error_bytes == 0) return;
-  std::snprintf(error, error_bytes, "%s: %s", kind, message.c_str());
 }
 
 }  // namespace weir::dsp::detail

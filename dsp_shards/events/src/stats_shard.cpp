@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "shard_params.hpp"
+#include "weir/dsp/detail/number_text.hpp"
+#include "weir/dsp/sample_convert.hpp"
+#include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/event_shards.hpp"
 #include "weir/dsp/moments.hpp"
 #include "weir/dsp/sliding_moments.hpp"
@@ -15,10 +18,9 @@ namespace weir::dsp {
 
 namespace {
 
-constexpr const char* kKind = "stats";
 constexpr double kMaxWindowSamples = 1099511627776.0;  // 2^40: the window is checked in blocks afterwards
 
-constexpr weir_shard_param kParams[] = {
+constexpr weir_shard_param kShardParams[] = {
     {"window", WEIR_PARAM_INT, 0, "0", 0, kMaxWindowSamples, nullptr,
      "sliding window in samples, a multiple of the input's samples per block; 0: no window keys"},
     {"outputs", WEIR_PARAM_TEXT, 0, "mean,rms,std,min,max,p2p", 0, 0, nullptr,
@@ -45,6 +47,13 @@ double stat_value(std::size_t stat, const Moments& m) noexcept {
 constexpr std::uint32_t kNoKey = ~0U;
 
 struct StatsShard {
+  static constexpr const char* kKind = "stats";
+  static constexpr const char* kDescription = "mean, RMS, standard deviation, min, max and peak-to-peak per block and over a sliding window";
+  static constexpr const auto& kParams = kShardParams;
+  static constexpr std::uint32_t kInputDtypes = kRealDtypes;
+  static core::Result<std::unique_ptr<StatsShard>> configure(weir_shard_config& cfg);
+  int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;
+
   std::uint32_t dtype = 0;
   std::vector<double> scratch;  // one input block, converted
   std::array<std::uint32_t, kStatCount> block_key{};   // output index per statistic, or kNoKey
@@ -81,15 +90,15 @@ core::Result<std::array<bool, kStatCount>> parse_outputs(const std::string& list
   return chosen;
 }
 
-core::Result<std::unique_ptr<StatsShard>> make(weir_shard_config& cfg) {
-  if (auto ok = detail::check_input(cfg, detail::kRealDtypes); !ok) return tl::make_unexpected(ok.error());
-  const detail::ParamReader params(kParams, cfg);
+core::Result<std::unique_ptr<StatsShard>> StatsShard::configure(weir_shard_config& cfg) {
+  if (auto ok = detail::check_input(cfg, kRealDtypes); !ok) return tl::make_unexpected(ok.error());
+  const ParamReader params(kParams, cfg, detail::events_wording);
   if (auto ok = params.check_names(); !ok) return tl::make_unexpected(ok.error());
   auto window = params.integer("window");
   if (!window) return tl::make_unexpected(window.error());
   auto list = params.text("outputs");
   if (!list) return tl::make_unexpected(list.error());
-  auto chosen = parse_outputs(*list);
+  auto chosen = parse_outputs(std::string(*list));
   if (!chosen) return tl::make_unexpected(chosen.error());
   auto per_block = params.boolean("block");
   if (!per_block) return tl::make_unexpected(per_block.error());
@@ -140,57 +149,35 @@ core::Result<std::unique_ptr<StatsShard>> make(weir_shard_config& cfg) {
   return shard;
 }
 
-weir_shard* configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
-  return detail::configure_c(kKind, cfg, error, error_bytes, make);
-}
-
-int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
-  auto* shard = reinterpret_cast<StatsShard*>(handle);
-  if (shard == nullptr || in == nullptr || host == nullptr || (in->count > 0 && in->samples == nullptr)) return -1;
+int StatsShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
   Moments block;
-  const std::size_t chunk = shard->scratch.size();
-  for (std::size_t at = 0; at < in->count; at += chunk) {
-    const std::size_t n = std::min<std::size_t>(chunk, in->count - at);
-    detail::to_double(shard->dtype, in->samples, at, n, shard->scratch.data());
-    block = merge(block, moments_of(std::span<const double>(shard->scratch.data(), n)));
+  const std::size_t chunk = scratch.size();
+  for (std::size_t at = 0; at < in.count; at += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, in.count - at);
+    to_double(static_cast<core::Dtype>(dtype), in.samples, at, std::span<double>(scratch.data(), n));
+    block = merge(block, moments_of(std::span<const double>(scratch.data(), n)));
   }
   if (block.count == 0) return 0;
 
-  const auto set = [host](std::uint32_t key, double value) noexcept {
-    if (key != kNoKey) (void)host->set_key(host->self, key, &value, sizeof value);  // failures: the host counts them
+  const auto set = [&host](std::uint32_t key, double value) noexcept {
+    if (key != kNoKey) (void)host.set_key(host.self, key, &value, sizeof value);  // failures: the host counts them
   };
-  for (std::size_t s = 0; s < kStatCount; ++s) set(shard->block_key[s], stat_value(s, block));
-  if (shard->window) {
+  for (std::size_t s = 0; s < kStatCount; ++s) set(block_key[s], stat_value(s, block));
+  if (window) {
     // A window spans contiguous samples only: a gap in the input starts it afresh.
-    if (shard->started && in->first_sample != shard->next_index) shard->window->clear();
-    shard->window->push(block);
-    const Moments w = shard->window->value();
-    for (std::size_t s = 0; s < kStatCount; ++s) set(shard->window_key[s], stat_value(s, w));
+    if (started && in.first_sample != next_index) window->clear();
+    window->push(block);
+    const Moments w = window->value();
+    for (std::size_t s = 0; s < kStatCount; ++s) set(window_key[s], stat_value(s, w));
   }
-  shard->started = true;
-  shard->next_index = in->first_sample + in->count;
+  started = true;
+  next_index = in.first_sample + in.count;
   return 0;
 }
 
-void stop(weir_shard* handle) { delete reinterpret_cast<StatsShard*>(handle); }
-
-constexpr weir_shard_api kApi = {
-    WEIR_SHARD_ABI_VERSION,
-    sizeof(weir_shard_api),
-    kKind,
-    "mean, RMS, standard deviation, min, max and peak-to-peak per block and over a sliding window",
-    kParams,
-    sizeof(kParams) / sizeof(kParams[0]),
-    detail::kRealDtypes,
-    configure,
-    process,
-    stop,
-};
 
 }  // namespace
 
 }  // namespace weir::dsp
 
-extern "C" const weir_shard_api* weir_builtin_stats(uint32_t host_abi_version) {
-  return host_abi_version == WEIR_SHARD_ABI_VERSION ? &weir::dsp::kApi : nullptr;
-}
+extern "C" const weir_shard_api* weir_builtin_stats(uint32_t v) { return weir::dsp::shard_entry<weir::dsp::StatsShard>(v); }

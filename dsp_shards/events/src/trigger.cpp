@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "format.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 
 namespace weir::dsp {
 

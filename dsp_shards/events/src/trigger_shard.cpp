@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "shard_params.hpp"
+#include "weir/dsp/detail/number_text.hpp"
+#include "weir/dsp/sample_convert.hpp"
+#include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/event_shards.hpp"
 #include "weir/dsp/trigger.hpp"
 
@@ -14,12 +17,11 @@ namespace weir::dsp {
 
 namespace {
 
-constexpr const char* kKind = "trigger";
 constexpr double kMaxCapture = Trigger::kMaxCaptureSamples;
 constexpr double kMaxSignal = 1e300;           // any finite level a sample can reach
 constexpr double kMaxHoldoff = 4611686018427387904.0;  // 2^62 samples: no practical limit
 
-constexpr weir_shard_param kParams[] = {
+constexpr weir_shard_param kShardParams[] = {
     {"mode", WEIR_PARAM_TEXT, 0, "rising", 0, 0, "level|rising|falling|both",
      "level: at or above the level; rising/falling/both: crossing it (edges)"},
     {"level", WEIR_PARAM_REAL, 0, "0", -kMaxSignal, kMaxSignal, nullptr, "trigger level, in input units"},
@@ -32,6 +34,13 @@ constexpr weir_shard_param kParams[] = {
 };
 
 struct TriggerShard {
+  static constexpr const char* kKind = "trigger";
+  static constexpr const char* kDescription = "level or edge trigger with hysteresis, pre/post-trigger capture and hold-off";
+  static constexpr const auto& kParams = kShardParams;
+  static constexpr std::uint32_t kInputDtypes = kRealDtypes;
+  static core::Result<std::unique_ptr<TriggerShard>> configure(weir_shard_config& cfg);
+  int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;
+
   explicit TriggerShard(Trigger t) : trigger(std::move(t)) {}
   Trigger trigger;
   std::uint32_t dtype = 0;
@@ -42,13 +51,13 @@ struct TriggerShard {
   std::uint64_t truncated = 0;  // captures longer than the claimed block
 };
 
-core::Result<std::unique_ptr<TriggerShard>> make(weir_shard_config& cfg) {
-  if (auto ok = detail::check_input(cfg, detail::kRealDtypes); !ok) return tl::make_unexpected(ok.error());
-  const detail::ParamReader params(kParams, cfg);
+core::Result<std::unique_ptr<TriggerShard>> TriggerShard::configure(weir_shard_config& cfg) {
+  if (auto ok = detail::check_input(cfg, kRealDtypes); !ok) return tl::make_unexpected(ok.error());
+  const ParamReader params(kParams, cfg, detail::events_wording);
   if (auto ok = params.check_names(); !ok) return tl::make_unexpected(ok.error());
   auto mode_text = params.text("mode");
   if (!mode_text) return tl::make_unexpected(mode_text.error());
-  auto mode = parse_trigger_mode(mode_text->c_str());
+  auto mode = parse_trigger_mode(std::string(*mode_text).c_str());
   if (!mode) return tl::make_unexpected(mode.error());
   auto level = params.real("level");
   if (!level) return tl::make_unexpected(level.error());
@@ -91,60 +100,38 @@ core::Result<std::unique_ptr<TriggerShard>> make(weir_shard_config& cfg) {
   return shard;
 }
 
-weir_shard* configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
-  return detail::configure_c(kKind, cfg, error, error_bytes, make);
-}
-
-int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
-  auto* shard = reinterpret_cast<TriggerShard*>(handle);
-  if (shard == nullptr || in == nullptr || host == nullptr || (in->count > 0 && in->samples == nullptr)) return -1;
-  auto emit = [shard, host](const Capture& capture) noexcept {
+int TriggerShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  auto emit = [this, &host](const Capture& capture) noexcept {
     std::uint32_t capacity = 0;
-    void* out = host->claim(host->self, shard->events, &capacity);
+    void* out = host.claim(host.self, events, &capacity);
     if (out == nullptr) {
-      ++shard->dropped;
+      ++dropped;
       return;
     }
     const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(capacity, capture.samples.size()));
-    if (n < capture.samples.size()) ++shard->truncated;
+    if (n < capture.samples.size()) ++truncated;
     std::memcpy(out, capture.samples.data(), n * sizeof(float));
-    host->publish(host->self, shard->events, n, capture.trigger_realtime_ns, 0);
+    host.publish(host.self, events, n, capture.trigger_realtime_ns, 0);
   };
-  const StreamTime time{in->first_sample, in->realtime_ns};
-  const std::size_t chunk = shard->scratch.size();
-  for (std::size_t at = 0; at < in->count; at += chunk) {
-    const std::size_t n = std::min<std::size_t>(chunk, in->count - at);
-    detail::to_double(shard->dtype, in->samples, at, n, shard->scratch.data());
-    shard->trigger.process(std::span<const double>(shard->scratch.data(), n), in->first_sample + at, time, emit);
+  const StreamTime time{in.first_sample, in.realtime_ns};
+  const std::size_t chunk = scratch.size();
+  for (std::size_t at = 0; at < in.count; at += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, in.count - at);
+    to_double(static_cast<core::Dtype>(dtype), in.samples, at, std::span<double>(scratch.data(), n));
+    trigger.process(std::span<const double>(scratch.data(), n), in.first_sample + at, time, emit);
   }
-  const std::uint64_t count = shard->trigger.counters().triggers;
-  if (count != shard->published_triggers) {
+  const std::uint64_t count = trigger.counters().triggers;
+  if (count != published_triggers) {
     unsigned char bytes[8];
     detail::put_u64_le(count, bytes);
-    if (host->set_key(host->self, shard->triggers, bytes, sizeof bytes) == 0) shard->published_triggers = count;
+    if (host.set_key(host.self, triggers, bytes, sizeof bytes) == 0) published_triggers = count;
   }
   return 0;
 }
 
-void stop(weir_shard* handle) { delete reinterpret_cast<TriggerShard*>(handle); }
-
-constexpr weir_shard_api kApi = {
-    WEIR_SHARD_ABI_VERSION,
-    sizeof(weir_shard_api),
-    kKind,
-    "level or edge trigger with hysteresis, pre/post-trigger capture and hold-off",
-    kParams,
-    sizeof(kParams) / sizeof(kParams[0]),
-    detail::kRealDtypes,
-    configure,
-    process,
-    stop,
-};
 
 }  // namespace
 
 }  // namespace weir::dsp
 
-extern "C" const weir_shard_api* weir_builtin_trigger(uint32_t host_abi_version) {
-  return host_abi_version == WEIR_SHARD_ABI_VERSION ? &weir::dsp::kApi : nullptr;
-}
+extern "C" const weir_shard_api* weir_builtin_trigger(uint32_t v) { return weir::dsp::shard_entry<weir::dsp::TriggerShard>(v); }

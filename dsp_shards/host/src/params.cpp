@@ -3,13 +3,10 @@
 #include "weir/shard_host/params.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <numeric>
-#include <optional>
 
+#include "weir/dsp/param_text.hpp"
 #include "weir/shard_host/host_limits.hpp"
 
 namespace weir::shard_host {
@@ -18,53 +15,10 @@ namespace {
 
 using core::Errc;
 using core::fail;
-
-// Levenshtein distance, two rows.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  std::iota(prev.begin(), prev.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::optional<long long> parse_int(const std::string& text) {
-  long long v = 0;
-  const char* end = text.data() + text.size();
-  const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
-  const auto [ptr, ec] = std::from_chars(begin, end, v);
-  if (ec != std::errc{} || ptr != end || text.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_real(const std::string& text) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())) != 0) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::optional<bool> parse_bool(std::string_view text) {
-  for (const char* yes : {"true", "yes", "on", "1"})
-    if (text == yes) return true;
-  for (const char* no : {"false", "no", "off", "0"})
-    if (text == no) return false;
-  return std::nullopt;
-}
-
-bool among_choices(std::string_view text, std::string_view choices) {
-  for (std::size_t start = 0;;) {
-    const std::size_t bar = choices.find('|', start);
-    if (choices.substr(start, bar == std::string_view::npos ? bar : bar - start) == text) return true;
-    if (bar == std::string_view::npos) return false;
-    start = bar + 1;
-  }
-}
+using dsp::among_choices;
+using dsp::parse_bool;
+using dsp::parse_int;
+using dsp::parse_real;
 
 std::string show(double v) {
   char text[32];
@@ -133,17 +87,7 @@ const std::string* ResolvedParams::find(std::string_view name) const noexcept {
 }
 
 std::string closest_name(std::string_view name, const std::vector<std::string_view>& candidates) {
-  std::string best;
-  std::size_t best_distance = kSuggestMaxDistance + 1;
-  for (std::string_view c : candidates) {
-    const std::size_t d = edit_distance(name, c);
-    // A suggestion must be closer than rewriting most of the word.
-    if (d < best_distance && d < std::max<std::size_t>(c.size(), name.size())) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
+  return dsp::closest_name(name, candidates, kSuggestMaxDistance);
 }
 
 const char* param_type_name(std::uint32_t type) noexcept {

@@ -150,4 +150,61 @@ typedef const weir_shard_api* (*weir_shard_entry_fn)(uint32_t host_abi_version);
 }
 #endif
 
+/* The layout above, pinned on 64-bit targets (the tests pin it again with literals). A change here
+ * is an ABI change: bump WEIR_SHARD_ABI_VERSION with it. C11 and C++ check with _Static_assert /
+ * static_assert; C99 with a negative array size. */
+#if defined(__cplusplus)
+#define WEIR_SHARD_STATIC_ASSERT(cond, name) static_assert(cond, #name)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define WEIR_SHARD_STATIC_ASSERT(cond, name) _Static_assert(cond, #name)
+#else
+#define WEIR_SHARD_STATIC_ASSERT(cond, name) typedef char weir_shard_assert_##name[(cond) ? 1 : -1]
+#endif
+
+#if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
+/*                      weir_shard_param    off size */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, name) == 0, param_name);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, type) == 8, param_type);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, default_value) == 16, param_default_value);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, min) == 24, param_min);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, max) == 32, param_max);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, choices) == 40, param_choices);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_param, help) == 48, param_help);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_param) == 56, param_size);
+/*                      weir_shard_output */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, kind) == 64, output_kind);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, rate_hz) == 72, output_rate_hz);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, samples_per_block) == 80, output_samples_per_block);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, max_bytes) == 88, output_max_bytes);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, units) == 96, output_units);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, labels) == 128, output_labels);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_output) == 256, output_size);
+/*                      weir_shard_config */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, instance) == 8, config_instance);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, input_dtype) == 24, config_input_dtype);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, input_rate_hz) == 32, config_input_rate_hz);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, output_base) == 48, config_output_base);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, param_count) == 56, config_param_count);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, param_names) == 64, config_param_names);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, output_count) == 80, config_output_count);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, outputs) == 88, config_outputs);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_config) == 88 + 32 * 256, config_size);
+/*                      weir_shard_block */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, count) == 8, block_count);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, sequence) == 16, block_sequence);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, first_sample) == 40, block_first_sample);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_block) == 48, block_size);
+/*                      weir_shard_host */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_host, claim) == 8, host_claim);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_host, log) == 32, host_log);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_host) == 40, host_size);
+/*                      weir_shard_api */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, name) == 8, api_name);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, params) == 24, api_params);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, param_count) == 32, api_param_count);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, configure) == 40, api_configure);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, stop) == 56, api_stop);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_api) == 64, api_size);
+#endif
+
 #endif /* WEIR_SHARD_H */

@@ -10,16 +10,13 @@
 #include "lua_sandbox.hpp"
 #include "lua_shard_state.hpp"
 #include "weir/dsp/lua_shard.h"
+#include "weir/dsp/sample_convert.hpp"
 
 namespace weir::dsp::lua {
 namespace {
 
 using core::Errc;
 using core::fail;
-
-constexpr std::uint32_t kInputDtypes = (1U << WEIR_DTYPE_I8) | (1U << WEIR_DTYPE_U8) | (1U << WEIR_DTYPE_I16) |
-                                       (1U << WEIR_DTYPE_U16) | (1U << WEIR_DTYPE_I32) | (1U << WEIR_DTYPE_U32) |
-                                       (1U << WEIR_DTYPE_I64) | (1U << WEIR_DTYPE_F32) | (1U << WEIR_DTYPE_F64);
 
 LuaShard* shard_cast(weir_shard* handle) noexcept { return reinterpret_cast<LuaShard*>(handle); }
 const LuaShard* shard_cast(const weir_shard* handle) noexcept { return reinterpret_cast<const LuaShard*>(handle); }
@@ -133,7 +130,7 @@ constexpr weir_shard_api kApi = {
     "calls a Lua 5.4 function of a user script once per block; it writes keys and derived channels",
     kParams,
     kParamCount,
-    kInputDtypes,
+    kRealDtypes,
     configure,
     process,
     stop,

@@ -4,7 +4,7 @@
 #include <numbers>
 #include <string>
 
-#include "text.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 
 namespace weir::dsp {
 

@@ -2,13 +2,13 @@
 // into a freshly claimed block of output 0 and published with the time of the input block whose
 // samples completed its last frame.
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <string>
 
 #include "shard_params.hpp"
-#include "text.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 #include "weir/dsp/sample_convert.hpp"
+#include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/spectral_limits.hpp"
 #include "weir/dsp/spectral_shards.hpp"
 #include "weir/dsp/spectrum_estimator.hpp"
@@ -17,9 +17,7 @@ namespace weir::dsp {
 
 namespace {
 
-using detail::ShardParams;
-
-constexpr weir_shard_param kParams[] = {
+constexpr weir_shard_param kFftParams[] = {
     {"size", WEIR_PARAM_INT, 0, "1024", kMinFftSize, kMaxFftSize, nullptr,
      "FFT length N: even, prime factors <= 13 (e.g. 1000, 1024, 4096); N/2+1 bins, bin k at k*fs/N Hz"},
     {"window", WEIR_PARAM_TEXT, 0, "hann", 0, 0, "rect|rectangular|hann|hamming|blackman|blackman-harris|flattop",
@@ -57,23 +55,31 @@ std::string spectrum_units(const std::string& input, SpectrumOutput output, bool
 
 class FftShard {
  public:
+  static constexpr const char* kKind = "fft";
+  static constexpr const char* kDescription =
+      "FFT spectrum (FFTW r2c): frames of N samples, windowed, overlapped, averaged. Output: N/2+1 "
+      "one-sided bins per block, bin k at k*fs/N Hz (0 .. fs/2): amplitude (a sine of peak A reads A), "
+      "power (A^2/2) or PSD (units^2/Hz; white noise of variance s^2 reads 2 s^2/fs), optionally in dB.";
+  static constexpr const auto& kParams = kFftParams;
+  static constexpr std::uint32_t kInputDtypes = kRealDtypes;
+
   static core::Result<std::unique_ptr<FftShard>> configure(weir_shard_config& cfg) {
-    if (auto ok = detail::check_input("fft", cfg); !ok) return tl::make_unexpected(ok.error());
-    const ShardParams params("fft", cfg, kParams);
+    if (auto ok = detail::check_input(cfg); !ok) return tl::make_unexpected(ok.error());
+    const ParamReader params(kParams, cfg, detail::spectral_wording);
     SpectrumConfig sc;
     sc.sample_rate_hz = cfg.input_rate_hz;
 
     auto size = params.integer("size");
     if (!size) return tl::make_unexpected(size.error());
     if (*size % 2 != 0)
-      return tl::make_unexpected(params.bad("size", std::to_string(*size),
+      return tl::make_unexpected(detail::bad("size", std::to_string(*size),
                                             "must be even; allowed even numbers " + std::to_string(kMinFftSize) +
                                                 " .. " + std::to_string(kMaxFftSize) + " with prime factors <= " +
                                                 std::to_string(kMaxFftPrimeFactor)));
     sc.size = static_cast<std::uint32_t>(*size);
     if (!is_allocation_free_size(sc.size))
       return tl::make_unexpected(
-          params.bad("size", std::to_string(*size),
+          detail::bad("size", std::to_string(*size),
                      "has the prime factor " + std::to_string(largest_prime_factor(sc.size)) +
                          ", which makes FFTW allocate on every transform; use prime factors <= " +
                          std::to_string(kMaxFftPrimeFactor) + ", e.g. " +
@@ -83,7 +89,7 @@ class FftShard {
     if (!window_text) return tl::make_unexpected(window_text.error());
     auto window = parse_window(*window_text);
     if (!window || *window == WindowKind::kaiser)
-      return tl::make_unexpected(params.bad("window", *window_text, "not one of " + std::string(kParams[1].choices)));
+      return tl::make_unexpected(detail::bad("window", *window_text, "not one of " + std::string(kParams[1].choices)));
     sc.window.kind = *window;
 
     auto overlap = params.real("overlap");
@@ -93,7 +99,7 @@ class FftShard {
     auto average_text = params.text("average");
     if (!average_text) return tl::make_unexpected(average_text.error());
     auto average = parse_averaging(*average_text);
-    if (!average) return tl::make_unexpected(params.bad("average", *average_text, average.error().what));
+    if (!average) return tl::make_unexpected(detail::bad("average", *average_text, average.error().what));
     sc.averaging = *average;
 
     auto averages = params.integer("averages");
@@ -103,14 +109,14 @@ class FftShard {
     auto alpha = params.real("alpha");
     if (!alpha) return tl::make_unexpected(alpha.error());
     if (sc.averaging == Averaging::exponential && !(*alpha > 0))
-      return tl::make_unexpected(params.bad("alpha", detail::num(*alpha),
+      return tl::make_unexpected(detail::bad("alpha", detail::num(*alpha),
                                             "exponential averaging needs alpha in (0, 1]"));
     sc.alpha = *alpha;
 
     auto output_text = params.text("spectrum");
     if (!output_text) return tl::make_unexpected(output_text.error());
     auto output = parse_spectrum_output(*output_text);
-    if (!output) return tl::make_unexpected(params.bad("spectrum", *output_text, output.error().what));
+    if (!output) return tl::make_unexpected(detail::bad("spectrum", *output_text, output.error().what));
     sc.output = *output;
 
     auto db = params.boolean("db");
@@ -129,10 +135,10 @@ class FftShard {
                                      : PlanEffort::measure;
 
     auto estimator = SpectrumEstimator::create(sc);
-    if (!estimator) return tl::make_unexpected(core::with_context(estimator.error(), "fft"));
+    if (!estimator) return tl::make_unexpected(estimator.error());
     const auto bins = static_cast<std::uint32_t>(estimator->bins());
     const std::string units = spectrum_units(cfg.input_units != nullptr ? cfg.input_units : "", sc.output, sc.db);
-    if (auto ok = detail::declare_channel("fft", cfg, detail::output_name(cfg, spectrum_output_name(sc.output)),
+    if (auto ok = detail::declare_channel(cfg, detail::output_name(cfg, spectrum_output_name(sc.output)),
                                           bins * estimator->spectra_per_second(), bins, units);
         !ok)
       return tl::make_unexpected(ok.error());
@@ -162,52 +168,8 @@ class FftShard {
   core::Dtype dtype_;
 };
 
-weir_shard* fft_configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
-  try {
-    if (cfg == nullptr) {
-      detail::write_error(error, error_bytes, "fft: no configuration");
-      return nullptr;
-    }
-    auto shard = FftShard::configure(*cfg);
-    if (!shard) {
-      detail::write_error(error, error_bytes, shard.error().what);
-      return nullptr;
-    }
-    return reinterpret_cast<weir_shard*>(shard->release());
-  } catch (const std::exception& e) {  // allocation failure: no exception may cross the C ABI
-    detail::write_error(error, error_bytes, std::string("fft: ") + e.what());
-  } catch (...) {
-    detail::write_error(error, error_bytes, "fft: configure failed");
-  }
-  return nullptr;
-}
-
-int fft_process(weir_shard* shard, const weir_shard_block* in, const weir_shard_host* host) {
-  return reinterpret_cast<FftShard*>(shard)->process(*in, *host);
-}
-
-void fft_stop(weir_shard* shard) { delete reinterpret_cast<FftShard*>(shard); }
-
-constexpr weir_shard_api kFftApi = {
-    WEIR_SHARD_ABI_VERSION,
-    sizeof(weir_shard_api),
-    "fft",
-    "FFT spectrum (FFTW r2c): frames of N samples, windowed, overlapped, averaged. Output: N/2+1 "
-    "one-sided bins per block, bin k at k*fs/N Hz (0 .. fs/2): amplitude (a sine of peak A reads A), "
-    "power (A^2/2) or PSD (units^2/Hz; white noise of variance s^2 reads 2 s^2/fs), optionally in dB.",
-    kParams,
-    sizeof(kParams) / sizeof(kParams[0]),
-    real_dtype_mask(),
-    &fft_configure,
-    &fft_process,
-    &fft_stop,
-};
-
 }  // namespace
 
 }  // namespace weir::dsp
 
-extern "C" const weir_shard_api* weir_builtin_fft(uint32_t host_abi_version) {
-  if (host_abi_version != WEIR_SHARD_ABI_VERSION) return nullptr;
-  return &weir::dsp::kFftApi;
-}
+extern "C" const weir_shard_api* weir_builtin_fft(uint32_t v) { return weir::dsp::shard_entry<weir::dsp::FftShard>(v); }

@@ -3,20 +3,20 @@
 // hold exactly input samples_per_block / decimate samples: configure requires divisibility, and
 // process cuts its chunks so a block is published the moment it is full.
 #include <algorithm>
-#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "shard_params.hpp"
-#include "text.hpp"
 #include "weir/dsp/biquad.hpp"
 #include "weir/dsp/dc_blocker.hpp"
 #include "weir/dsp/decimator.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 #include "weir/dsp/fir_design.hpp"
 #include "weir/dsp/fir_filter.hpp"
 #include "weir/dsp/sample_convert.hpp"
+#include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/spectral_limits.hpp"
 #include "weir/dsp/spectral_shards.hpp"
 
@@ -25,11 +25,10 @@ namespace weir::dsp {
 namespace {
 
 using detail::num;
-using detail::ShardParams;
 
 constexpr double kMaxHz = 1e15;  // declared bound of frequency parameters; the real one is Nyquist
 
-constexpr weir_shard_param kParams[] = {
+constexpr weir_shard_param kFilterParams[] = {
     {"type", WEIR_PARAM_TEXT, 0, "lowpass", 0, 0,
      "lowpass|highpass|bandpass|bandstop|biquad-lowpass|biquad-highpass|biquad-bandpass|notch|dc",
      "FIR (windowed sinc): lowpass highpass bandpass bandstop; biquad (RBJ): biquad-* and notch; dc: DC blocker"},
@@ -66,9 +65,17 @@ core::Result<FirBand> fir_band(std::string_view type) {
 
 class FilterShard {
  public:
+  static constexpr const char* kKind = "filter";
+  static constexpr const char* kDescription =
+      "Filters a channel into f32 samples: windowed-sinc FIR (lowpass, highpass, bandpass, bandstop; delay "
+      "(taps-1)/2 samples), RBJ biquads (lowpass, highpass, bandpass, notch at f0 with Q), or a one-pole DC "
+      "blocker; then optional decimation by M (anti-alias FIR, output rate fs/M, blocks of input block / M).";
+  static constexpr const auto& kParams = kFilterParams;
+  static constexpr std::uint32_t kInputDtypes = kRealDtypes;
+
   static core::Result<std::unique_ptr<FilterShard>> configure(weir_shard_config& cfg) {
-    if (auto ok = detail::check_input("filter", cfg); !ok) return tl::make_unexpected(ok.error());
-    const ShardParams params("filter", cfg, kParams);
+    if (auto ok = detail::check_input(cfg); !ok) return tl::make_unexpected(ok.error());
+    const ParamReader params(kParams, cfg, detail::spectral_wording);
     const double fs = cfg.input_rate_hz;
     const double nyquist = fs / 2;
 
@@ -77,14 +84,14 @@ class FilterShard {
     auto cutoff = params.real("cutoff");
     if (!cutoff) return tl::make_unexpected(cutoff.error());
     if (!(*cutoff > 0 && *cutoff < nyquist))
-      return tl::make_unexpected(params.bad("cutoff", num(*cutoff),
+      return tl::make_unexpected(detail::bad("cutoff", num(*cutoff),
                                             "must lie in (0, " + num(nyquist) + ") Hz, below the Nyquist frequency of "
                                             "the " + num(fs) + " Hz input"));
     auto decimate = params.integer("decimate");
     if (!decimate) return tl::make_unexpected(decimate.error());
     const auto factor = static_cast<std::uint32_t>(*decimate);
     if (cfg.input_samples_per_block % factor != 0)
-      return tl::make_unexpected(params.bad("decimate", std::to_string(factor),
+      return tl::make_unexpected(detail::bad("decimate", std::to_string(factor),
                                             "must divide the input's " + std::to_string(cfg.input_samples_per_block) +
                                                 " samples per block"));
     auto window = fir_window(params);
@@ -94,7 +101,7 @@ class FilterShard {
     bool merged = false;  // the FIR low-pass doubles as the decimator's anti-alias filter
     if (*type == "dc") {
       auto dc = DcBlocker::create(*cutoff, fs);
-      if (!dc) return tl::make_unexpected(params.bad("cutoff", num(*cutoff), dc.error().what));
+      if (!dc) return tl::make_unexpected(detail::bad("cutoff", num(*cutoff), dc.error().what));
       plan.stage = Stage::dc;
       plan.dc.emplace(*dc);
     } else if (type->starts_with("biquad-") || *type == "notch") {
@@ -107,12 +114,12 @@ class FilterShard {
       if (!taps) return tl::make_unexpected(taps.error());
       if (factor > 1 && *type == "lowpass" && *cutoff < nyquist / factor) {
         auto decimator = Decimator::create(factor, std::move(*taps), fs);
-        if (!decimator) return tl::make_unexpected(core::with_context(decimator.error(), "filter"));
+        if (!decimator) return tl::make_unexpected(decimator.error());
         plan.decimator.emplace(std::move(*decimator));
         merged = true;
       } else {
         auto fir = FirFilter::create(std::move(*taps));
-        if (!fir) return tl::make_unexpected(core::with_context(fir.error(), "filter"));
+        if (!fir) return tl::make_unexpected(fir.error());
         plan.stage = Stage::fir;
         plan.fir.emplace(std::move(*fir));
       }
@@ -120,11 +127,11 @@ class FilterShard {
     if (factor > 1 && !merged) {
       auto decimator = Decimator::create_antialias(factor, fs, *window);
       if (!decimator)
-        return tl::make_unexpected(params.bad("decimate", std::to_string(factor), decimator.error().what));
+        return tl::make_unexpected(detail::bad("decimate", std::to_string(factor), decimator.error().what));
       plan.decimator.emplace(std::move(*decimator));
     }
     const std::uint32_t out_block = cfg.input_samples_per_block / factor;
-    if (auto ok = detail::declare_channel("filter", cfg, detail::output_name(cfg, "filt"), fs / factor, out_block,
+    if (auto ok = detail::declare_channel(cfg, detail::output_name(cfg, "filt"), fs / factor, out_block,
                                           cfg.input_units != nullptr ? cfg.input_units : "");
         !ok)
       return tl::make_unexpected(ok.error());
@@ -142,17 +149,17 @@ class FilterShard {
         scratch_(kFilterChunkSamples),
         discard_(out_block) {}
 
-  static core::Result<WindowSpec> fir_window(const ShardParams& params) {
+  static core::Result<WindowSpec> fir_window(const ParamReader& params) {
     auto text = params.text("window");
     if (!text) return tl::make_unexpected(text.error());
     auto kind = parse_window(*text);
-    if (!kind) return tl::make_unexpected(params.bad("window", *text, kind.error().what));
+    if (!kind) return tl::make_unexpected(detail::bad("window", *text, kind.error().what));
     auto beta = params.real("beta");
     if (!beta) return tl::make_unexpected(beta.error());
     return WindowSpec{*kind, *beta};
   }
 
-  static core::Result<std::vector<float>> make_fir(const ShardParams& params, std::string_view type, double cutoff,
+  static core::Result<std::vector<float>> make_fir(const ParamReader& params, std::string_view type, double cutoff,
                                                    double fs, const WindowSpec& window) {
     auto band = fir_band(type);
     FirSpec spec;
@@ -164,23 +171,23 @@ class FilterShard {
     if (!taps) return tl::make_unexpected(taps.error());
     spec.taps = static_cast<std::uint32_t>(*taps);
     if ((spec.band == FirBand::highpass || spec.band == FirBand::bandstop) && spec.taps % 2 == 0)
-      return tl::make_unexpected(params.bad("taps", std::to_string(spec.taps),
+      return tl::make_unexpected(detail::bad("taps", std::to_string(spec.taps),
                                             std::string(type) + " needs an odd number of taps"));
     if (spec.band == FirBand::bandpass || spec.band == FirBand::bandstop) {
       auto high = params.real("cutoff_high");
       if (!high) return tl::make_unexpected(high.error());
       if (!(*high > cutoff && *high < fs / 2))
-        return tl::make_unexpected(params.bad("cutoff_high", num(*high),
+        return tl::make_unexpected(detail::bad("cutoff_high", num(*high),
                                               "a band needs cutoff < cutoff_high < " + num(fs / 2) +
                                                   " Hz (Nyquist); cutoff is " + num(cutoff) + " Hz"));
       spec.cutoff_high_hz = *high;
     }
     auto designed = design_fir(spec);
-    if (!designed) return tl::make_unexpected(core::with_context(designed.error(), "filter"));
+    if (!designed) return tl::make_unexpected(designed.error());
     return designed;
   }
 
-  static core::Result<BiquadCascade> make_biquad(const ShardParams& params, std::string_view type, double f0,
+  static core::Result<BiquadCascade> make_biquad(const ParamReader& params, std::string_view type, double f0,
                                                  double fs) {
     BiquadType kind = BiquadType::notch;
     if (type == "biquad-lowpass") kind = BiquadType::lowpass;
@@ -191,9 +198,9 @@ class FilterShard {
     auto sections = params.integer("sections");
     if (!sections) return tl::make_unexpected(sections.error());
     auto coeffs = design_biquad(kind, f0, *q, fs);
-    if (!coeffs) return tl::make_unexpected(params.bad("q", num(*q), coeffs.error().what));
+    if (!coeffs) return tl::make_unexpected(detail::bad("q", num(*q), coeffs.error().what));
     auto cascade = BiquadCascade::create(std::vector<BiquadCoeffs>(static_cast<std::size_t>(*sections), *coeffs));
-    if (!cascade) return tl::make_unexpected(core::with_context(cascade.error(), "filter"));
+    if (!cascade) return tl::make_unexpected(cascade.error());
     return cascade;
   }
 
@@ -264,52 +271,10 @@ int FilterShard::process(const weir_shard_block& in, const weir_shard_host& host
   return 0;
 }
 
-weir_shard* filter_configure(weir_shard_config* cfg, char* error, size_t error_bytes) {
-  try {
-    if (cfg == nullptr) {
-      detail::write_error(error, error_bytes, "filter: no configuration");
-      return nullptr;
-    }
-    auto shard = FilterShard::configure(*cfg);
-    if (!shard) {
-      detail::write_error(error, error_bytes, shard.error().what);
-      return nullptr;
-    }
-    return reinterpret_cast<weir_shard*>(shard->release());
-  } catch (const std::exception& e) {  // allocation failure: no exception may cross the C ABI
-    detail::write_error(error, error_bytes, std::string("filter: ") + e.what());
-  } catch (...) {
-    detail::write_error(error, error_bytes, "filter: configure failed");
-  }
-  return nullptr;
-}
-
-int filter_process(weir_shard* shard, const weir_shard_block* in, const weir_shard_host* host) {
-  return reinterpret_cast<FilterShard*>(shard)->process(*in, *host);
-}
-
-void filter_stop(weir_shard* shard) { delete reinterpret_cast<FilterShard*>(shard); }
-
-constexpr weir_shard_api kFilterApi = {
-    WEIR_SHARD_ABI_VERSION,
-    sizeof(weir_shard_api),
-    "filter",
-    "Filters a channel into f32 samples: windowed-sinc FIR (lowpass, highpass, bandpass, bandstop; delay "
-    "(taps-1)/2 samples), RBJ biquads (lowpass, highpass, bandpass, notch at f0 with Q), or a one-pole DC "
-    "blocker; then optional decimation by M (anti-alias FIR, output rate fs/M, blocks of input block / M).",
-    kParams,
-    sizeof(kParams) / sizeof(kParams[0]),
-    real_dtype_mask(),
-    &filter_configure,
-    &filter_process,
-    &filter_stop,
-};
-
 }  // namespace
 
 }  // namespace weir::dsp
 
-extern "C" const weir_shard_api* weir_builtin_filter(uint32_t host_abi_version) {
-  if (host_abi_version != WEIR_SHARD_ABI_VERSION) return nullptr;
-  return &weir::dsp::kFilterApi;
+extern "C" const weir_shard_api* weir_builtin_filter(uint32_t v) {
+  return weir::dsp::shard_entry<weir::dsp::FilterShard>(v);
 }

@@ -9,7 +9,7 @@
 
 #include "weir/dsp/spectral_limits.hpp"
 
-#include "text.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 
 namespace weir::dsp {
 

@@ -10,7 +10,7 @@
 #include "weir/dsp/sample_convert.hpp"
 #include "weir/dsp/spectral_limits.hpp"
 
-#include "text.hpp"
+#include "weir/dsp/detail/number_text.hpp"
 
 namespace weir::dsp {
 

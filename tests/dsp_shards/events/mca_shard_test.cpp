@@ -6,20 +6,20 @@
 #include <string>
 #include <vector>
 
-#include "fake_host.hpp"
+#include "weir/shard_fake_host.hpp"
 #include "weir/acq/signal_generator.hpp"
 #include "weir/dsp/event_shards.hpp"
 
-using namespace weir::dsp::test;
+using namespace weir::shard_test;
 
 namespace {
 
 std::vector<std::uint32_t> spectrum_of(const FakeHost& fake, std::uint32_t output) {
-  const auto& bytes = fake.keys[output];
+  const std::string bytes = fake.last_key(output);
+  const auto byte = [&bytes](std::size_t i) { return std::uint32_t{static_cast<unsigned char>(bytes[i])}; };
   std::vector<std::uint32_t> bins(bytes.size() / 4);
   for (std::size_t i = 0; i < bins.size(); ++i)
-    bins[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
-              std::uint32_t{bytes[4 * i + 2]} << 16 | std::uint32_t{bytes[4 * i + 3]} << 24;
+    bins[i] = byte(4 * i) | byte(4 * i + 1) << 8 | byte(4 * i + 2) << 16 | byte(4 * i + 3) << 24;
   return bins;
 }
 
@@ -32,18 +32,18 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   REQUIRE(api != nullptr);
   CHECK(std::string(api->name) == "mca");
   CHECK(weir_builtin_mca(2) == nullptr);
-  ConfigBuilder b(WEIR_DTYPE_I16, 4096, 1e6, {{"bins", "512"}});
-  auto [shard, error] = configure(api, b);
+  ShardConfig b("adc0", WEIR_DTYPE_I16, 4096, 1e6, "V", {{"bins", "512"}});
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.cfg.output_count == 5);
-  const auto& spectrum = b.cfg.outputs[output_index(b.cfg, "adc0.spectrum")];
+  REQUIRE(b.config().output_count == 5);
+  const auto& spectrum = b.config().outputs[output_index(b.config(), "adc0.spectrum")];
   CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
   CHECK(spectrum.key_type == WEIR_KEY_BYTES);
   CHECK(spectrum.max_bytes == 512 * 4);
   for (const char* name : {"adc0.live_s", "adc0.dead_s"})
-    CHECK(b.cfg.outputs[output_index(b.cfg, name)].key_type == WEIR_KEY_F64);
+    CHECK(b.config().outputs[output_index(b.config(), name)].key_type == WEIR_KEY_F64);
   for (const char* name : {"adc0.counts", "adc0.pileups"})
-    CHECK(b.cfg.outputs[output_index(b.cfg, name)].key_type == WEIR_KEY_U64);
+    CHECK(b.config().outputs[output_index(b.config(), name)].key_type == WEIR_KEY_U64);
   api->stop(shard);
 }
 
@@ -51,8 +51,8 @@ TEST_CASE("bad mca parameters are refused naming the kind, the parameter, the va
   const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
   const auto refused = [api](std::vector<std::pair<std::string, std::string>> params, double rate,
                              std::vector<std::string> words) {
-    ConfigBuilder b(WEIR_DTYPE_F32, 1024, rate, std::move(params));
-    auto [shard, error] = configure(api, b);
+    ShardConfig b("adc0", WEIR_DTYPE_F32, 1024, rate, "V", std::move(params));
+    auto [shard, error] = configure(*api, b.build());
     CHECK(shard == nullptr);
     for (const auto& w : words) CHECK_MESSAGE(error.find(w) != std::string::npos, error, " lacks ", w);
   };
@@ -69,14 +69,14 @@ TEST_CASE("the mca shard analyses simulator pulses and publishes a consistent sp
   const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
   const std::uint32_t block = 4096;
   const double rate = 1e6;
-  ConfigBuilder b(WEIR_DTYPE_F32, block, rate,
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
                   {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"}, {"bins", "1024"},
                    {"range", "1.5"}, {"threshold", "0.05"}, {"publish", "0.2"}});
-  auto [shard, error] = configure(api, b);
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.cfg, name)); };
-  FakeHost fake;
-  const weir_shard_host host = fake.host();
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.config(), name)); };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
 
   weir::acq::SignalConfig signal;
   signal.kind = weir::acq::SignalKind::pulses;
@@ -92,7 +92,7 @@ TEST_CASE("the mca shard analyses simulator pulses and publishes a consistent sp
     REQUIRE(api->process(shard, &in, &host) == 0);
   }
   // Written on the first block, then every 0.2 s of stream time (every 49th block).
-  CHECK(fake.key_writes[index("adc0.spectrum")] == 1 + (blocks - 1) / 49);
+  CHECK(fake.key_writes[index("adc0.spectrum")].size() == 1 + (blocks - 1) / 49);
   const std::vector<std::uint32_t> bins = spectrum_of(fake, index("adc0.spectrum"));
   REQUIRE(bins.size() == 1024);
   const std::uint64_t in_spectrum = std::accumulate(bins.begin(), bins.end(), std::uint64_t{0});
@@ -106,7 +106,7 @@ TEST_CASE("the mca shard analyses simulator pulses and publishes a consistent sp
   CHECK(dead > 0);
   CHECK(fake.u64(index("adc0.pileups")) > 0);
   CHECK(accepted + fake.u64(index("adc0.pileups")) <= generator->pulse_count());
-  CHECK(fake.bad_calls == 0);
+  CHECK(fake.misuse == 0);
   api->stop(shard);
 }
 

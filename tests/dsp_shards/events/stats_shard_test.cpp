@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "fake_host.hpp"
+#include "weir/shard_fake_host.hpp"
 #include "weir/dsp/event_shards.hpp"
 
-using namespace weir::dsp::test;
+using namespace weir::shard_test;
 
 namespace {
 
@@ -45,15 +45,15 @@ TEST_CASE("the stats shard declares one f64 key per statistic, per block and ove
   CHECK(weir_builtin_stats(WEIR_SHARD_ABI_VERSION + 1) == nullptr);
   CHECK((api->input_dtypes & (1U << WEIR_DTYPE_C64)) == 0);
   CHECK((api->input_dtypes & (1U << WEIR_DTYPE_I16)) != 0);
-  ConfigBuilder b(WEIR_DTYPE_F32, 256, 1e6, {{"window", "1024"}});
-  auto [shard, error] = configure(api, b);
+  ShardConfig b("adc0", WEIR_DTYPE_F32, 256, 1e6, "V", {{"window", "1024"}});
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.cfg.output_count == 12);
+  REQUIRE(b.config().output_count == 12);
   for (const char* s : kStats) {
     for (const std::string prefix : {"adc0.", "adc0.window."}) {
-      const int i = output_index(b.cfg, prefix + s);
+      const int i = output_index(b.config(), prefix + s);
       REQUIRE_MESSAGE(i >= 0, (prefix + s));
-      const auto& out = b.cfg.outputs[i];
+      const auto& out = b.config().outputs[i];
       CHECK(out.kind == WEIR_OUTPUT_KEY);
       CHECK(out.key_type == WEIR_KEY_F64);
       CHECK(out.max_bytes == 8);
@@ -66,10 +66,10 @@ TEST_CASE("bad stats parameters are refused naming the kind, the parameter, the 
   const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
   const auto refused = [api](std::vector<std::pair<std::string, std::string>> params, std::uint32_t dtype,
                              std::vector<std::string> words) {
-    ConfigBuilder b(dtype, 256, 1e6, std::move(params));
-    auto [shard, error] = configure(api, b);
+    ShardConfig b("adc0", dtype, 256, 1e6, "V", std::move(params));
+    auto [shard, error] = configure(*api, b.build());
     CHECK(shard == nullptr);
-    CHECK(b.cfg.output_count == 0);
+    CHECK(b.config().output_count == 0);
     for (const auto& w : words) CHECK_MESSAGE(error.find(w) != std::string::npos, error, " lacks ", w);
   };
   refused({{"window", "1000"}}, WEIR_DTYPE_F32, {"stats", "window", "1000", "multiple", "256", "768 or 1024"});
@@ -84,11 +84,11 @@ TEST_CASE("bad stats parameters are refused naming the kind, the parameter, the 
 TEST_CASE("stats shard keys equal an independent computation for i16 blocks and the window") {
   const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
   const std::uint32_t block = 500;
-  ConfigBuilder b(WEIR_DTYPE_I16, block, 1e6, {{"window", "1500"}, {"outputs", "mean, std,max,p2p,rms,min"}});
-  auto [shard, error] = configure(api, b);
+  ShardConfig b("adc0", WEIR_DTYPE_I16, block, 1e6, "V", {{"window", "1500"}, {"outputs", "mean, std,max,p2p,rms,min"}});
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  FakeHost fake;
-  const weir_shard_host host = fake.host();
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
   std::vector<std::int16_t> codes(block);
   std::vector<double> all;
   for (std::uint64_t n = 0; n < 8; ++n) {
@@ -104,28 +104,28 @@ TEST_CASE("stats shard keys equal an independent computation for i16 blocks and 
     const std::vector<double> want_block = reference(last), want_window = reference(window);
     for (std::size_t s = 0; s < 6; ++s) {
       CAPTURE(kStats[s]);
-      const double got_block = fake.f64(static_cast<std::uint32_t>(output_index(b.cfg, std::string("adc0.") + kStats[s])));
+      const double got_block = fake.f64(static_cast<std::uint32_t>(output_index(b.config(), std::string("adc0.") + kStats[s])));
       const double got_window =
-          fake.f64(static_cast<std::uint32_t>(output_index(b.cfg, std::string("adc0.window.") + kStats[s])));
+          fake.f64(static_cast<std::uint32_t>(output_index(b.config(), std::string("adc0.window.") + kStats[s])));
       // Relative to the signal's scale (its rms), so a mean near 0 is held to the same precision.
       CHECK(std::fabs(got_block - want_block[s]) <= 1e-12 * want_block[1]);
       CHECK(std::fabs(got_window - want_window[s]) <= 1e-12 * want_window[1]);
     }
   }
-  CHECK(fake.bad_calls == 0);
+  CHECK(fake.misuse == 0);
   api->stop(shard);
 }
 
 TEST_CASE("a stats shard with some outputs and no per-block keys writes only those") {
   const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
-  ConfigBuilder b(WEIR_DTYPE_F64, 4, 10.0, {{"window", "8"}, {"outputs", "min,max"}, {"block", "false"}});
-  auto [shard, error] = configure(api, b);
+  ShardConfig b("adc0", WEIR_DTYPE_F64, 4, 10.0, "V", {{"window", "8"}, {"outputs", "min,max"}, {"block", "false"}});
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.cfg.output_count == 2);
-  CHECK(std::string(b.cfg.outputs[0].name) == "adc0.window.min");
-  CHECK(std::string(b.cfg.outputs[1].name) == "adc0.window.max");
-  FakeHost fake;
-  const weir_shard_host host = fake.host();
+  REQUIRE(b.config().output_count == 2);
+  CHECK(std::string(b.config().outputs[0].name) == "adc0.window.min");
+  CHECK(std::string(b.config().outputs[1].name) == "adc0.window.max");
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
   const double first[4] = {1, 2, 3, 4}, second[4] = {-7, 0, 0, 9}, third[4] = {5, 5, 5, 5};
   const double* blocks[] = {first, second, third};
   for (std::uint64_t n = 0; n < 3; ++n) {
@@ -134,17 +134,17 @@ TEST_CASE("a stats shard with some outputs and no per-block keys writes only tho
   }
   CHECK(fake.f64(0) == -7);  // window = blocks 2 and 3
   CHECK(fake.f64(1) == 9);
-  CHECK(fake.key_writes[0] == 3);
+  CHECK(fake.key_writes[0].size() == 3);
   api->stop(shard);
 }
 
 TEST_CASE("a block larger than the declared block size is processed in chunks as one block") {
   const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
-  ConfigBuilder b(WEIR_DTYPE_F32, 100, 1e3, {{"outputs", "mean,std,min,max"}});
-  auto [shard, error] = configure(api, b);
+  ShardConfig b("adc0", WEIR_DTYPE_F32, 100, 1e3, "V", {{"outputs", "mean,std,min,max"}});
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  FakeHost fake;
-  const weir_shard_host host = fake.host();
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
   std::vector<float> x(1037);
   std::vector<double> as_double;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -158,7 +158,7 @@ TEST_CASE("a block larger than the declared block size is processed in chunks as
   CHECK(fake.f64(1) == doctest::Approx(want[2]).epsilon(1e-9));
   CHECK(fake.f64(2) == want[3]);
   CHECK(fake.f64(3) == want[4]);
-  CHECK(fake.key_writes[0] == 1);
+  CHECK(fake.key_writes[0].size() == 1);
   api->stop(shard);
 }
 

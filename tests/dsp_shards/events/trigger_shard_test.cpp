@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "fake_host.hpp"
+#include "weir/shard_fake_host.hpp"
 #include "weir/dsp/event_shards.hpp"
 
-using namespace weir::dsp::test;
+using namespace weir::shard_test;
 
 TEST_SUITE("dsp.events.trigger_shard") {
 
@@ -16,17 +16,17 @@ TEST_CASE("the trigger shard declares an f32 events channel of pre + post sample
   REQUIRE(api != nullptr);
   CHECK(std::string(api->name) == "trigger");
   CHECK(weir_builtin_trigger(0) == nullptr);
-  ConfigBuilder b(WEIR_DTYPE_U16, 1024, 250e3, {{"pre", "30"}, {"post", "70"}, {"level", "1000"}});
-  auto [shard, error] = configure(api, b);
+  ShardConfig b("adc0", WEIR_DTYPE_U16, 1024, 250e3, "V", {{"pre", "30"}, {"post", "70"}, {"level", "1000"}});
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.cfg.output_count == 2);
-  const auto& events = b.cfg.outputs[output_index(b.cfg, "adc0.events")];
+  REQUIRE(b.config().output_count == 2);
+  const auto& events = b.config().outputs[output_index(b.config(), "adc0.events")];
   CHECK(events.kind == WEIR_OUTPUT_CHANNEL);
   CHECK(events.dtype == WEIR_DTYPE_F32);
   CHECK(events.samples_per_block == 100);
   CHECK(events.rate_hz == 250e3);
   CHECK(std::string(events.units) == "V");
-  const auto& triggers = b.cfg.outputs[output_index(b.cfg, "adc0.triggers")];
+  const auto& triggers = b.config().outputs[output_index(b.config(), "adc0.triggers")];
   CHECK(triggers.kind == WEIR_OUTPUT_KEY);
   CHECK(triggers.key_type == WEIR_KEY_U64);
   CHECK(triggers.max_bytes == 8);
@@ -36,8 +36,8 @@ TEST_CASE("the trigger shard declares an f32 events channel of pre + post sample
 TEST_CASE("bad trigger parameters are refused naming the kind, the parameter, the value and the range") {
   const weir_shard_api* api = weir_builtin_trigger(WEIR_SHARD_ABI_VERSION);
   const auto refused = [api](std::vector<std::pair<std::string, std::string>> params, std::vector<std::string> words) {
-    ConfigBuilder b(WEIR_DTYPE_F32, 256, 1e6, std::move(params));
-    auto [shard, error] = configure(api, b);
+    ShardConfig b("adc0", WEIR_DTYPE_F32, 256, 1e6, "V", std::move(params));
+    auto [shard, error] = configure(*api, b.build());
     CHECK(shard == nullptr);
     for (const auto& w : words) CHECK_MESSAGE(error.find(w) != std::string::npos, error, " lacks ", w);
   };
@@ -53,14 +53,14 @@ TEST_CASE("the trigger shard publishes each capture as one block dated at its tr
   const weir_shard_api* api = weir_builtin_trigger(WEIR_SHARD_ABI_VERSION);
   const std::uint32_t block = 256, pre = 16, post = 48;
   const double rate = 2e6;  // 500 ns per sample
-  ConfigBuilder b(WEIR_DTYPE_U16, block, rate,
+  ShardConfig b("adc0", WEIR_DTYPE_U16, block, rate, "V",
                   {{"mode", "rising"}, {"level", "40000"}, {"hysteresis", "500"}, {"pre", "16"}, {"post", "48"}});
-  auto [shard, error] = configure(api, b);
+  auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  const auto events = static_cast<std::uint32_t>(output_index(b.cfg, "adc0.events"));
-  const auto triggers = static_cast<std::uint32_t>(output_index(b.cfg, "adc0.triggers"));
-  FakeHost fake(pre + post);
-  const weir_shard_host host = fake.host();
+  const auto events = static_cast<std::uint32_t>(output_index(b.config(), "adc0.events"));
+  const auto triggers = static_cast<std::uint32_t>(output_index(b.config(), "adc0.triggers"));
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
 
   // ADC codes: a 32768 baseline with a ramp of small values, and pulses to 50000 at known samples
   // (one right after a block boundary, one whose pre samples straddle it).
@@ -75,24 +75,24 @@ TEST_CASE("the trigger shard publishes each capture as one block dated at its tr
     const weir_shard_block in{x.data() + first, block, 0, n, t0 + first * 500, 0, first};
     REQUIRE(api->process(shard, &in, &host) == 0);
   }
-  REQUIRE(fake.blocks.size() == starts.size());
+  REQUIRE(fake.published.size() == starts.size());
   for (std::size_t c = 0; c < starts.size(); ++c) {
-    const auto& out = fake.blocks[c];
+    const auto& out = fake.published[c];
     CHECK(out.output == events);
     CHECK(out.realtime_ns == t0 + starts[c] * 500);
     REQUIRE(out.samples.size() == pre + post);
     for (std::size_t i = 0; i < pre + post; ++i) REQUIRE(out.samples[i] == static_cast<float>(x[starts[c] - pre + i]));
   }
   CHECK(fake.u64(triggers) == starts.size());
-  CHECK(fake.bad_calls == 0);
+  CHECK(fake.misuse == 0);
 
   SUBCASE("a capture the host cannot take is skipped and still counted") {
-    fake.drop = true;
+    fake.drop_all = true;
     std::vector<std::uint16_t> more(block, 32768);
     for (std::size_t i = 100; i < 120; ++i) more[i] = 50000;
     const weir_shard_block in{more.data(), block, 0, 8, 0, 0, 2048};
     REQUIRE(api->process(shard, &in, &host) == 0);
-    CHECK(fake.blocks.size() == starts.size());
+    CHECK(fake.published.size() == starts.size());
     CHECK(fake.u64(triggers) == starts.size() + 1);
   }
   api->stop(shard);

@@ -3,7 +3,7 @@
 
 #include "host_test_util.hpp"
 #include "live_arena.hpp"
-#include "weir/shard_host/shard_bench.hpp"
+#include "weir/bench/shard_bench.hpp"
 
 using namespace weir;
 
@@ -11,11 +11,11 @@ TEST_SUITE("shard_host.bench") {
 
 TEST_CASE("bench_shard pushes every block through the null shard without loss and reports figures") {
   test::ScratchArena scratch("shardbench");
-  shard_host::ShardBenchOptions o;
+  bench::ShardBenchOptions o;
   o.blocks = 3000;
   o.samples_per_block = 256;
   o.ring_blocks = 64;
-  auto r = shard_host::bench_shard(scratch.arena(), o);
+  auto r = bench::bench_shard(scratch.arena(), o);
   REQUIRE_MESSAGE(r, (r ? "" : r.error().what));
   CHECK(r->blocks == 3000);
   CHECK(r->lost == 0);
@@ -33,12 +33,12 @@ TEST_CASE("bench_shard pushes every block through the null shard without loss an
 
 TEST_CASE("bench_shard runs a shard with outputs, and a second run on the same channel works") {
   test::ScratchArena scratch("shardbench");
-  shard_host::ShardBenchOptions o;
+  bench::ShardBenchOptions o;
   o.shard = "copy";
   o.blocks = 500;
   o.samples_per_block = 128;
   for (int run = 0; run < 2; ++run) {
-    auto r = shard_host::bench_shard(scratch.arena(), o);
+    auto r = bench::bench_shard(scratch.arena(), o);
     REQUIRE_MESSAGE(r, (r ? "" : r.error().what));
     CHECK(r->blocks == 500);
     CHECK(r->lost == 0);
@@ -48,12 +48,12 @@ TEST_CASE("bench_shard runs a shard with outputs, and a second run on the same c
 
 TEST_CASE("bench_shard refuses an unknown shard and a bad parameter before running") {
   test::ScratchArena scratch("shardbench");
-  shard_host::ShardBenchOptions o;
+  bench::ShardBenchOptions o;
   o.shard = "nul";
-  CHECK(test::contains(shard_host::bench_shard(scratch.arena(), o).error().what, "did you mean 'null'"));
+  CHECK(test::contains(bench::bench_shard(scratch.arena(), o).error().what, "did you mean 'null'"));
   o.shard = "copy";
   o.params = {{"sufix", "x"}};
-  CHECK(test::contains(shard_host::bench_shard(scratch.arena(), o).error().what, "did you mean 'suffix'"));
+  CHECK(test::contains(bench::bench_shard(scratch.arena(), o).error().what, "did you mean 'suffix'"));
 }
 
 }  // TEST_SUITE

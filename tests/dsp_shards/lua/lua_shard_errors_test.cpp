@@ -9,7 +9,7 @@
 
 namespace {
 
-using weir::test::FakeHost;
+using weir::shard_test::FakeHost;
 using weir::test::LuaShardUnderTest;
 using weir::test::ScriptDir;
 
@@ -99,7 +99,7 @@ TEST_CASE("a runtime error on block 3 is reported with its line, counted, and la
   CHECK_MESSAGE(contains(shard.last_error(), "script.lua:4: bad block 3"), shard.last_error());
   CHECK_MESSAGE(contains(shard.last_error(), "stack traceback:"), shard.last_error());
   CHECK(host.key_writes[0].size() == 5);  // block 3 wrote its key before it failed
-  CHECK(host.last_f64(0) == 5.0);
+  CHECK(host.f64(0) == 5.0);
   const auto stats = shard.stats();
   CHECK(stats.blocks == 5);
   CHECK(stats.script_errors == 1);
@@ -163,7 +163,7 @@ TEST_CASE("an endless loop is stopped by the instruction budget and the shard go
   CHECK_MESSAGE(contains(shard.last_error(), "script.lua:3: instruction budget of 100000 exceeded in one block"),
                 shard.last_error());
   CHECK(shard.stats().budget_stops == 1);
-  CHECK(host.last_f64(0) == 4.0);
+  CHECK(host.f64(0) == 4.0);
   CHECK(host.key_writes[0].size() == 3);
 }
 
@@ -199,7 +199,7 @@ TEST_CASE("an allocation bomb is stopped by the memory limit and the shard goes 
   CHECK_MESSAGE(contains(shard.last_error(), "script.lua: not enough memory: the script's heap reached memory_mb = 4"),
                 shard.last_error());
   CHECK(shard.process(host, samples.data(), kBlock, 2) == 0);
-  CHECK(host.last_f64(0) == 2.0);
+  CHECK(host.f64(0) == 2.0);
   const auto stats = shard.stats();
   CHECK(stats.memory_errors == 1);
   CHECK(stats.heap_peak_bytes <= 4U << 20);
@@ -222,7 +222,7 @@ TEST_CASE("endless recursion fails the block with a stack overflow and the shard
   CHECK(shard.process(host, samples.data(), kBlock, 1) == WEIR_LUA_SCRIPT_ERROR);
   CHECK_MESSAGE(contains(shard.last_error(), "script.lua:1: stack overflow"), shard.last_error());
   CHECK(shard.process(host, samples.data(), kBlock, 2) == 0);
-  CHECK(host.last_f64(0) == 2.0);
+  CHECK(host.f64(0) == 2.0);
 }
 
 TEST_CASE("io, os.execute, require and the file loaders are not there") {
@@ -264,7 +264,7 @@ TEST_CASE("io, os.execute, require and the file loaders are not there") {
     FakeHost host;
     const std::vector<float> samples(kBlock, 1.0F);
     CHECK(shard.process(host, samples.data(), kBlock, 1) == 0);
-    CHECK(host.last_f64(0) == 1.0);
+    CHECK(host.f64(0) == 1.0);
   }
 }
 
@@ -307,10 +307,10 @@ TEST_CASE("a claim the arena drops makes weir.emit return false and is counted")
   LuaShardUnderTest shard({{"script", script}, {"outputs", "channel:adc0.copy,key:ok"}});
   REQUIRE_MESSAGE(shard.ok(), shard.error());
   FakeHost host;
-  host.drop_claims = true;
+  host.drop_all = true;
   const std::vector<float> samples(kBlock, 1.0F);
   CHECK(shard.process(host, samples.data(), kBlock, 1) == 0);
-  CHECK(host.last_f64(1) == 0.0);
+  CHECK(host.f64(1) == 0.0);
   CHECK(host.published.empty());
   CHECK(shard.stats().emits_dropped == 1);
 }

@@ -12,7 +12,7 @@
 
 namespace {
 
-using weir::test::FakeHost;
+using weir::shard_test::FakeHost;
 using weir::test::LuaShardUnderTest;
 using weir::test::ScriptDir;
 
@@ -59,10 +59,10 @@ void check_peak_and_rms(std::uint32_t dtype, double amplitude) {
     REQUIRE(shard.process(host, samples.data(), kBlock, seq) == 0);
     double sumsq = 0.0;
     for (T x : samples) sumsq += static_cast<double>(x) * static_cast<double>(x);
-    CHECK(host.last_f64(0) == static_cast<double>(*std::max_element(samples.begin(), samples.end())));
-    CHECK(host.last_f64(1) == doctest::Approx(std::sqrt(sumsq / kBlock)).epsilon(1e-12));
-    CHECK(host.last_f64(2) == static_cast<double>(*std::min_element(samples.begin(), samples.end())));
-    CHECK(host.last_f64(3) ==
+    CHECK(host.f64(0) == static_cast<double>(*std::max_element(samples.begin(), samples.end())));
+    CHECK(host.f64(1) == doctest::Approx(std::sqrt(sumsq / kBlock)).epsilon(1e-12));
+    CHECK(host.f64(2) == static_cast<double>(*std::min_element(samples.begin(), samples.end())));
+    CHECK(host.f64(3) ==
           doctest::Approx(std::accumulate(samples.begin(), samples.end(), 0.0,
                                           [](double a, T x) { return a + static_cast<double>(x); }))
               .epsilon(1e-12));
@@ -100,11 +100,11 @@ TEST_CASE("every readable dtype reaches the script with its value") {
     REQUIRE_MESSAGE(shard.ok(), shard.error());
     FakeHost host;
     REQUIRE(shard.process(host, samples.data(), static_cast<std::uint32_t>(samples.size()), 1) == 0);
-    CHECK(host.last_f64(0) == 100.0);
-    CHECK(host.last_f64(1) == lowest);
-    CHECK(host.last_f64(2) == doctest::Approx(100.0 + lowest + 7.0 + 2.0));
-    CHECK(host.last_f64(3) == lowest);
-    CHECK(host.last_f64(4) == (integer ? 1.0 : 0.0));
+    CHECK(host.f64(0) == 100.0);
+    CHECK(host.f64(1) == lowest);
+    CHECK(host.f64(2) == doctest::Approx(100.0 + lowest + 7.0 + 2.0));
+    CHECK(host.f64(3) == lowest);
+    CHECK(host.f64(4) == (integer ? 1.0 : 0.0));
     CHECK(host.key_writes[5].back() == std::string(name) + "/" + name);
   };
   run(WEIR_DTYPE_I8, "i8", std::vector<std::int8_t>{100, -100, 7, 2}, -100.0, true);
@@ -179,18 +179,18 @@ TEST_CASE("the view is one object re-pointed at the host's samples every block")
   FakeHost host;
   float samples[8] = {1.5F, 2, 3, 4, 5, 6, 7, 8};
   REQUIRE(shard.process(host, samples, 8, 10) == 0);
-  CHECK(host.last_f64(1) == 1.5);
+  CHECK(host.f64(1) == 1.5);
   samples[0] = -42.25F;  // the host changes its buffer: no copy of the old block may survive
   REQUIRE(shard.process(host, samples, 8, 11) == 0);
-  CHECK(host.last_f64(0) == 1.0);
-  CHECK(host.last_f64(1) == -42.25);
-  CHECK(host.last_f64(2) == 1.0);
-  CHECK(host.last_f64(3) == 11.0);
-  CHECK(host.last_f64(4) == 88.0);
-  CHECK(host.last_f64(5) == 11.0);
-  CHECK(host.last_f64(6) == 500.0);
+  CHECK(host.f64(0) == 1.0);
+  CHECK(host.f64(1) == -42.25);
+  CHECK(host.f64(2) == 1.0);
+  CHECK(host.f64(3) == 11.0);
+  CHECK(host.f64(4) == 88.0);
+  CHECK(host.f64(5) == 11.0);
+  CHECK(host.f64(6) == 500.0);
   REQUIRE(shard.process(host, samples, 5, 12) == 0);  // a short block
-  CHECK(host.last_f64(7) == 5.0);
+  CHECK(host.f64(7) == 5.0);
 }
 
 TEST_CASE("a script that allocates nothing makes no heap allocation per block") {
@@ -215,7 +215,7 @@ TEST_CASE("a script that allocates nothing makes no heap allocation per block") 
   CHECK(after.blocks == before.blocks + 200);
   CHECK(after.heap_allocations == before.heap_allocations);
   CHECK(after.heap_bytes == before.heap_bytes);
-  CHECK(host.last_f64(2) == 202.0);
+  CHECK(host.f64(2) == 202.0);
 
   // The counter does see a script that makes a table per block.
   const auto garbage = dir.write("garbage.lua", {"function process(block) local t = {block[1], block[2]} end"});
@@ -255,10 +255,10 @@ TEST_CASE("the example peak.lua runs as its README says") {
   FakeHost host;
   const std::int16_t samples[6] = {100, -32768, 32767, 5, -7, 0};
   REQUIRE(shard.process(host, samples, 6, 1) == 0);
-  CHECK(host.last_f64(0) == 32768.0);
+  CHECK(host.f64(0) == 32768.0);
   double sumsq = 0;
   for (const std::int16_t x : samples) sumsq += static_cast<double>(x) * x;
-  CHECK(host.last_f64(1) == doctest::Approx(std::sqrt(sumsq / 6)));
+  CHECK(host.f64(1) == doctest::Approx(std::sqrt(sumsq / 6)));
   REQUIRE(host.published.size() == 1);
   CHECK(host.published[0].samples == std::vector<float>{0, 1, 1, 0, 0, 0});
 }

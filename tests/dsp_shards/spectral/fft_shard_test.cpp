@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "dsp_test_support.hpp"
-#include "fake_host.hpp"
 #include "weir/dsp/spectral_shards.hpp"
+#include "weir/shard_fake_host.hpp"
 
-using weir::test::ConfigBuilder;
+using weir::shard_test::ShardConfig;
 
 namespace {
 
@@ -24,14 +24,14 @@ const weir_shard_api& fft_api() {
 
 // The params every test here passes: measured planning and the user's cache would slow tests
 // and write into $HOME.
-ConfigBuilder fft_config(weir_dtype dtype = WEIR_DTYPE_F32, std::uint32_t block = 1000) {
-  ConfigBuilder b("adc0", dtype, block, kRate, "V");
+ShardConfig fft_config(weir_dtype dtype = WEIR_DTYPE_F32, std::uint32_t block = 1000) {
+  ShardConfig b("adc0", dtype, block, kRate, "V");
   b.param("wisdom", "off").param("plan", "estimate");
   return b;
 }
 
-std::string refusal(ConfigBuilder& b) {
-  const auto result = weir::test::configure(fft_api(), b.build());
+std::string refusal(ShardConfig& b) {
+  const auto result = weir::shard_test::configure(fft_api(), b.build());
   CHECK(result.shard == nullptr);
   return result.error;
 }
@@ -68,7 +68,7 @@ TEST_CASE("configure declares one f32 spectrum channel named, sized and scaled f
     auto b = fft_config();
     b.param("size", "512").param("overlap", "0");
     auto& cfg = b.build();
-    const auto result = weir::test::configure(fft_api(), cfg);
+    const auto result = weir::shard_test::configure(fft_api(), cfg);
     REQUIRE_MESSAGE(result.shard != nullptr, result.error);
     REQUIRE(cfg.output_count == 1);
     const weir_shard_output& out = cfg.outputs[0];
@@ -85,7 +85,7 @@ TEST_CASE("configure declares one f32 spectrum channel named, sized and scaled f
     b.param("size", "1024").param("spectrum", "amplitude").param("db", "true");
     b.param("overlap", "0.5").param("average", "linear").param("averages", "4");
     auto& cfg = b.build();
-    const auto result = weir::test::configure(fft_api(), cfg);
+    const auto result = weir::shard_test::configure(fft_api(), cfg);
     REQUIRE_MESSAGE(result.shard != nullptr, result.error);
     CHECK(std::string(cfg.outputs[0].name) == "adc0.amplitude");
     CHECK(std::string(cfg.outputs[0].units) == "dBV");
@@ -96,7 +96,7 @@ TEST_CASE("configure declares one f32 spectrum channel named, sized and scaled f
     auto b = fft_config();
     b.param("spectrum", "power").output_base("lab.spectrum");
     auto& cfg = b.build();
-    const auto result = weir::test::configure(fft_api(), cfg);
+    const auto result = weir::shard_test::configure(fft_api(), cfg);
     REQUIRE_MESSAGE(result.shard != nullptr, result.error);
     CHECK(std::string(cfg.outputs[0].name) == "lab.spectrum");
     CHECK(std::string(cfg.outputs[0].units) == "V^2");
@@ -170,7 +170,7 @@ TEST_CASE("process turns i16 blocks of a sine into amplitude spectra with the ri
   auto b = fft_config(WEIR_DTYPE_I16, block);
   b.param("size", "512").param("overlap", "0").param("spectrum", "amplitude").param("window", "flattop");
   auto& cfg = b.build();
-  const auto configured = weir::test::configure(fft_api(), cfg);
+  const auto configured = weir::shard_test::configure(fft_api(), cfg);
   REQUIRE_MESSAGE(configured.shard != nullptr, configured.error);
 
   // 1000 ADC codes of amplitude at 6400 Hz (bin 64), made by the simulator as a driver would.
@@ -181,7 +181,7 @@ TEST_CASE("process turns i16 blocks of a sine into amplitude spectra with the ri
   signal.amplitude = 1000;
   auto generator = weir::acq::SignalGenerator::create(signal, block);
   REQUIRE(generator);
-  weir::test::FakeHost host(cfg.outputs[0].samples_per_block);
+  weir::shard_test::FakeHost host(cfg);
   const weir_shard_host table = host.table();
   std::vector<std::byte> bytes(block * sizeof(std::int16_t));
   const int blocks = 12;  // 3600 samples: 7 frames of 512
@@ -198,6 +198,7 @@ TEST_CASE("process turns i16 blocks of a sine into amplitude spectra with the ri
 
   REQUIRE(host.published.size() == 7);
   CHECK(host.double_claims == 0);
+  CHECK(host.misuse == 0);
   for (std::size_t j = 0; j < host.published.size(); ++j) {
     CAPTURE(j);
     const auto& s = host.published[j].samples;
@@ -214,9 +215,9 @@ TEST_CASE("a spectrum dropped at the source is skipped and the next one is publi
   auto b = fft_config(WEIR_DTYPE_F64, 256);
   b.param("size", "256").param("overlap", "0").param("spectrum", "power");
   auto& cfg = b.build();
-  const auto configured = weir::test::configure(fft_api(), cfg);
+  const auto configured = weir::shard_test::configure(fft_api(), cfg);
   REQUIRE_MESSAGE(configured.shard != nullptr, configured.error);
-  weir::test::FakeHost host(cfg.outputs[0].samples_per_block);
+  weir::shard_test::FakeHost host(cfg);
   const weir_shard_host table = host.table();
   std::vector<double> x(256, 0.5);  // DC 0.5: power 0.25 in bin 0
   weir_shard_block in{};
@@ -229,6 +230,7 @@ TEST_CASE("a spectrum dropped at the source is skipped and the next one is publi
   REQUIRE(host.published.size() == 1);
   CHECK(host.published[0].samples[0] == doctest::Approx(0.25).epsilon(1e-5));
   CHECK(host.claims == 2);
+  CHECK(host.misuse == 0);
   fft_api().stop(configured.shard);
 }
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "dsp_test_support.hpp"
-#include "fake_host.hpp"
 #include "weir/dsp/spectral_shards.hpp"
+#include "weir/shard_fake_host.hpp"
 
-using weir::test::ConfigBuilder;
+using weir::shard_test::ShardConfig;
 
 namespace {
 
@@ -24,21 +24,21 @@ const weir_shard_api& filter_api() {
   return *api;
 }
 
-std::string refusal(ConfigBuilder& b) {
-  const auto result = weir::test::configure(filter_api(), b.build());
+std::string refusal(ShardConfig& b) {
+  const auto result = weir::shard_test::configure(filter_api(), b.build());
   CHECK(result.shard == nullptr);
   return result.error;
 }
 
 // Runs `x` (f64 samples) through a configured filter shard in blocks of kBlock; returns what it
 // published, concatenated, and checks every block's size.
-std::vector<float> run(ConfigBuilder& b, const std::vector<double>& x, weir::test::FakeHost* seen = nullptr) {
+std::vector<float> run(ShardConfig& b, const std::vector<double>& x, weir::shard_test::FakeHost* seen = nullptr) {
   auto& cfg = b.build();
-  const auto configured = weir::test::configure(filter_api(), cfg);
+  const auto configured = weir::shard_test::configure(filter_api(), cfg);
   REQUIRE_MESSAGE(configured.shard != nullptr, configured.error);
-  weir::test::FakeHost local(cfg.outputs[0].samples_per_block);
-  weir::test::FakeHost& host = seen != nullptr ? *seen : local;
-  host.buffer.resize(cfg.outputs[0].samples_per_block);
+  weir::shard_test::FakeHost local(cfg);
+  weir::shard_test::FakeHost& host = seen != nullptr ? *seen : local;
+  host.capacity = cfg.outputs[0].samples_per_block;  // a host made before configure
   const weir_shard_host table = host.table();
   for (std::size_t at = 0; at + kBlock <= x.size(); at += kBlock) {
     weir_shard_block in{};
@@ -49,6 +49,7 @@ std::vector<float> run(ConfigBuilder& b, const std::vector<double>& x, weir::tes
   }
   filter_api().stop(configured.shard);
   CHECK(host.double_claims == 0);
+  CHECK(host.misuse == 0);
   std::vector<float> y;
   for (const auto& block : host.published) {
     CHECK(block.samples.size() == cfg.outputs[0].samples_per_block);
@@ -86,10 +87,10 @@ TEST_CASE("the filter table declares its parameters and accepts real dtypes only
 }
 
 TEST_CASE("configure declares <input>.filt at the decimated rate and block size") {
-  ConfigBuilder b("adc0", WEIR_DTYPE_I16, kBlock, kRate, "V");
+  ShardConfig b("adc0", WEIR_DTYPE_I16, kBlock, kRate, "V");
   b.param("type", "lowpass").param("cutoff", "2000").param("decimate", "4");
   auto& cfg = b.build();
-  const auto result = weir::test::configure(filter_api(), cfg);
+  const auto result = weir::shard_test::configure(filter_api(), cfg);
   REQUIRE_MESSAGE(result.shard != nullptr, result.error);
   REQUIRE(cfg.output_count == 1);
   CHECK(std::string(cfg.outputs[0].name) == "adc0.filt");
@@ -102,7 +103,7 @@ TEST_CASE("configure declares <input>.filt at the decimated rate and block size"
 
 TEST_CASE("configure refuses bad parameters naming the kind, the parameter, the value and the range") {
   SUBCASE("a cutoff at Nyquist") {
-    ConfigBuilder b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
+    ShardConfig b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
     b.param("cutoff", "24000");
     const std::string e = refusal(b);
     CHECK(e.find("filter: parameter cutoff = '24000'") == 0);
@@ -110,32 +111,32 @@ TEST_CASE("configure refuses bad parameters naming the kind, the parameter, the 
     CHECK(e.find("Nyquist") != std::string::npos);
   }
   SUBCASE("a band whose low edge is not below its high edge") {
-    ConfigBuilder b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
+    ShardConfig b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
     b.param("type", "bandpass").param("cutoff", "3000").param("cutoff_high", "2000");
     const std::string e = refusal(b);
     CHECK(e.find("cutoff_high = '2000'") != std::string::npos);
     CHECK(e.find("cutoff is 3000") != std::string::npos);
   }
   SUBCASE("a decimation that does not divide the block") {
-    ConfigBuilder b("adc0", WEIR_DTYPE_F32, 1000, kRate, "V");
+    ShardConfig b("adc0", WEIR_DTYPE_F32, 1000, kRate, "V");
     b.param("cutoff", "1000").param("decimate", "3");
     const std::string e = refusal(b);
     CHECK(e.find("decimate = '3'") != std::string::npos);
     CHECK(e.find("1000 samples per block") != std::string::npos);
   }
   SUBCASE("an even tap count for a high-pass") {
-    ConfigBuilder b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
+    ShardConfig b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
     b.param("type", "highpass").param("cutoff", "1000").param("taps", "100");
     const std::string e = refusal(b);
     CHECK(e.find("taps = '100'") != std::string::npos);
     CHECK(e.find("odd") != std::string::npos);
   }
   SUBCASE("no cutoff at all") {
-    ConfigBuilder b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
+    ShardConfig b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
     CHECK(refusal(b).find("cutoff is required") != std::string::npos);
   }
   SUBCASE("an unknown type") {
-    ConfigBuilder b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
+    ShardConfig b("adc0", WEIR_DTYPE_F32, kBlock, kRate, "V");
     b.param("type", "comb").param("cutoff", "100");
     const std::string e = refusal(b);
     CHECK(e.find("type = 'comb'") != std::string::npos);
@@ -144,7 +145,7 @@ TEST_CASE("configure refuses bad parameters naming the kind, the parameter, the 
 }
 
 TEST_CASE("a low-pass with decimation passes the band and rejects what would alias") {
-  ConfigBuilder b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
+  ShardConfig b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
   b.param("type", "lowpass").param("cutoff", "2000").param("decimate", "4");
   const std::size_t n = 40 * kBlock;  // one second
   const double out_rate = kRate / 4;
@@ -160,7 +161,7 @@ TEST_CASE("a low-pass with decimation passes the band and rejects what would ali
 }
 
 TEST_CASE("a high-pass with decimation filters first and then decimates") {
-  ConfigBuilder b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
+  ShardConfig b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
   b.param("type", "highpass").param("cutoff", "1500").param("decimate", "4");
   const std::size_t n = 40 * kBlock;
   const auto y = run(b, tones({300, 3000}, n));
@@ -171,7 +172,7 @@ TEST_CASE("a high-pass with decimation filters first and then decimates") {
 }
 
 TEST_CASE("the dc type removes an offset") {
-  ConfigBuilder b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
+  ShardConfig b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
   b.param("type", "dc").param("cutoff", "20");
   const auto y = run(b, tones({1000}, 10 * kBlock, 3.0));
   REQUIRE(y.size() == 10 * kBlock);
@@ -180,7 +181,7 @@ TEST_CASE("the dc type removes an offset") {
 }
 
 TEST_CASE("a notch removes its tone and keeps the rest") {
-  ConfigBuilder b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
+  ShardConfig b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
   b.param("type", "notch").param("cutoff", "1000").param("q", "5");
   const auto y = run(b, tones({1000, 6000}, 10 * kBlock));
   const auto tail = std::span<const float>(y).subspan(y.size() - 4800);
@@ -189,12 +190,12 @@ TEST_CASE("a notch removes its tone and keeps the rest") {
 }
 
 TEST_CASE("a block dropped at the source is filtered anyway so later blocks are unchanged") {
-  ConfigBuilder b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
+  ShardConfig b("adc0", WEIR_DTYPE_F64, kBlock, kRate, "V");
   b.param("type", "bandpass").param("cutoff", "1000").param("cutoff_high", "3000").param("decimate", "2");
   const auto x = weir::test::noise(kRate, 1.0, 5 * kBlock, 29);
   const std::vector<double> xd(x.begin(), x.end());
   const auto all = run(b, xd);
-  weir::test::FakeHost host(0);
+  weir::shard_test::FakeHost host;
   host.drop_claims = 1;
   const auto dropped = run(b, xd, &host);
   REQUIRE(all.size() == 5 * kBlock / 2);

@@ -5,7 +5,6 @@
 
 #include "alloc_counter.hpp"
 #include "dsp_test_support.hpp"
-#include "fake_host.hpp"
 #include "weir/dsp/biquad.hpp"
 #include "weir/dsp/dc_blocker.hpp"
 #include "weir/dsp/decimator.hpp"
@@ -13,6 +12,7 @@
 #include "weir/dsp/fir_filter.hpp"
 #include "weir/dsp/spectral_shards.hpp"
 #include "weir/dsp/spectrum_estimator.hpp"
+#include "weir/shard_fake_host.hpp"
 
 namespace {
 
@@ -126,10 +126,10 @@ TEST_CASE("the fft and filter shards allocate nothing in process") {
   };
   for (const Kind& kind : kinds) {
     CAPTURE(kind.api->name);
-    weir::test::ConfigBuilder b("adc0", WEIR_DTYPE_I32, in.count, kRate, "V");
+    weir::shard_test::ShardConfig b("adc0", WEIR_DTYPE_I32, in.count, kRate, "V");
     for (const auto& [name, value] : kind.params) b.param(name, value);
     auto& cfg = b.build();
-    const auto configured = weir::test::configure(*kind.api, cfg);
+    const auto configured = weir::shard_test::configure(*kind.api, cfg);
     REQUIRE_MESSAGE(configured.shard != nullptr, configured.error);
     CountingHost host{std::vector<float>(cfg.outputs[0].samples_per_block)};
     const weir_shard_host table = host.table();

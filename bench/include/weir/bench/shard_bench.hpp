@@ -1,6 +1,6 @@
 #pragma once
-// Benchmark hook for `weir bench`: runs one shard through the real host path (ShardInstance::poll
-// woken by a Watcher, exactly as `weir shard` does) on an arena channel for a fixed number of blocks,
+// The shard benchmark behind `weir bench shards`: runs one shard through the shard host's public API
+// (load_shard, resolve_params, ShardInstance::poll woken by a Watcher, exactly as `weir shard` does) on an arena channel for a fixed number of blocks,
 // in this process, and reports throughput and per-block process() latency.
 //
 // Feeding: a writer thread publishes `blocks` blocks into the input channel as fast as it can; the
@@ -17,11 +17,11 @@
 #include "weir/core/error.hpp"
 #include "weir/shard_host/params.hpp"
 
-namespace weir::shard_host {
+namespace weir::bench {
 
 struct ShardBenchOptions {
   std::string shard = "null";         // built-in kind or .so path
-  std::vector<ParamArg> params;
+  std::vector<shard_host::ParamArg> params;
   std::string channel = "bench.shard.in";  // input channel; created if missing (else it must match)
   core::Dtype dtype = core::Dtype::f32;
   std::uint32_t samples_per_block = 1024;
@@ -49,4 +49,4 @@ struct ShardBenchResult {
 /// and joined.
 [[nodiscard]] core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const ShardBenchOptions& options);
 
-}  // namespace weir::shard_host
+}  // namespace weir::bench

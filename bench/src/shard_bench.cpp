@@ -1,6 +1,6 @@
 // bench_shard: a writer thread feeds a lossless channel; this thread runs the shard through the same
 // ShardInstance::poll the host uses, woken by the same Watcher.
-#include "weir/shard_host/shard_bench.hpp"
+#include "weir/bench/shard_bench.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -16,12 +16,21 @@
 #include "weir/shard_host/shard_instance.hpp"
 #include "weir/shard_host/watchdog.hpp"
 
-namespace weir::shard_host {
+namespace weir::bench {
 
 namespace {
 
 using core::Errc;
 using core::fail;
+using shard_host::InstanceReport;
+using shard_host::InstanceSpec;
+using shard_host::kBlocksPerTurn;
+using shard_host::kWaitSliceNs;
+using shard_host::load_shard;
+using shard_host::monotonic_now_ns;
+using shard_host::resolve_params;
+using shard_host::ShardInstance;
+using shard_host::Watchdog;
 
 constexpr double kNsPerS = 1e9;
 constexpr std::int64_t kWriterWaitNs = 10'000'000'000;  // the bench's writer waits this long for the host
@@ -131,4 +140,4 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
   return result;
 }
 
-}  // namespace weir::shard_host
+}  // namespace weir::bench
