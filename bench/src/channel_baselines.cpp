@@ -15,9 +15,7 @@
 #include "broadcast_ring.hpp"
 #include "spsc_ring.hpp"
 
-#if defined(WEIR_HAVE_ZMQ)
 #include <zmq.h>
-#endif
 
 namespace weir::bench {
 
@@ -227,8 +225,6 @@ TransferResult transfer_unix(const TransferSpec& spec, const CpuPlan& cpus, cons
   return run_transfer(spec, cpus, child_body, write_all, error);
 }
 
-#if defined(WEIR_HAVE_ZMQ)
-
 namespace {
 
 constexpr int kZmqTimeoutMs = static_cast<int>(kStallTimeoutNs / 1'000'000);  // send, receive and linger limit
@@ -263,7 +259,6 @@ class ZmqMessage {
 
 }  // namespace
 
-bool have_zmq() noexcept { return true; }
 
 TransferResult transfer_zmq(const TransferSpec& spec, const CpuPlan& cpus, const std::vector<std::byte>& source,
                             std::string& error) {
@@ -319,15 +314,5 @@ TransferResult transfer_zmq(const TransferSpec& spec, const CpuPlan& cpus, const
   return result;
 }
 
-#else
-
-bool have_zmq() noexcept { return false; }
-
-TransferResult transfer_zmq(const TransferSpec&, const CpuPlan&, const std::vector<std::byte>&, std::string& error) {
-  error = "built without libzmq";
-  return std::nullopt;
-}
-
-#endif
 
 }  // namespace weir::bench

@@ -294,8 +294,6 @@ template <class ReaderBody, class WriteOne>
                                            const std::vector<std::byte>& source, std::string& error);
 [[nodiscard]] TransferResult transfer_unix(const TransferSpec& spec, const CpuPlan& cpus,
                                            const std::vector<std::byte>& source, std::string& error);
-/// Whether this build has the ZeroMQ baseline (libzmq was found).
-[[nodiscard]] bool have_zmq() noexcept;
 [[nodiscard]] TransferResult transfer_zmq(const TransferSpec& spec, const CpuPlan& cpus,
                                           const std::vector<std::byte>& source, std::string& error);
 

@@ -182,12 +182,8 @@ void run_transfers(const SuiteContext& s) {
     auto writer = core::ChannelWriter::open(s.arena, channel_name("lossless", block_bytes));
     if (!writer) return s.results.note_error("setup.channels", writer.error().what);
     writers.push_back(std::move(*writer));
-    for (const Transport t : kTransports) {
-      if (t == Transport::zmq && !have_zmq()) continue;
-      lines.push_back(Line{block_bytes, t, {}});
-    }
+    for (const Transport t : kTransports) lines.push_back(Line{block_bytes, t, {}});
   }
-  if (!have_zmq()) std::fputs("weir bench: channels: built without libzmq; the ZeroMQ baseline is skipped\n", stderr);
 
   // Rounds take every line in turn, so a change of load on the machine reaches all alike.
   const std::uint32_t rounds = kWarmupRounds + static_cast<std::uint32_t>(s.config.reps);
@@ -234,7 +230,6 @@ void run_transfers(const SuiteContext& s) {
     if (line.transport != Transport::channel) continue;
     // The channel line against its second and third floor: the same numbers under another baseline.
     for (const std::string_view suffix : {".vs_unix", ".vs_zmq"}) {
-      if (suffix == ".vs_zmq" && !have_zmq()) continue;
       Row against = row;
       against.name += suffix;
       s.results.add_row(std::move(against));

@@ -10,30 +10,13 @@
 #include <iterator>
 #include <string>
 
+#include "scratch_dir.hpp"
 #include "weir/dsp/real_fft.hpp"
 #include "weir/dsp/wisdom.hpp"
 
 namespace {
 
-// A scratch directory removed however the test ends.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("weir-wisdom-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1)));
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] std::string file(const std::string& relative) const { return (path_ / relative).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using weir::test::ScratchDir;
 
 double plan_seconds(std::size_t n, const std::string& path, weir::dsp::WisdomReport& report) {
   const auto start = std::chrono::steady_clock::now();
@@ -49,7 +32,7 @@ double plan_seconds(std::size_t n, const std::string& path, weir::dsp::WisdomRep
 TEST_SUITE("dsp.wisdom") {
 
 TEST_CASE("planning writes a wisdom file that FFTW imports, and the next plan reuses it") {
-  const ScratchDir dir;
+  const ScratchDir dir("wisdom");
   const std::string path = dir.file("cache/weir/fftw3f.wisdom");  // the directories do not exist yet
   const std::size_t n = 2 * 3 * 5 * 7 * 11;                       // a size no other test plans
   fftwf_forget_wisdom();
@@ -76,7 +59,7 @@ TEST_CASE("planning writes a wisdom file that FFTW imports, and the next plan re
 }
 
 TEST_CASE("a missing, foreign or unwritable wisdom file only means planning from scratch") {
-  const ScratchDir dir;
+  const ScratchDir dir("wisdom");
   CHECK_FALSE(weir::dsp::import_wisdom(dir.file("absent.wisdom")));
 
   const std::string garbage = dir.file("garbage.wisdom");

@@ -1,5 +1,5 @@
 #pragma once
-// `weir bench`: a thin front for the benchmark library in bench/ (target weir::bench_kv).
+// `weir bench`: a thin front for the benchmark library in bench/ (target weir::bench_suites).
 #include <string>
 #include <vector>
 

@@ -2,7 +2,7 @@
 // Throughput hooks of `weir bench recorder`: the recorder end to end (an arena channel, a writer
 // thread, the recorder writing SWMR HDF5) against a bare HDF5 loop writing the same blocks to the
 // same kind of file. Both write pre-generated f32 blocks and report MB/s of sample data. Library
-// weir::bench_recorder (bench/), over the recorder's public API and weir::h5.
+// weir::bench_suites (bench/), over the recorder's public API and weir::h5.
 #include <cstdint>
 #include <string>
 
