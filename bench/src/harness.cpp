@@ -140,32 +140,29 @@ void compare(Results& results, std::span<const Comparison> comparisons) {
   }
 }
 
-std::string row_json_fields(const Row& row) {
-  // Names, baselines and targets are fixed ASCII without quotes or backslashes: no escaping needed.
-  std::string line = "{\"name\":\"" + row.name + "\",\"unit\":\"" + std::string(row.unit) + "\"";
-  line += ",\"median\":" + number(row.stats.median_ns, kNsDecimals);
-  line += ",\"min\":" + number(row.stats.min_ns, kNsDecimals);
-  line += ",\"max\":" + number(row.stats.max_ns, kNsDecimals);
-  line += ",\"reps\":" + std::to_string(row.stats.reps);
+tools::JsonObject row_json(const Row& row) {
+  tools::JsonObject o;
+  o.text("name", row.name).text("unit", row.unit);
+  o.raw("median", number(row.stats.median_ns, kNsDecimals));
+  o.raw("min", number(row.stats.min_ns, kNsDecimals));
+  o.raw("max", number(row.stats.max_ns, kNsDecimals));
+  o.number("reps", row.stats.reps);
   if (!row.baseline.empty() && row.ratio) {
-    line += ",\"baseline\":\"" + row.baseline + "\"";
-    line += ",\"ratio\":" + number(*row.ratio, kRatioDecimals);
+    o.text("baseline", row.baseline).raw("ratio", number(*row.ratio, kRatioDecimals));
     if (row.paired_ratio) {
-      line += ",\"paired\":true,\"ratio_min\":" + number(row.paired_ratio->min_ns, kRatioDecimals);
-      line += ",\"ratio_max\":" + number(row.paired_ratio->max_ns, kRatioDecimals);
+      o.boolean("paired", true);
+      o.raw("ratio_min", number(row.paired_ratio->min_ns, kRatioDecimals));
+      o.raw("ratio_max", number(row.paired_ratio->max_ns, kRatioDecimals));
     }
   }
-  if (!row.target.empty() && row.pass) {
-    line += ",\"target\":\"" + row.target + "\"";
-    line += *row.pass ? ",\"pass\":true" : ",\"pass\":false";
-  }
-  if (row.busy_fraction) line += ",\"busy_fraction\":" + number(*row.busy_fraction, kFractionDecimals);
-  if (row.wake_fraction) line += ",\"wake_fraction\":" + number(*row.wake_fraction, kFractionDecimals);
-  return line;
+  if (!row.target.empty() && row.pass) o.text("target", row.target).boolean("pass", *row.pass);
+  if (row.busy_fraction) o.raw("busy_fraction", number(*row.busy_fraction, kFractionDecimals));
+  if (row.wake_fraction) o.raw("wake_fraction", number(*row.wake_fraction, kFractionDecimals));
+  return o;
 }
 
 void print_json(const std::vector<Row>& rows) {
-  for (const Row& row : rows) std::fputs((row_json_fields(row) + "}\n").c_str(), stdout);
+  for (const Row& row : rows) std::puts(row_json(row).str().c_str());
   std::fflush(stdout);
 }
 

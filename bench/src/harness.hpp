@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "weir/tools/output.hpp"
+
 namespace weir::bench {
 
 inline constexpr int kExitOk = 0;                           // run_bench's exit codes: done (targets missed included)
@@ -222,8 +224,8 @@ void compare(Results& results, std::span<const Comparison> comparisons);
 
 /// A number for JSON with `decimals` places; non-finite prints as null.
 [[nodiscard]] std::string json_number(double v, int decimals);
-/// A row's JSON object without its closing brace, so a suite can append fields of its own.
-[[nodiscard]] std::string row_json_fields(const Row& row);
+/// A row as a JSON object (the CLI's writer), so a suite can add fields of its own.
+[[nodiscard]] tools::JsonObject row_json(const Row& row);
 /// One JSON object per row and line on stdout.
 void print_json(const std::vector<Row>& rows);
 /// An aligned table on stdout under `title` (one line naming the suite, unit and repetitions); a

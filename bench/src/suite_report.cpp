@@ -95,12 +95,7 @@ void Fields::add_bool(std::string_view row, std::string key, bool value) {
 }
 
 void Fields::add_text(std::string_view row, std::string key, std::string_view text) {
-  std::string json;  // appended, not '"' + text + '"': GCC 12 -O3 warns falsely on that (bug 105329)
-  json.reserve(text.size() + 2);
-  json += '"';
-  json += text;
-  json += '"';
-  row_fields(row).push_back({std::move(key), std::move(json)});
+  row_fields(row).push_back({std::move(key), tools::json_quote(text)});
 }
 
 const std::vector<Field>* Fields::of(std::string_view row) const noexcept {
@@ -122,13 +117,12 @@ void print_report(const std::vector<Row>& rows, const Fields& fields, bool json,
     std::fflush(stdout);
     return;
   }
-  // The harness's JSON line, with the extras before the closing brace.
+  // The harness's JSON object, with the suite's extras after its fields.
   for (const Row& row : rows) {
-    std::string line = row_json_fields(row);
+    tools::JsonObject o = row_json(row);
     if (const std::vector<Field>* extra = fields.of(row.name))
-      for (const Field& f : *extra) line += ",\"" + f.key + "\":" + f.json;
-    line += "}\n";
-    std::fputs(line.c_str(), stdout);
+      for (const Field& f : *extra) o.raw(f.key, f.json);
+    std::puts(o.str().c_str());
   }
   std::fflush(stdout);
 }
