@@ -7,26 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <numeric>
+
+#include "weir/core/edit_distance.hpp"
 
 namespace weir::dsp {
-
-namespace {
-
-// Levenshtein distance, two rows.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  std::iota(prev.begin(), prev.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-}  // namespace
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
   std::int64_t v = 0;
@@ -68,7 +52,7 @@ std::string closest_name(std::string_view name, const std::vector<std::string_vi
   std::string best;
   std::size_t best_distance = max_distance + 1;
   for (std::string_view c : candidates) {
-    const std::size_t d = edit_distance(name, c);
+    const std::size_t d = core::edit_distance(name, c);
     // A suggestion must be closer than rewriting most of the word.
     if (d < best_distance && d < std::max<std::size_t>(c.size(), name.size())) {
       best_distance = d;
