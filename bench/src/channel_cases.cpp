@@ -550,9 +550,7 @@ int run_channel_suite(const std::vector<std::string>& args) {
   const auto maybe_config = parse_suite_options(args, kUsage, exit_code);
   if (!maybe_config) return exit_code;
   const Config& config = *maybe_config;
-#ifndef __OPTIMIZE__
-  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
-#endif
+  warn_if_unoptimised();
 
   const std::string arena_name = "bench.channels." + std::to_string(::getpid());
   core::ArenaOptions options;
@@ -560,41 +558,23 @@ int run_channel_suite(const std::vector<std::string>& args) {
   options.value_bytes = 64;
   options.vector_dim = 0;  // no vector partition: this suite never touches it
   options.channel_data_bytes = kChannelDataBytes;
-  options.replace_stale = true;  // a crashed earlier run of the same pid left it behind
-  auto arena = core::Arena::create(arena_name, options);
-  if (!arena) {
-    std::fprintf(stderr, "weir bench: create arena '%s': %s\n", arena_name.c_str(), arena.error().what.c_str());
-    return kExitFailed;
-  }
 
   Results results;
   Fields fields;
-  bool aborted = false;
   bool pinned = false;
-  try {
-    if (auto made = create_channels(*arena); !made) {
-      results.note_error("setup.channels", made.error().what);
-    } else {
-      const CpuPlan cpus;
-      pinned = cpus.pinned();
-      if (!pinned)
-        std::fputs("weir bench: channels: could not put writer and readers on different CPUs; they may share one\n",
-                   stderr);
-      const SuiteContext s{config, arena_name, *arena, cpus, results, fields};
-      run_transfers(s);
-      run_writer_cost(s);
-      run_overload(s);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weir bench: aborted: %s\n", e.what());
-    aborted = true;
-  }
-  arena->close();
-  if (auto removed = core::Arena::remove(arena_name); !removed) {
-    std::fprintf(stderr, "weir bench: remove arena '%s': %s\n", arena_name.c_str(), removed.error().what.c_str());
-    aborted = true;
-  }
-  if (aborted) return kExitFailed;
+  const bool ran = run_in_arena(arena_name, options, [&](core::Arena& arena) {
+    if (auto made = create_channels(arena); !made) return results.note_error("setup.channels", made.error().what);
+    const CpuPlan cpus;
+    pinned = cpus.pinned();
+    if (!pinned)
+      std::fputs("weir bench: channels: could not put writer and readers on different CPUs; they may share one\n",
+                 stderr);
+    const SuiteContext s{config, arena_name, arena, cpus, results, fields};
+    run_transfers(s);
+    run_writer_cost(s);
+    run_overload(s);
+  });
+  if (!ran) return kExitFailed;
 
   compare_at_least(results, comparisons());
   char title[320];

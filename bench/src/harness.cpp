@@ -70,6 +70,35 @@ const Row* Results::find(std::string_view name) const noexcept {
   return nullptr;
 }
 
+bool run_in_arena(const std::string& name, core::ArenaOptions options,
+                  const std::function<void(core::Arena&)>& cases) {
+  options.replace_stale = true;  // a crashed earlier run of the same pid left it behind
+  auto arena = core::Arena::create(name, options);
+  if (!arena) {
+    std::fprintf(stderr, "weir bench: create arena '%s': %s\n", name.c_str(), arena.error().what.c_str());
+    return false;
+  }
+  bool ok = true;
+  try {
+    cases(*arena);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weir bench: aborted: %s\n", e.what());
+    ok = false;
+  }
+  arena->close();
+  if (auto removed = core::Arena::remove(name); !removed) {
+    std::fprintf(stderr, "weir bench: remove arena '%s': %s\n", name.c_str(), removed.error().what.c_str());
+    ok = false;
+  }
+  return ok;
+}
+
+void warn_if_unoptimised() {
+#ifndef __OPTIMIZE__
+  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
+#endif
+}
+
 // JSON has no NaN or infinity; a non-finite number would be a harness bug, so it prints as null.
 std::string json_number(double v, int decimals) {
   if (!std::isfinite(v)) return "null";

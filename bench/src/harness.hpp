@@ -1,6 +1,7 @@
 #pragma once
 // Timing, statistics and output of the benchmark. Private to bench/.
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "weir/core/arena.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::bench {
@@ -221,6 +223,15 @@ struct Comparison {
 /// Fills in baseline, ratio, target and pass of the rows the table names; rows or baselines that
 /// are missing (a case that could not run, reported already) are skipped.
 void compare(Results& results, std::span<const Comparison> comparisons);
+
+/// Creates the suite's private arena `name` (over a stale one a crashed run of the same pid left),
+/// runs `cases` on it, then closes and removes it however the cases end. False, said on stderr,
+/// when the arena could not be made or removed or a case threw: the suite then exits kExitFailed.
+[[nodiscard]] bool run_in_arena(const std::string& name, core::ArenaOptions options,
+                                const std::function<void(core::Arena&)>& cases);
+
+/// Says on stderr when this build has no optimisation: its numbers mean little.
+void warn_if_unoptimised();
 
 /// A number for JSON with `decimals` places; non-finite prints as null.
 [[nodiscard]] std::string json_number(double v, int decimals);

@@ -68,29 +68,14 @@ int run_kv_suite(const Config& config) {
   options.slot_count = kArenaSlots;
   options.key_bytes = kArenaKeyBytes;
   options.value_bytes = kLargeBytes;
-  options.replace_stale = true;  // a crashed earlier run of the same pid left it behind
-  auto arena = core::Arena::create(arena_name, options);
-  if (!arena) {
-    std::fprintf(stderr, "weir bench: create arena '%s': %s\n", arena_name.c_str(), arena.error().what.c_str());
-    return kExitFailed;
-  }
 
   Results results;
-  bool aborted = false;
-  try {
+  const bool ran = run_in_arena(arena_name, options, [&](core::Arena& arena) {
     run_baseline_cases(config, results);
-    run_kv_cases(config, *arena, results);
-    run_xproc_cases(config, *arena, arena_name, results);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weir bench: aborted: %s\n", e.what());
-    aborted = true;
-  }
-  arena->close();
-  if (auto removed = core::Arena::remove(arena_name); !removed) {
-    std::fprintf(stderr, "weir bench: remove arena '%s': %s\n", arena_name.c_str(), removed.error().what.c_str());
-    aborted = true;
-  }
-  if (aborted) return kExitFailed;
+    run_kv_cases(config, arena, results);
+    run_xproc_cases(config, arena, arena_name, results);
+  });
+  if (!ran) return kExitFailed;
 
   compare(results, kComparisons);
   if (config.json) {
@@ -119,9 +104,7 @@ int run_bench(const std::vector<std::string>& args) {
   int exit_code = kExitOk;
   const auto maybe_config = parse_args(args, exit_code);
   if (!maybe_config) return exit_code;
-#ifndef __OPTIMIZE__
-  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
-#endif
+  warn_if_unoptimised();
   return args[0] == "signals" ? run_signals_suite(*maybe_config) : run_kv_suite(*maybe_config);
 }
 

@@ -43,29 +43,14 @@ int run_signals_suite(const Config& config) {
   options.key_bytes = kArenaKeyBytes;
   options.value_bytes = kSignalValueBytes;
   options.vector_dim = 0;        // no vector partition: this suite never touches it
-  options.replace_stale = true;  // a crashed earlier run of the same pid left it behind
-  auto arena = core::Arena::create(arena_name, options);
-  if (!arena) {
-    std::fprintf(stderr, "weir bench: create arena '%s': %s\n", arena_name.c_str(), arena.error().what.c_str());
-    return kExitFailed;
-  }
 
   Results results;
-  bool aborted = false;
-  try {
+  const bool ran = run_in_arena(arena_name, options, [&](core::Arena& arena) {
     // Publish first: it needs every group of the table, which a killed wake child could hold one of.
-    run_publish_cases(config, *arena, arena_name, results);
-    run_wake_cases(config, *arena, arena_name, results);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weir bench: aborted: %s\n", e.what());
-    aborted = true;
-  }
-  arena->close();
-  if (auto removed = core::Arena::remove(arena_name); !removed) {
-    std::fprintf(stderr, "weir bench: remove arena '%s': %s\n", arena_name.c_str(), removed.error().what.c_str());
-    aborted = true;
-  }
-  if (aborted) return kExitFailed;
+    run_publish_cases(config, arena, arena_name, results);
+    run_wake_cases(config, arena, arena_name, results);
+  });
+  if (!ran) return kExitFailed;
 
   // Report wake latency first, as the comparison table does.
   const auto is_wake = [](const Row& row) {

@@ -409,9 +409,7 @@ int run_vector_suite(const std::vector<std::string>& args) {
   const auto maybe_config = parse_suite_options(args, kUsage, exit_code);
   if (!maybe_config) return exit_code;
   const Config& config = *maybe_config;
-#ifndef __OPTIMIZE__
-  std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);
-#endif
+  warn_if_unoptimised();
   const std::uint32_t vectors = config.quick ? kQuickVectors : kVectors;
   const std::uint32_t slots = config.quick ? kQuickSlots : kSlots;
 
@@ -422,29 +420,14 @@ int run_vector_suite(const std::vector<std::string>& args) {
   options.value_bytes = kValueBytes;
   options.vector_dim = kDim;
   options.channel_data_bytes = 0;  // no channels: this suite never touches them
-  options.replace_stale = true;    // a crashed earlier run of the same pid left it behind
-  auto arena = core::Arena::create(arena_name, options);
-  if (!arena) {
-    std::fprintf(stderr, "weir bench: create arena '%s': %s\n", arena_name.c_str(), arena.error().what.c_str());
-    return kExitFailed;
-  }
 
   Results results;
   Fields fields;
   core::Kernel kernel = core::Kernel::best;
-  bool aborted = false;
-  try {
-    run_cases(config, *arena, vectors, results, fields, kernel);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weir bench: aborted: %s\n", e.what());
-    aborted = true;
-  }
-  arena->close();
-  if (auto removed = core::Arena::remove(arena_name); !removed) {
-    std::fprintf(stderr, "weir bench: remove arena '%s': %s\n", arena_name.c_str(), removed.error().what.c_str());
-    aborted = true;
-  }
-  if (aborted) return kExitFailed;
+  const bool ran = run_in_arena(arena_name, options, [&](core::Arena& arena) {
+    run_cases(config, arena, vectors, results, fields, kernel);
+  });
+  if (!ran) return kExitFailed;
 
   compare(results, kComparisons);
   char title[256];
