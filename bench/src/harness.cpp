@@ -93,6 +93,13 @@ bool run_in_arena(const std::string& name, core::ArenaOptions options,
   return ok;
 }
 
+int exit_status(const Results& results) {
+  if (results.failures() == 0) return kExitOk;
+  std::fprintf(stderr, "weir bench: %llu failed calls or set-ups: the numbers printed are not trustworthy\n",
+               static_cast<unsigned long long>(results.failures()));
+  return kExitFailed;
+}
+
 void warn_if_unoptimised() {
 #ifndef __OPTIMIZE__
   std::fputs("weir bench: built without optimisation; these numbers mean little\n", stderr);

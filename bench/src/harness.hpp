@@ -230,6 +230,10 @@ void compare(Results& results, std::span<const Comparison> comparisons);
 [[nodiscard]] bool run_in_arena(const std::string& name, core::ArenaOptions options,
                                 const std::function<void(core::Arena&)>& cases);
 
+/// The suite's exit code: kExitOk, or kExitFailed (said on stderr) when any call or set-up failed,
+/// since the numbers printed are then not to be trusted.
+[[nodiscard]] int exit_status(const Results& results);
+
 /// Says on stderr when this build has no optimisation: its numbers mean little.
 void warn_if_unoptimised();
 

@@ -86,12 +86,7 @@ int run_kv_suite(const Config& config) {
                   config.reps, static_cast<long long>(config.rep_ns() / 1'000'000), config.quick ? " (--quick)" : "");
     print_table(results.rows(), title);
   }
-  if (results.failures() != 0) {
-    std::fprintf(stderr, "weir bench: %llu failed calls or set-ups: the numbers printed are not trustworthy\n",
-                 static_cast<unsigned long long>(results.failures()));
-    return kExitFailed;
-  }
-  return kExitOk;
+  return exit_status(results);
 }
 
 }  // namespace

@@ -437,12 +437,7 @@ int run_vector_suite(const std::vector<std::string>& args) {
                 kTopK, vectors, kDim, slots, core::kernel_name(kernel), config.reps,
                 static_cast<long long>(config.rep_ns() / 1'000'000), config.quick ? " (--quick)" : "");
   print_report(results.rows(), fields, config.json, title);
-  if (results.failures() != 0) {
-    std::fprintf(stderr, "weir bench: %llu failed calls or set-ups: the numbers printed are not trustworthy\n",
-                 static_cast<unsigned long long>(results.failures()));
-    return kExitFailed;
-  }
-  return kExitOk;
+  return exit_status(results);
 }
 
 }  // namespace weir::bench
