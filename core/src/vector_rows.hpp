@@ -8,7 +8,6 @@
 
 #include "slot_ops.hpp"
 #include "weir/core/arena_layout.hpp"
-#include "weir/core/detail/epoch.hpp"
 #include "weir/core/detail/seqlock.hpp"
 #include "weir/core/vector_store.hpp"
 
