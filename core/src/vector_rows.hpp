@@ -36,7 +36,7 @@ inline bool slot_holds(const SlotHeader& s, std::uint32_t generation) noexcept {
   return g == generation && meta_live(m) && s.generation.load(std::memory_order_relaxed) == g;
 }
 
-/// Claims the row's seqlock: even -> odd with our pid in the word (detail/epoch.hpp), one CAS. With deadline 0 a held row fails at
+/// Claims the row's seqlock: even -> odd with our pid in the word (epoch_claimed()), one CAS. With deadline 0 a held row fails at
 /// once; otherwise it waits, recovering a dead owner's row, until the deadline. Thread: any writer.
 [[nodiscard]] bool claim_row(ArenaHeader& header, VectorRowHeader& row, std::int64_t deadline_ns) noexcept;
 

@@ -45,7 +45,7 @@ struct ValueInfo {
   ValueType type = ValueType::none;
   std::uint32_t length = 0;
   std::uint64_t epoch = 0;  // the slot's even seqlock word when read: it changes on every write
-  /// Completed writes to the slot so far (the epoch's version field, detail/epoch.hpp).
+  /// Completed writes to the slot so far (the epoch's version field, epoch_version()).
   [[nodiscard]] std::uint64_t version() const noexcept { return epoch_version(epoch); }
 };
 
