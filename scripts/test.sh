@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+scripts/check_includes.sh
 (cd build && ctest --output-on-failure -j 2 --timeout 300)
 
 echo "== ASan+UBSan: core and integration tests"

@@ -15,13 +15,13 @@
 #include <fmt/core.h>
 
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 
 namespace weir::acq {
 
 namespace {
 
 constexpr double kNsPerSecond = 1e9;
-constexpr std::int64_t kNsPerSecondInt = 1'000'000'000;
 constexpr double kRateTolerance = 1e-9;  // relative: an existing channel's rate "matches" within this
 
 std::string num(double value) {
@@ -32,12 +32,6 @@ std::string num(double value) {
 
 tl::unexpected<core::Error> refuse(const std::string& why) {
   return core::fail(core::Errc::invalid_argument, "sim: " + why);
-}
-
-std::int64_t clock_ns(clockid_t clock) noexcept {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return std::int64_t{ts.tv_sec} * kNsPerSecondInt + ts.tv_nsec;
 }
 
 bool is_float(core::Dtype dtype) noexcept {
@@ -61,19 +55,6 @@ SignalConfig signal_for(const SimOptions& options, std::size_t channel) {
   config.sample_rate_hz = options.rate_hz;
   config.seed = options.signal.seed + channel;  // one independent, reproducible stream per channel
   return config;
-}
-
-// Sleeps until `deadline_ns` on CLOCK_MONOTONIC, waking at least every kStopPollNs to look at `stop`.
-// Returns false if stop was set first.
-bool wait_until(std::int64_t deadline_ns, const std::atomic<bool>& stop) noexcept {
-  for (;;) {
-    if (stop.load(std::memory_order_relaxed)) return false;  // a flag: nothing is ordered on it
-    const std::int64_t now = clock_ns(CLOCK_MONOTONIC);
-    if (now >= deadline_ns) return true;
-    const std::int64_t until = std::min(deadline_ns, now + kStopPollNs);
-    const timespec ts{static_cast<time_t>(until / kNsPerSecondInt), static_cast<long>(until % kNsPerSecondInt)};
-    (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: a signal, look at stop
-  }
 }
 
 // One channel being fed: its writer, its generator and its counters.
@@ -178,8 +159,8 @@ core::Result<SimReport> run_sim(const core::Arena& arena, const SimOptions& opti
   const double period_ns = static_cast<double>(block) * kNsPerSecond / options.rate_hz;
   const auto duration_ns = static_cast<std::int64_t>(options.duration_s * kNsPerSecond);
   const auto at = [period_ns](std::uint64_t k) { return std::llround(static_cast<double>(k) * period_ns); };
-  const std::int64_t start_ns = clock_ns(CLOCK_MONOTONIC);
-  const std::int64_t start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  const std::int64_t start_ns = core::monotonic_ns();
+  const std::int64_t start_realtime_ns = core::realtime_ns();
   std::int64_t end_ns = start_ns;  // the end of the last tick: a wait cut short by stop is not counted
 
   for (std::uint64_t k = 0; options.max_blocks == 0 || k < options.max_blocks; ++k) {
@@ -191,13 +172,13 @@ core::Result<SimReport> run_sim(const core::Arena& arena, const SimOptions& opti
     const std::int64_t deadline_ns = start_ns + at(k + 1);
     if (!options.fast) {
       if (duration_ns > 0 && at(k + 1) > duration_ns) break;  // the block would end after the duration
-      if (!wait_until(deadline_ns, stop)) {
+      if (core::sleep_until(deadline_ns, &stop, kStopPollNs) == core::SleepStatus::stopped) {
         out.stopped = true;
         break;
       }
       realtime_ns = static_cast<std::uint64_t>(start_realtime_ns + at(k));  // the block's first sample
       monotonic_ns = static_cast<std::uint64_t>(start_ns + at(k));
-    } else if (duration_ns > 0 && clock_ns(CLOCK_MONOTONIC) - start_ns >= duration_ns) {
+    } else if (duration_ns > 0 && core::monotonic_ns() - start_ns >= duration_ns) {
       break;
     }
 
@@ -219,7 +200,7 @@ core::Result<SimReport> run_sim(const core::Arena& arena, const SimOptions& opti
       }
     }
     ++out.ticks;
-    end_ns = clock_ns(CLOCK_MONOTONIC);
+    end_ns = core::monotonic_ns();
 
     if (!options.fast) {
       const std::int64_t late_ns = end_ns - deadline_ns;

@@ -11,6 +11,7 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/tools/output.hpp"
+#include "weir/core/clock.hpp"
 
 namespace weir::bench {
 
@@ -43,10 +44,8 @@ struct Config {
   [[nodiscard]] std::int64_t rep_ns() const noexcept { return quick ? kRepTargetNs / kQuickDivisor : kRepTargetNs; }
 };
 
-[[nodiscard]] inline std::int64_t now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+/// CLOCK_MONOTONIC in ns (core's clock): every timed interval of the benchmarks.
+[[nodiscard]] inline std::int64_t now_ns() noexcept { return core::monotonic_ns(); }
 
 /// Makes the compiler assume `value` is read (and memory written) here, so work feeding it stays.
 template <class T>

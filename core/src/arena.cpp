@@ -134,7 +134,7 @@ Result<Arena> Arena::create(std::string_view where, const ArenaOptions& options)
   h.arena_bytes = planned.arena_bytes;
   h.creator_pid = static_cast<std::uint32_t>(getpid());
   h.mode = planned.mode;
-  h.created_ns = static_cast<std::uint64_t>(detail::realtime_ns());
+  h.created_ns = static_cast<std::uint64_t>(core::realtime_ns());
   h.numa_node = options.numa_node;
   h.create_flags = prefaulted ? kCreatePrefaulted : 0U;
   h.geometry = planned.geometry;
@@ -158,7 +158,7 @@ Result<Arena> Arena::open(std::string_view where, const OpenOptions& options) {
     if (fd.error().code == Errc::not_found) return fail(Errc::not_found, what + " does not exist");
     return tl::make_unexpected(fd.error());
   }
-  const std::int64_t deadline = detail::monotonic_ns() + options.ready_timeout_ns;
+  const std::int64_t deadline = core::monotonic_ns() + options.ready_timeout_ns;
   for (;;) {
     auto size = detail::backing_size(*fd, what);
     if (!size) {
@@ -184,11 +184,11 @@ Result<Arena> Arena::open(std::string_view where, const OpenOptions& options) {
         return arena;
       }
       munmap(*base, *size);
-      if (valid.error().code != Errc::not_ready || detail::monotonic_ns() >= deadline) {
+      if (valid.error().code != Errc::not_ready || core::monotonic_ns() >= deadline) {
         close_fd(*fd);
         return tl::make_unexpected(valid.error());
       }
-    } else if (detail::monotonic_ns() >= deadline) {
+    } else if (core::monotonic_ns() >= deadline) {
       close_fd(*fd);
       return fail(Errc::not_ready, what + ": still empty: its creator never sized it");
     }

@@ -50,7 +50,7 @@ void Arena::attach() noexcept {
     for (auto& e : attach_rows(*this)) {
       std::uint32_t expected = 0;
       if (e.pid.compare_exchange_strong(expected, me, std::memory_order_acq_rel)) {
-        e.attached_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
+        e.attached_ns.store(static_cast<std::uint64_t>(core::realtime_ns()), std::memory_order_relaxed);
         attach_row_ = row;
         return;
       }

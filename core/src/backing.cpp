@@ -126,18 +126,6 @@ std::uint32_t fill_pid_cache() noexcept {
   return pid;
 }
 
-std::int64_t realtime_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 Result<int> open_backing(const Location& where, bool create, bool read_only, std::uint32_t mode) {
   const std::string what = where.describe();
   int fd = -1;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "weir/core/arena.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/core/detail/pid.hpp"
 
 namespace weir::core::detail {
@@ -22,8 +23,6 @@ namespace weir::core::detail {
 /// "open(...): No such file or directory" from errno.
 [[nodiscard]] std::string errno_text(const char* call, int err);
 [[nodiscard]] Errc errc_for_errno(int err) noexcept;
-[[nodiscard]] std::int64_t realtime_ns() noexcept;
-[[nodiscard]] std::int64_t monotonic_ns() noexcept;
 
 
 }  // namespace weir::core::detail

@@ -39,7 +39,4 @@ inline void retire_consumer(const Arena& arena, ConsumerRow& row) noexcept {
     channel_desc(arena, row.channel.load(std::memory_order_relaxed))->lossless_readers.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-constexpr std::uint64_t committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
-constexpr std::uint64_t writing_state(std::uint64_t seq) noexcept { return 2 * (seq + 1) + 1; }
-
 }  // namespace weir::core::detail

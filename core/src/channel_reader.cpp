@@ -7,6 +7,7 @@
 
 #include "backing.hpp"
 #include "channel_access.hpp"
+#include "weir/core/assert.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/detail/seqlock.hpp"
 
@@ -59,11 +60,11 @@ Result<ChannelReader> ChannelReader::open(const Arena& arena, std::string_view c
   row->channel.store(*index, std::memory_order_relaxed);
   row->cursor.store(cursor, std::memory_order_relaxed);
   row->policy.store(static_cast<std::uint32_t>(policy), std::memory_order_relaxed);
-  row->heartbeat_ns.store(static_cast<std::uint64_t>(detail::monotonic_ns()), std::memory_order_relaxed);
+  row->heartbeat_ns.store(static_cast<std::uint64_t>(core::monotonic_ns()), std::memory_order_relaxed);
   row->blocks_read.store(0, std::memory_order_relaxed);
   row->samples_read.store(0, std::memory_order_relaxed);
   row->blocks_lost.store(0, std::memory_order_relaxed);
-  row->registered_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
+  row->registered_ns.store(static_cast<std::uint64_t>(core::realtime_ns()), std::memory_order_relaxed);
   std::memset(row->name, 0, sizeof(row->name));
   std::memcpy(row->name, consumer_name.data(), std::min(consumer_name.size(), sizeof(row->name) - 1));
   for (auto* counter : {&row->blocks_out, &row->blocks_skipped, &row->errors, &row->proc_p50_ns, &row->proc_p99_ns,
@@ -123,8 +124,8 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   }
   const BlockHeader* b = detail::block_at(*arena_, *desc_, c);
   const std::uint64_t state = b->state.load(std::memory_order_acquire);  // pairs with the commit store
-  if (state != detail::committed_state(c)) {
-    if (state < detail::committed_state(c)) return NextStatus::empty;  // its writer died before committing
+  if (state != block_committed_state(c)) {
+    if (state < block_committed_state(c)) return NextStatus::empty;  // its writer died before committing
     lost = 1;  // overwritten between our head load and now
     bump(row_->blocks_lost, 1);
     row_->cursor.store(c + 1, std::memory_order_release);
@@ -165,7 +166,7 @@ bool ChannelReader::done(const BlockView& out) noexcept {
 
 void ChannelReader::beat() noexcept {
   reads_since_beat_ = 0;
-  row_->heartbeat_ns.store(static_cast<std::uint64_t>(detail::monotonic_ns()), std::memory_order_relaxed);
+  row_->heartbeat_ns.store(static_cast<std::uint64_t>(core::monotonic_ns()), std::memory_order_relaxed);
 }
 
 NextStatus ChannelReader::read_copy(std::span<std::byte> dst, BlockView& meta, std::uint64_t& lost) noexcept {
@@ -182,6 +183,7 @@ NextStatus ChannelReader::read_copy(std::span<std::byte> dst, BlockView& meta, s
 
 void envelope(const Arena& arena, std::uint32_t channel, std::uint64_t first_sample, std::uint64_t count,
               std::span<float> mins, std::span<float> maxs) noexcept {
+  WEIR_ENFORCE(channel < arena.geometry().channel_capacity, "envelope: channel index past the channel table");
   const ChannelDesc& d = *detail::channel_desc(arena, channel);
   const std::size_t columns = std::min(mins.size(), maxs.size());
   std::fill(mins.begin(), mins.end(), std::numeric_limits<float>::quiet_NaN());

@@ -160,7 +160,7 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
   d->pyramid_factor = kPyramidFactor;
   std::memset(d->units, 0, sizeof(d->units));
   std::memcpy(d->units, spec.units.data(), spec.units.size());
-  d->created_ns = static_cast<std::uint64_t>(detail::realtime_ns());
+  d->created_ns = static_cast<std::uint64_t>(core::realtime_ns());
   h.channel_data_used.store(used + ring_bytes + pyramid_bytes, std::memory_order_relaxed);
   d->state.store(static_cast<std::uint32_t>(ChannelState::ready), std::memory_order_release);  // every field first
   return free_index;

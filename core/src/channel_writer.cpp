@@ -92,11 +92,11 @@ bool ChannelWriter::wait_for_lossless(std::uint64_t seq) noexcept {
   if (blocking == nullptr) return true;
   if (desc_->full_policy == FullPolicy::drop) return false;
   desc_->writer_waits.fetch_add(1, std::memory_order_relaxed);
-  const std::int64_t deadline = detail::monotonic_ns() + desc_->wait_timeout_ns;
+  const std::int64_t deadline = core::monotonic_ns() + desc_->wait_timeout_ns;
   std::int64_t next_pid_check = 0;
   for (; blocking != nullptr; blocking = full_row()) {
     const std::uint32_t pid = blocking->pid.load(std::memory_order_relaxed);
-    const std::int64_t now = detail::monotonic_ns();
+    const std::int64_t now = core::monotonic_ns();
     // pid_alive reads /proc: look every kLosslessPidCheckNs, not on every poll.
     const bool check = now >= next_pid_check;
     if (check) next_pid_check = now + kLosslessPidCheckNs;
@@ -120,7 +120,7 @@ ClaimStatus ChannelWriter::claim(std::span<std::byte>& out) noexcept {
     return ClaimStatus::dropped;
   }
   BlockHeader* b = detail::block_at(*arena_, *desc_, seq_);
-  b->state.store(detail::writing_state(seq_), std::memory_order_relaxed);
+  b->state.store(block_writing_state(seq_), std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);  // readers of the old block see "writing" before new bytes
   out = {reinterpret_cast<std::byte*>(b + 1), std::size_t{desc_->samples_per_block} * desc_->sample_bytes};
   claimed_ = true;
@@ -138,11 +138,11 @@ void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, st
   b->samples.store(samples, std::memory_order_relaxed);
   b->first_sample.store(first_sample, std::memory_order_relaxed);
   b->flags.store(flags & ~kBlockGapFlag, std::memory_order_relaxed);  // bit 31 is skip()'s alone
-  if (realtime_ns == 0) realtime_ns = static_cast<std::uint64_t>(detail::realtime_ns());
-  if (monotonic_ns == 0) monotonic_ns = static_cast<std::uint64_t>(detail::monotonic_ns());
+  if (realtime_ns == 0) realtime_ns = static_cast<std::uint64_t>(core::realtime_ns());
+  if (monotonic_ns == 0) monotonic_ns = static_cast<std::uint64_t>(core::monotonic_ns());
   b->realtime_ns.store(realtime_ns, std::memory_order_relaxed);
   b->monotonic_ns.store(monotonic_ns, std::memory_order_relaxed);
-  b->state.store(detail::committed_state(seq_), std::memory_order_release);  // samples and header first
+  b->state.store(block_committed_state(seq_), std::memory_order_release);  // samples and header first
   samples_written_ = first_sample + samples;
   // Three stores in a row to the line readers poll: one transfer of it per publish. samples_written
   // releases the pyramid entries this block completed (envelope() acquires it).
@@ -171,14 +171,14 @@ void ChannelWriter::skip(std::uint64_t blocks) noexcept {
     // gap is lost anyway: on a timeout it goes ahead).
     if (!jump) (void)wait_for_lossless(seq_);
     BlockHeader* b = detail::block_at(*arena_, *desc_, seq_);
-    b->state.store(detail::writing_state(seq_), std::memory_order_relaxed);
+    b->state.store(block_writing_state(seq_), std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     b->samples.store(0, std::memory_order_relaxed);
     b->flags.store(kBlockGapFlag, std::memory_order_relaxed);
     b->first_sample.store(first_sample, std::memory_order_relaxed);
     b->realtime_ns.store(0, std::memory_order_relaxed);
     b->monotonic_ns.store(0, std::memory_order_relaxed);
-    b->state.store(detail::committed_state(seq_), std::memory_order_release);
+    b->state.store(block_committed_state(seq_), std::memory_order_release);
     desc_->head.store(++seq_, std::memory_order_release);
   }
   pulse();

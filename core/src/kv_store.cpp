@@ -26,7 +26,7 @@ using detail::is_word_type;
 bool is_integer(ValueType t) noexcept { return t == ValueType::i64 || t == ValueType::u64; }
 
 std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
-  return timeout_ns <= 0 ? 0 : detail::monotonic_ns() + timeout_ns;
+  return timeout_ns <= 0 ? 0 : core::monotonic_ns() + timeout_ns;
 }
 
 std::span<const std::byte> word_bytes(const std::uint64_t& w) noexcept {
@@ -188,7 +188,7 @@ std::uint64_t KvStore::group_bits_locked(std::uint32_t i) noexcept {
   const detail::SignalView v{header_, groups_, logs_, watchers_, log_entries_};
   const std::uint64_t bits =
       detail::slot_group_bits(v, s, key_ptr(i), detail::meta_key_len(s.meta.load(std::memory_order_relaxed)));
-  if (bits != 0) s.changed_ns.store(static_cast<std::uint64_t>(detail::realtime_ns()), std::memory_order_relaxed);
+  if (bits != 0) s.changed_ns.store(static_cast<std::uint64_t>(core::realtime_ns()), std::memory_order_relaxed);
   return bits;
 }
 
@@ -298,20 +298,20 @@ KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<con
     }
   retry:
     if (!detail::may_wait(deadline_ns)) return KvStatus::busy;
-    if (detail::monotonic_ns() >= deadline_ns) return KvStatus::busy;
+    if (core::monotonic_ns() >= deadline_ns) return KvStatus::busy;
   }
 }
 
 bool KvStore::wait_entry(std::uint32_t j, std::uint64_t seen, std::int64_t deadline_ns) noexcept {
   if (!detail::may_wait(deadline_ns)) return false;
-  const std::int64_t started = detail::monotonic_ns();
+  const std::int64_t started = core::monotonic_ns();
   SlotHeader& s = slot(j);
   while (index_[j].load(std::memory_order_seq_cst) == seen) {
     const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);
     if ((epoch & 1U) != 0) {
       // The rival holds slot j's seqlock while inserting: settle waits on it and recovers a dead rival.
       if (!detail::settle_slot(*header_, s, index_[j], epoch, started, deadline_ns, !read_only_)) return false;
-    } else if (detail::monotonic_ns() >= deadline_ns) {
+    } else if (core::monotonic_ns() >= deadline_ns) {
       return false;
     } else {
       detail::cpu_relax();
@@ -336,7 +336,7 @@ KvStatus KvStore::read_slot(std::uint32_t i, std::uint32_t generation, std::stri
         detail::cpu_relax();
         continue;
       }
-      if (started == 0) started = detail::monotonic_ns();
+      if (started == 0) started = core::monotonic_ns();
       if (!detail::settle_slot(*header_, s, index_[i], epoch, started, started + kDefaultWaitNs, !read_only_))
         return KvStatus::busy;
       spins = 0;
@@ -388,7 +388,7 @@ KvStatus KvStore::atomic_slot(KeyHandle h, AtomicOp op, std::uint64_t operand, s
     const std::uint64_t epoch = s.epoch.load(std::memory_order_seq_cst);
     if ((epoch & 1U) != 0) {
       detail::unpin(s);  // a writer is inside: let it finish, never fail with EAGAIN
-      if (started == 0) started = detail::monotonic_ns();
+      if (started == 0) started = core::monotonic_ns();
       if (!detail::settle_slot(*header_, s, index_[h.slot], epoch, started, started + kDefaultWaitNs, true))
         return KvStatus::busy;
       continue;
@@ -413,7 +413,7 @@ KvStatus KvStore::atomic_slot(KeyHandle h, AtomicOp op, std::uint64_t operand, s
         case AtomicOp::bit_xor: result = word.fetch_xor(operand, std::memory_order_relaxed) ^ operand; break;
         case AtomicOp::bit_not: result = ~word.fetch_xor(~std::uint64_t{0}, std::memory_order_relaxed); break;
       }
-      s.epoch.fetch_add(detail::kEpochUnit, std::memory_order_release);  // stays even: readers see a new version
+      s.epoch.fetch_add(kEpochUnit, std::memory_order_release);  // stays even: readers see a new version
     }
     const std::uint64_t bits = status == KvStatus::ok ? group_bits_locked(h.slot) : 0;  // pinned: key stable
     detail::unpin(s);
@@ -452,7 +452,7 @@ KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> valu
     KeyHandle h;
     if (find(key, hash, h)) {
       const KvStatus st = write_slot(h, value, type, deadline_ns);
-      if (st == KvStatus::busy && detail::may_wait(deadline_ns) && detail::monotonic_ns() < deadline_ns) continue;
+      if (st == KvStatus::busy && detail::may_wait(deadline_ns) && core::monotonic_ns() < deadline_ns) continue;
       if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
     }
     KeyHandle inserted;
@@ -478,7 +478,7 @@ KvStore::WriteFast KvStore::try_set_by_key(std::uint32_t i, std::string_view key
   const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);
   const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
   const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
-  if (detail::epoch_odd(epoch) || !detail::meta_live(m)) return WriteFast::not_taken;
+  if (epoch_odd(epoch) || !detail::meta_live(m)) return WriteFast::not_taken;
   const bool equal = slot_holds_key(base + sizeof(SlotHeader), m, key);
   if (!equal) {
     std::atomic_thread_fence(std::memory_order_acquire);  // the compare happens before the re-check
@@ -500,7 +500,7 @@ inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string
   const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
   const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
   const std::uint32_t length = detail::meta_value_len(m);
-  const std::uint64_t unusual = (epoch & detail::kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn);
+  const std::uint64_t unusual = (epoch & kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn);
   if (unusual != 0 || length > detail::kSmallCopyBytes) return ReadFast::not_taken;
   const bool equal = slot_holds_key(base + sizeof(SlotHeader), m, key);
   if (equal) detail::seqlock_copy_out_small(out.data(), base + value_offset_);

@@ -22,8 +22,6 @@ namespace weir::core {
 
 namespace {
 
-constexpr std::uint32_t kLabelFree = 0, kLabelWriting = 1, kLabelReady = 2;
-
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value, const timespec* timeout) noexcept {
   // Shared (not PRIVATE) futex ops: the word lives in a mapping other processes share.
   return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
@@ -33,6 +31,10 @@ std::uint64_t mask_from_hash(std::uint64_t h) noexcept {
   std::uint64_t m = 0;
   for (std::uint32_t i = 0; i < kBloomBitsPerLabel; ++i) m |= std::uint64_t{1} << ((h >> (6 * i)) & 63U);
   return m;
+}
+
+LabelState label_state(const LabelEntry& e) noexcept {
+  return static_cast<LabelState>(e.state.load(std::memory_order_acquire));  // pairs with the ready store
 }
 
 bool same_name(const char* stored, std::uint32_t stored_bytes, std::string_view name) noexcept {
@@ -134,20 +136,20 @@ Result<std::uint32_t> GroupTable::label_id(std::string_view label) {
                                             std::to_string(sizeof(LabelEntry::name)) + " bytes");
   for (std::uint32_t i = 0; i < kLabelCapacity; ++i) {  // lock-free fast path: entries never change once ready
     const LabelEntry& e = labels_[i];
-    if (e.state.load(std::memory_order_acquire) == kLabelReady && same_name(e.name, e.name_bytes, label)) return i;
+    if (label_state(e) == LabelState::ready && same_name(e.name, e.name_bytes, label)) return i;
   }
   detail::PidLock lock(header_->groups_lock);
   for (std::uint32_t i = 0; i < kLabelCapacity; ++i) {
     LabelEntry& e = labels_[i];
-    const std::uint32_t state = e.state.load(std::memory_order_acquire);
-    if (state == kLabelReady && same_name(e.name, e.name_bytes, label)) return i;
-    if (state == kLabelFree || state == kLabelWriting) {  // writing: its writer died holding the lock
-      e.state.store(kLabelWriting, std::memory_order_relaxed);
+    const LabelState state = label_state(e);
+    if (state == LabelState::ready && same_name(e.name, e.name_bytes, label)) return i;
+    if (state == LabelState::free || state == LabelState::writing) {  // writing: its writer died holding the lock
+      e.state.store(static_cast<std::uint32_t>(LabelState::writing), std::memory_order_relaxed);
       e.name_bytes = static_cast<std::uint32_t>(label.size());
       e.mask = label_mask(label);
       std::memset(e.name, 0, sizeof(e.name));
       std::memcpy(e.name, label.data(), label.size());
-      e.state.store(kLabelReady, std::memory_order_release);
+      e.state.store(static_cast<std::uint32_t>(LabelState::ready), std::memory_order_release);
       return i;
     }
   }
@@ -355,7 +357,7 @@ WaitStatus Watcher::wait(std::int64_t timeout_ns, std::int64_t spin_ns) noexcept
     note_pulses();
     return WaitStatus::pulsed;
   }
-  const std::int64_t start = detail::monotonic_ns();
+  const std::int64_t start = core::monotonic_ns();
   const std::int64_t deadline = start + timeout_ns;
   if (spin_ns > 0) {  // adaptive: a consumer that owns a core skips the sleep and its wake-up cost
     const std::int64_t spin_end = start + std::min(spin_ns, timeout_ns);
@@ -365,7 +367,7 @@ WaitStatus Watcher::wait(std::int64_t timeout_ns, std::int64_t spin_ns) noexcept
         return WaitStatus::pulsed;
       }
       detail::cpu_relax();
-      if ((i & 63) == 63 && detail::monotonic_ns() >= spin_end) break;
+      if ((i & 63) == 63 && core::monotonic_ns() >= spin_end) break;
     }
   }
   WatcherRow& row = rows_[row_];
@@ -376,7 +378,7 @@ WaitStatus Watcher::wait(std::int64_t timeout_ns, std::int64_t spin_ns) noexcept
     for (std::uint64_t b = groups_mask_; b != 0; b &= b - 1)
       groups_[__builtin_ctzll(b)].waiters.fetch_or(bit, std::memory_order_seq_cst);
     const bool pulsed = any_pulse();
-    std::int64_t left = deadline - detail::monotonic_ns();
+    std::int64_t left = deadline - core::monotonic_ns();
     if (!pulsed && left > 0) {
       const timespec ts{static_cast<time_t>(left / 1'000'000'000), static_cast<long>(left % 1'000'000'000)};
       futex(&row.doorbell, FUTEX_WAIT, bell, &ts);  // returns at once if a publisher rang after `bell`
@@ -387,7 +389,7 @@ WaitStatus Watcher::wait(std::int64_t timeout_ns, std::int64_t spin_ns) noexcept
       note_pulses();
       return WaitStatus::pulsed;
     }
-    left = deadline - detail::monotonic_ns();
+    left = deadline - core::monotonic_ns();
     if (left <= 0) return WaitStatus::timed_out;
   }
 }

@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "weir/core/arena_layout.hpp"
-#include "weir/core/detail/epoch.hpp"
 #include "weir/core/detail/slot_meta.hpp"
 
 namespace weir::core::detail {

@@ -8,7 +8,6 @@
 
 #include "slot_ops.hpp"
 #include "weir/core/arena_layout.hpp"
-#include "weir/core/detail/epoch.hpp"
 #include "weir/core/detail/seqlock.hpp"
 #include "weir/core/vector_store.hpp"
 
@@ -37,7 +36,7 @@ inline bool slot_holds(const SlotHeader& s, std::uint32_t generation) noexcept {
   return g == generation && meta_live(m) && s.generation.load(std::memory_order_relaxed) == g;
 }
 
-/// Claims the row's seqlock: even -> odd with our pid in the word (detail/epoch.hpp), one CAS. With deadline 0 a held row fails at
+/// Claims the row's seqlock: even -> odd with our pid in the word (epoch_claimed()), one CAS. With deadline 0 a held row fails at
 /// once; otherwise it waits, recovering a dead owner's row, until the deadline. Thread: any writer.
 [[nodiscard]] bool claim_row(ArenaHeader& header, VectorRowHeader& row, std::int64_t deadline_ns) noexcept;
 

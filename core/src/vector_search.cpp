@@ -108,7 +108,7 @@ struct Scored {
 inline RowRead score_row(const ScanContext& c, std::uint32_t i, Scored& out) noexcept {
   const VectorRowHeader& r = c.row(i);
   out.epoch = r.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
-  if (detail::epoch_odd(out.epoch)) return RowRead::held;
+  if (epoch_odd(out.epoch)) return RowRead::held;
   const std::uint32_t flags = r.flags.load(std::memory_order_relaxed);
   if ((flags & kRowPresent) == 0) return RowRead::absent;  // nothing to validate: skipping is always safe
   if ((flags & kRowTorn) != 0) return RowRead::torn;
@@ -179,13 +179,13 @@ class Scan {
       ++stats_->skipped_busy;  // more held rows than we remember: skip, counted
       return;
     }
-    deferred_[deferred_count_++] = Deferred{i, s.epoch, detail::monotonic_ns()};
+    deferred_[deferred_count_++] = Deferred{i, s.epoch, core::monotonic_ns()};
   }
 
   // Rows whose writers were inside: most finish within nanoseconds. Waits at most wait_ns in all; a row
   // held by the same word for kStuckAfterNs whose writer is dead is recovered and skipped as torn.
   void second_pass(std::int64_t wait_ns) noexcept {
-    const std::int64_t deadline = detail::monotonic_ns() + std::max<std::int64_t>(wait_ns, 0);
+    const std::int64_t deadline = core::monotonic_ns() + std::max<std::int64_t>(wait_ns, 0);
     for (std::size_t d = 0; d < deferred_count_; ++d) {
       Deferred& held = deferred_[d];
       VectorRowHeader& r = c_.row(held.row);
@@ -201,13 +201,13 @@ class Scan {
           ++stats_->skipped_torn;
           break;
         }
-        const std::int64_t now = detail::monotonic_ns();
+        const std::int64_t now = core::monotonic_ns();
         if (s.epoch != held.epoch) {  // a different writer (or version) than the one we timed
           held.epoch = s.epoch;
           held.seen_ns = now;
         }
         ++stats_->retries;
-        if (detail::epoch_odd(s.epoch) && c_.writable &&
+        if (epoch_odd(s.epoch) && c_.writable &&
             detail::recover_if_dead(*c_.header, r, s.epoch, held.seen_ns, now)) {
           ++stats_->recovered;
           continue;  // the next read sees the row torn

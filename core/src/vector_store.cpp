@@ -81,7 +81,7 @@ using detail::kRowPresent;
 using detail::kRowTorn;
 
 std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
-  return timeout_ns <= 0 ? 0 : detail::monotonic_ns() + timeout_ns;
+  return timeout_ns <= 0 ? 0 : core::monotonic_ns() + timeout_ns;
 }
 
 VectorStatus from_kv(KvStatus s) noexcept {
@@ -255,12 +255,12 @@ VectorStatus VectorStore::read_row(KeyHandle h, std::span<float> out, VectorView
   int spins = 0;
   for (;;) {
     const std::uint64_t epoch = r.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
-    if (detail::epoch_odd(epoch)) {
+    if (epoch_odd(epoch)) {
       if (++spins < kReadSpins) {
         detail::cpu_relax();
         continue;
       }
-      if (started == 0) started = detail::monotonic_ns();
+      if (started == 0) started = core::monotonic_ns();
       if (!detail::settle_row(*header_, r, epoch, started, started + kDefaultWaitNs, !read_only_))
         return VectorStatus::busy;
       spins = 0;

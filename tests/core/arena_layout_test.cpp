@@ -117,6 +117,32 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(VectorRowHeader, norm_bits) == 24);
 }
 
+TEST_CASE("the state and seqlock encodings stored in the arena keep their values") {
+  // BlockHeader::state: 0 never written, 2*(seq+1) published, 2*(seq+1)+1 being written.
+  CHECK(kBlockEmptyState == 0);
+  CHECK(block_committed_state(0) == 2);
+  CHECK(block_writing_state(0) == 3);
+  CHECK(block_committed_state(41) == 84);
+  CHECK(block_writing_state(41) == 85);
+  CHECK(block_writing_state(41) < block_committed_state(41 + 1));
+  CHECK(kBlockGapFlag == 0x8000'0000U);
+  // LabelEntry::state.
+  CHECK(static_cast<std::uint32_t>(LabelState::free) == 0);
+  CHECK(static_cast<std::uint32_t>(LabelState::writing) == 1);
+  CHECK(static_cast<std::uint32_t>(LabelState::ready) == 2);
+  // ChannelDesc::state.
+  CHECK(static_cast<std::uint32_t>(ChannelState::ready) == 2);
+  // The epoch word: bit 0 odd, bits 1-22 the writer's pid, bits 23-63 the version.
+  CHECK(kEpochOdd == 1);
+  CHECK(kEpochPidMask == 0x7f'fffeULL);
+  CHECK(kEpochUnit == 0x80'0000ULL);
+  CHECK(epoch_claimed(0x80'0000ULL * 3, 1234) == 0x180'0000ULL + (1234U << 1) + 1);
+  CHECK(epoch_owner(0x180'0000ULL + (1234U << 1) + 1) == 1234);
+  CHECK(epoch_version(0x180'0000ULL + (1234U << 1) + 1) == 3);
+  CHECK(epoch_released(0x180'0000ULL + (1234U << 1) + 1) == 0x200'0000ULL);
+  CHECK_FALSE(epoch_odd(0x200'0000ULL));
+}
+
 TEST_CASE("the default geometry plans the same regions as always") {
   ArenaHeader h{};
   REQUIRE(plan_layout(ArenaOptions{}, h));

@@ -184,13 +184,13 @@ TEST_CASE("a second writer on a held slot gets busy at once; the waiting variant
   auto* slot = reinterpret_cast<SlotHeader*>(f.arena.region(Region::slots) + std::uint64_t{h.slot} * f.arena.geometry().slot_stride);
   const std::uint64_t even = slot->epoch.load();
   // As a live writer of this process would leave it mid-write.
-  slot->epoch.store(detail::epoch_claimed(even, static_cast<std::uint32_t>(getpid())));
+  slot->epoch.store(epoch_claimed(even, static_cast<std::uint32_t>(getpid())));
   CHECK(f.kv.set("held", bytes_of("b")) == KvStatus::busy);
   CHECK(f.kv.set(h, bytes_of("b")) == KvStatus::busy);
   CHECK(f.kv.set_wait("held", bytes_of("b"), ValueType::bytes, 5'000'000) == KvStatus::busy);  // owner alive: no theft
   std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    slot->epoch.store(detail::epoch_released(slot->epoch.load()), std::memory_order_release);
+    slot->epoch.store(epoch_released(slot->epoch.load()), std::memory_order_release);
   });
   CHECK(f.kv.set_wait("held", bytes_of("c"), ValueType::bytes, 2'000'000'000) == KvStatus::ok);
   releaser.join();

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "arena_guard.hpp"
-#include "weir/core/detail/epoch.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/vector_store.hpp"
 
@@ -376,7 +375,7 @@ TEST_CASE("a dead writer's row is recovered and skipped as torn until the vector
 
   // As the child would have left the row had it died mid-write.
   VectorRowHeader& row = f.row(f.handle("dead").slot);
-  row.epoch.store(detail::epoch_claimed(row.epoch.load(), static_cast<std::uint32_t>(child)));
+  row.epoch.store(epoch_claimed(row.epoch.load(), static_cast<std::uint32_t>(child)));
   const std::uint64_t recovered_before = f.arena.header().recovered_slots.load();
 
   SearchStats stats;
@@ -386,7 +385,7 @@ TEST_CASE("a dead writer's row is recovered and skipped as torn until the vector
   REQUIRE(hits.size() == 1);
   CHECK(key_of(f.vs, hits[0]) == "alive");
   CHECK(f.arena.header().recovered_slots.load() == recovered_before + 1);
-  CHECK_FALSE(detail::epoch_odd(row.epoch.load()));
+  CHECK_FALSE(epoch_odd(row.epoch.load()));
 
   std::vector<float> out(8);
   CHECK(f.vs.get("dead", out) == VectorStatus::torn);
@@ -405,7 +404,7 @@ TEST_CASE("a row held by a live writer is skipped as busy without waiting, and r
   REQUIRE(f.vs.set("free", v) == VectorStatus::ok);
   VectorRowHeader& row = f.row(f.handle("held").slot);
   const std::uint64_t even = row.epoch.load();
-  row.epoch.store(detail::epoch_claimed(even, static_cast<std::uint32_t>(getpid())));  // our pid: alive
+  row.epoch.store(epoch_claimed(even, static_cast<std::uint32_t>(getpid())));  // our pid: alive
 
   std::vector<VectorHit> hits(4);
   std::size_t count = 0;
@@ -419,7 +418,7 @@ TEST_CASE("a row held by a live writer is skipped as busy without waiting, and r
 
   std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    row.epoch.store(detail::epoch_released(row.epoch.load()), std::memory_order_release);
+    row.epoch.store(epoch_released(row.epoch.load()), std::memory_order_release);
   });
   CHECK(f.vs.set_wait("held", std::vector<float>(8, 2.0F), 2'000'000'000) == VectorStatus::ok);
   releaser.join();

@@ -53,7 +53,7 @@ int odd_slots(const Arena& arena, bool with_owner) {
   int n = 0;
   for (std::uint32_t i = 0; i < arena.geometry().slot_count; ++i) {
     const std::uint64_t w = slot_header(arena, i).epoch.load();
-    if (detail::epoch_odd(w) && (detail::epoch_owner(w) != 0) == with_owner) ++n;
+    if (epoch_odd(w) && (epoch_owner(w) != 0) == with_owner) ++n;
   }
   return n;
 }
@@ -172,8 +172,8 @@ TEST_CASE("a writer that dies holding a slot leaves the value torn until the nex
   Child writer = Child::spawn([&](ChildLink&) {
     SlotHeader& s = slot_header(*arena, handle.slot);
     std::uint64_t epoch = s.epoch.load();
-    const std::uint64_t claimed = detail::epoch_claimed(epoch, static_cast<std::uint32_t>(getpid()));
-    if (detail::epoch_odd(epoch) || !s.epoch.compare_exchange_strong(epoch, claimed)) return 1;
+    const std::uint64_t claimed = epoch_claimed(epoch, static_cast<std::uint32_t>(getpid()));
+    if (epoch_odd(epoch) || !s.epoch.compare_exchange_strong(epoch, claimed)) return 1;
     return 0;  // dies with the epoch odd, as a writer killed mid-copy does
   });
   REQUIRE(writer.valid());
@@ -227,7 +227,7 @@ TEST_CASE("an odd epoch that names no live process does not leave the slot stuck
   Child writer = Child::spawn([&](ChildLink&) {
     SlotHeader& s = slot_header(*arena, handle.slot);
     std::uint64_t epoch = s.epoch.load();
-    if (detail::epoch_odd(epoch) || !s.epoch.compare_exchange_strong(epoch, epoch | detail::kEpochOdd)) return 1;
+    if (epoch_odd(epoch) || !s.epoch.compare_exchange_strong(epoch, epoch | kEpochOdd)) return 1;
     return 0;
   });
   REQUIRE(writer.valid());

@@ -170,7 +170,7 @@ TEST_CASE("get says the value is torn when its writer died mid-write") {
   if (dead == 0) _exit(0);
   REQUIRE(waitpid(dead, nullptr, 0) == dead);
   // Odd and naming the dead pid: a write in progress that will never finish.
-  slot->epoch.store(weir::core::detail::epoch_claimed(slot->epoch.load(), static_cast<std::uint32_t>(dead)));
+  slot->epoch.store(weir::core::epoch_claimed(slot->epoch.load(), static_cast<std::uint32_t>(dead)));
 
   const RunResult r = run_weir({"get", arena.name(), "k"});
   CHECK(r.exit_code == kExitError);

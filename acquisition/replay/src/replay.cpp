@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "replay_channels.hpp"
+#include "weir/core/clock.hpp"
 
 namespace weir::acq {
 
@@ -17,23 +18,7 @@ namespace {
 
 constexpr double kNsPerSecond = 1e9;
 
-std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Sleeps until deadline_ns on CLOCK_MONOTONIC, looking at stop at least every kReplayStopPollNs.
-bool wait_until(std::int64_t deadline_ns, const std::atomic<bool>& stop) noexcept {
-  for (;;) {
-    if (stop.load(std::memory_order_relaxed)) return false;  // a flag: nothing is ordered on it
-    const std::int64_t now = monotonic_ns();
-    if (now >= deadline_ns) return true;
-    const std::int64_t until = std::min(deadline_ns, now + kReplayStopPollNs);
-    const timespec ts{static_cast<time_t>(until / 1'000'000'000), static_cast<long>(until % 1'000'000'000)};
-    (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: a signal; look at stop
-  }
-}
+using core::monotonic_ns;
 
 // One block's place in the merged schedule: recorded times relative to the recording's start.
 struct Event {
@@ -119,7 +104,7 @@ core::Result<ReplayReport> run_replay(const core::Arena& arena, const Recording&
       std::uint64_t monotonic = 0;  // 0: publish stamps "now" (max speed)
       if (paced) {
         const std::int64_t deadline = start_ns + scaled(pass_ns + e.due_ns);
-        if (!wait_until(deadline, stop)) {
+        if (core::sleep_until(deadline, &stop, kReplayStopPollNs) == core::SleepStatus::stopped) {
           report.stopped = true;
           break;
         }

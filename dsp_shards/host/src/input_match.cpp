@@ -2,31 +2,16 @@
 // when its Bloom mask covers L's mask and its exact label ids hold L's dictionary entry.
 #include "weir/shard_host/input_match.hpp"
 
-#include <cstring>
+#include <optional>
 
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/label_dictionary.hpp"
 #include "weir/core/signals.hpp"
 
 namespace weir::shard_host {
 
 namespace {
-
-constexpr std::uint32_t kLabelReady = 2;  // LabelEntry::state of a complete entry
-
-// The dictionary id of a label, read in place (never adding it); -1 when absent.
-int find_label_id(const core::Arena& arena, std::string_view label) {
-  const auto* entries = reinterpret_cast<const core::LabelEntry*>(arena.region(core::Region::groups) +
-                                                                  core::labels_offset_in_groups());
-  for (std::uint32_t i = 0; i < core::kLabelCapacity; ++i) {
-    const core::LabelEntry& e = entries[i];
-    if (e.state.load(std::memory_order_acquire) != kLabelReady) continue;  // pairs with the writer's release
-    if (e.name_bytes == label.size() && e.name_bytes <= sizeof(e.name) &&
-        std::memcmp(e.name, label.data(), label.size()) == 0)
-      return static_cast<int>(i);
-  }
-  return -1;
-}
 
 const core::ChannelDesc& channel_desc(const core::Arena& arena, std::uint32_t index) {
   return reinterpret_cast<const core::ChannelDesc*>(arena.region(core::Region::channels))[index];
@@ -42,13 +27,13 @@ core::Result<InputMatch> match_input(const core::Arena& arena, std::string_view 
   }
   match.by_label = true;
   const std::vector<core::ChannelInfo> channels = core::list_channels(arena);
-  const int id = find_label_id(arena, input);
+  const std::optional<std::uint32_t> id = core::LabelDictionary(arena).find(input);  // never adds it
   const std::uint64_t mask = core::label_mask(input);
   std::string names;
   for (const core::ChannelInfo& c : channels) {
     names += (names.empty() ? "" : ", ") + c.name;
     const core::ChannelDesc& d = channel_desc(arena, c.index);
-    if (id >= 0 && (d.labels & mask) == mask && (d.label_ids & (std::uint64_t{1} << id)) != 0)
+    if (id && (d.labels & mask) == mask && (d.label_ids & (std::uint64_t{1} << *id)) != 0)
       match.channels.push_back(c.name);
   }
   if (match.channels.empty())

@@ -18,12 +18,6 @@ namespace {
 constexpr std::int64_t kNsPerS = 1'000'000'000;
 }  // namespace
 
-std::int64_t monotonic_now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * kNsPerS + ts.tv_nsec;
-}
-
 Watchdog::Watchdog(std::int64_t limit_ns, std::vector<Party> parties)
     : limit_ns_(limit_ns), parties_(std::move(parties)) {
   if (limit_ns_ > 0) thread_ = std::thread([this] { run(); });

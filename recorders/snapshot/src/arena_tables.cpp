@@ -5,13 +5,13 @@
 
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/label_dictionary.hpp"
 #include "weir/core/signals.hpp"
 
 namespace weir::rec::detail {
 
 namespace {
 
-constexpr std::uint32_t kLabelReady = 2;  // LabelEntry::state of a usable dictionary entry
 constexpr const char* kRegionNames[] = {"index",   "slots",     "groups", "channels",
                                         "vectors", "consumers", "attach", "watchers"};
 constexpr const char* kGroupKinds[] = {"free", "label", "key", "channel"};
@@ -139,14 +139,10 @@ std::string Labels::names_of(std::uint64_t ids) const {
 
 Labels read_labels(const core::Arena& arena) {
   Labels out;
-  const auto* entries =
-      reinterpret_cast<const core::LabelEntry*>(arena.region(core::Region::groups) + core::labels_offset_in_groups());
-  for (std::uint32_t i = 0; i < core::kLabelCapacity; ++i) {
-    const core::LabelEntry& e = entries[i];
-    if (e.state.load(std::memory_order_acquire) != kLabelReady) continue;  // pairs with the entry's publish
-    out.names[i].assign(e.name, std::min<std::size_t>(e.name_bytes, sizeof(e.name)));
-    out.masks[i] = e.mask;
-  }
+  core::LabelDictionary(arena).for_each([&](const core::LabelInfo& label) {
+    out.names[label.id].assign(label.name);
+    out.masks[label.id] = label.mask;
+  });
   return out;
 }
 

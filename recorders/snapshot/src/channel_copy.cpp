@@ -1,12 +1,11 @@
 // /channels/<name>: each channel's descriptor as attributes and its last blocks, copied oldest
-// first (the writer overwrites the oldest first, so that order stays ahead of it) and validated one
-// by one against the block's state word, as a ChannelReader would.
+// first by core's BlockCopier, each validated against its block's state word.
 #include <algorithm>
 #include <cstring>
 
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
-#include "weir/core/detail/seqlock.hpp"
+#include "weir/core/block_copier.hpp"
 #include "weir/h5/sample_type.hpp"
 
 namespace weir::rec::detail {
@@ -16,9 +15,6 @@ namespace {
 constexpr std::uint64_t kChunkBytes = 1ULL << 20;  // HDF5 chunk of a channel's data
 constexpr const char* kSkipReasons[] = {"overwritten", "unwritten"};
 enum class SkipReason : std::uint8_t { overwritten = 0, unwritten = 1 };
-
-// As core's private channel access: block s lives in slot s & (K - 1); its state says which block it holds.
-constexpr std::uint64_t committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
 
 struct SkipRow {
   std::uint64_t sequence;
@@ -74,48 +70,38 @@ core::Result<void> write_descriptor(hid_t g, const core::ChannelInfo& info, cons
 }
 
 // Copies blocks [first, end) in batches that fit `buffer`, appending their samples to `data`.
-core::Result<void> copy_blocks(const core::Arena& arena, const core::ChannelDesc& d, std::uint64_t first,
-                               std::uint64_t end, std::vector<std::byte>& buffer, Appender& data, BlockTable& t,
-                               SnapshotStats& stats) {
-  const std::uint64_t payload_bytes = std::uint64_t{d.samples_per_block} * d.sample_bytes;
-  const std::byte* ring = arena.base() + d.ring_offset;
+core::Result<void> copy_blocks(const core::BlockCopier& copier, std::uint64_t first, std::uint64_t end,
+                               std::vector<std::byte>& buffer, std::vector<core::BlockRecord>& records,
+                               Appender& data, BlockTable& t, SnapshotStats& stats) {
+  const std::uint64_t sample_bytes = copier.sample_bytes();
   std::uint64_t offset = 0;
   for (std::uint64_t s = first; s < end;) {
-    std::uint64_t used = 0;
-    for (; s < end && used + payload_bytes <= buffer.size(); ++s) {
-      const std::byte* slot = ring + (s & (d.ring_blocks - 1)) * d.block_stride;
-      const auto& b = *reinterpret_cast<const core::BlockHeader*>(slot);
-      const std::uint64_t state = b.state.load(std::memory_order_acquire);  // pairs with the commit store
-      if (state != committed_state(s)) {
-        const SkipReason why = state > committed_state(s) ? SkipReason::overwritten : SkipReason::unwritten;
-        t.skipped.push_back(SkipRow{s, static_cast<std::uint8_t>(why)});
-        continue;
+    const core::BlockRange range = copier.copy_range(s, end, buffer, records);
+    for (std::size_t k = 0; k < range.visited; ++k) {
+      const core::BlockRecord& r = records[k];
+      switch (r.status) {
+        case core::BlockStatus::ok: break;
+        case core::BlockStatus::overwritten:
+        case core::BlockStatus::too_small:  // copy_range never says it
+          t.skipped.push_back(SkipRow{r.sequence, static_cast<std::uint8_t>(SkipReason::overwritten)});
+          continue;
+        case core::BlockStatus::unwritten:
+          t.skipped.push_back(SkipRow{r.sequence, static_cast<std::uint8_t>(SkipReason::unwritten)});
+          continue;
       }
-      const std::uint32_t samples = std::min(b.samples.load(std::memory_order_relaxed), d.samples_per_block);
-      const std::uint32_t flags = b.flags.load(std::memory_order_relaxed);
-      const std::uint64_t realtime = b.realtime_ns.load(std::memory_order_relaxed);
-      const std::uint64_t monotonic = b.monotonic_ns.load(std::memory_order_relaxed);
-      const std::uint64_t first_sample = b.first_sample.load(std::memory_order_relaxed);
-      const std::uint64_t bytes = std::uint64_t{samples} * d.sample_bytes;
-      core::detail::seqlock_copy_out(buffer.data() + used, slot + sizeof(core::BlockHeader), bytes);
-      std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
-      if (b.state.load(std::memory_order_relaxed) != state) {
-        t.skipped.push_back(SkipRow{s, static_cast<std::uint8_t>(SkipReason::overwritten)});
-        continue;
-      }
-      t.sequence.push_back(s);
-      t.offset.push_back(offset + used / d.sample_bytes);
-      t.samples.push_back(samples);
-      t.flags.push_back(flags);
-      t.realtime_ns.push_back(realtime);
-      t.monotonic_ns.push_back(monotonic);
-      t.first_sample.push_back(first_sample);
-      used += bytes;
+      t.sequence.push_back(r.sequence);
+      t.offset.push_back(offset + r.offset_bytes / sample_bytes);
+      t.samples.push_back(r.samples);
+      t.flags.push_back(r.flags);
+      t.realtime_ns.push_back(r.realtime_ns);
+      t.monotonic_ns.push_back(r.monotonic_ns);
+      t.first_sample.push_back(r.first_sample);
     }
-    if (auto ok = data.append(buffer.data(), used / d.sample_bytes); !ok) return ok;
-    offset += used / d.sample_bytes;
-    stats.bytes_copied += used;
-    stats.samples += used / d.sample_bytes;
+    s += range.visited;
+    if (auto ok = data.append(buffer.data(), range.bytes / sample_bytes); !ok) return ok;
+    offset += range.bytes / sample_bytes;
+    stats.bytes_copied += range.bytes;
+    stats.samples += range.bytes / sample_bytes;
   }
   return {};
 }
@@ -139,20 +125,17 @@ core::Result<void> write_block_table(hid_t g, const std::string& path, const Blo
 core::Result<void> write_channel(hid_t channels, const core::Arena& arena, const SnapshotOptions& options,
                                  const Labels& labels, const core::ChannelInfo& info, std::vector<std::byte>& buffer,
                                  SnapshotStats& stats) {
-  const auto& d = reinterpret_cast<const core::ChannelDesc*>(arena.region(core::Region::channels))[info.index];
   const std::string path = "/channels/" + link_name(info.name);
-  const std::uint64_t payload_bytes = std::uint64_t{d.samples_per_block} * d.sample_bytes;
-  const bool fits = d.sample_bytes == core::dtype_bytes(d.dtype) && d.sample_bytes > 0 &&
-                    d.block_stride >= sizeof(core::BlockHeader) + payload_bytes && d.ring_blocks > 0 &&
-                    (d.ring_blocks & (d.ring_blocks - 1)) == 0 &&
-                    d.ring_offset + std::uint64_t{d.ring_blocks} * d.block_stride <= arena.bytes();
-  if (!fits) return core::fail(core::Errc::layout_mismatch, path + ": the channel descriptor is inconsistent");
+  auto copier = core::BlockCopier::open(arena, info.index);  // checks the descriptor against the mapping
+  if (!copier) return tl::make_unexpected(core::with_context(copier.error(), path));
+  const core::ChannelDesc& d = copier->desc();
+  const std::uint64_t payload_bytes = copier->block_bytes();
 
   auto g = create_group(channels, link_name(info.name), path);
   if (!g) return tl::make_unexpected(g.error());
   if (auto ok = write_descriptor(g->get(), info, d, labels); !ok) return ok;
 
-  const std::uint64_t end = d.head.load(std::memory_order_acquire);  // blocks before it are published
+  const std::uint64_t end = copier->head();  // blocks before it are published
   const std::uint64_t wanted =
       options.blocks == 0 ? d.ring_blocks : std::min<std::uint64_t>(options.blocks, d.ring_blocks);
   const std::uint64_t first = end - std::min(wanted, end);
@@ -166,7 +149,8 @@ core::Result<void> write_channel(hid_t channels, const core::Arena& arena, const
   auto data = Appender::create(g->get(), "data", path + "/data", type.get(), type.get(), 0, chunk);
   if (!data) return tl::make_unexpected(data.error());
   BlockTable table;
-  if (auto ok = copy_blocks(arena, d, first, end, buffer, *data, table, stats); !ok) return ok;
+  std::vector<core::BlockRecord> records(std::max<std::uint64_t>(1, std::min(end - first, buffer.size() / payload_bytes)));
+  if (auto ok = copy_blocks(*copier, first, end, buffer, records, *data, table, stats); !ok) return ok;
   if (auto ok = write_block_table(g->get(), path, table); !ok) return ok;
   const std::uint64_t overwritten =
       static_cast<std::uint64_t>(std::count_if(table.skipped.begin(), table.skipped.end(), [](const SkipRow& r) {

@@ -12,17 +12,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "weir/core/clock.hpp"
+
 namespace weir::rec {
 
 namespace {
 
 constexpr int kNumberRaces = 3;  // numbers tried when another process takes the one we picked
-
-std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 // The number in "NAME_snap<digits>.h5", or 0 when the file name is not one of ours.
 std::uint64_t number_in(std::string_view file, const std::string& prefix) {
@@ -37,18 +33,6 @@ std::uint64_t number_in(std::string_view file, const std::string& prefix) {
     n = n * 10 + static_cast<std::uint64_t>(c - '0');
   }
   return n;
-}
-
-// Sleeps until deadline_ns on CLOCK_MONOTONIC, looking at stop at least every kPeriodicStopPollNs.
-bool wait_until(std::int64_t deadline_ns, const std::atomic<bool>& stop) noexcept {
-  for (;;) {
-    if (stop.load(std::memory_order_relaxed)) return false;  // a flag: nothing is ordered on it
-    const std::int64_t now = monotonic_ns();
-    if (now >= deadline_ns) return true;
-    const std::int64_t until = std::min(deadline_ns, now + kPeriodicStopPollNs);
-    const timespec ts{static_cast<time_t>(until / 1'000'000'000), static_cast<long>(until % 1'000'000'000)};
-    (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: a signal; look at stop
-  }
 }
 
 }  // namespace
@@ -112,7 +96,7 @@ core::Result<PeriodicShot> SnapshotSchedule::poll(const core::Arena& arena, std:
   }
   // Absolute deadlines: the next one is a whole number of periods after the first, past now.
   next_due_ns_ += every_ns_;
-  const std::int64_t after = std::max(now_ns, monotonic_ns());  // a caller's clock may run ahead of ours
+  const std::int64_t after = std::max(now_ns, core::monotonic_ns());  // a caller's clock may run ahead of ours
   if (after >= next_due_ns_) {
     const std::int64_t behind = (after - next_due_ns_) / every_ns_ + 1;
     missed_ += static_cast<std::uint64_t>(behind);
@@ -133,7 +117,7 @@ core::Result<PeriodicReport> run_periodic_snapshots(const core::Arena& arena, co
       report.stopped = true;
       break;
     }
-    auto shot = schedule->poll(arena, monotonic_ns());
+    auto shot = schedule->poll(arena, core::monotonic_ns());
     if (!shot) {
       ++report.failures;
       if (on_error) on_error(shot.error());
@@ -144,7 +128,7 @@ core::Result<PeriodicReport> run_periodic_snapshots(const core::Arena& arena, co
       if (on_file) on_file(*shot);
     }
     if (options.max_files != 0 && report.files >= options.max_files) break;
-    if (!wait_until(schedule->next_due_ns(), stop)) {
+    if (core::sleep_until(schedule->next_due_ns(), &stop, kPeriodicStopPollNs) == core::SleepStatus::stopped) {
       report.stopped = true;
       break;
     }

@@ -13,16 +13,11 @@
 
 #include "parts.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 
 namespace weir::rec {
 
 namespace {
-
-std::int64_t clock_ns(clockid_t clock) noexcept {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string errno_text(const char* call, int error) { return std::string(call) + ": " + std::strerror(error); }
 
@@ -98,7 +93,7 @@ core::Result<void> write_stats(hid_t file, const SnapshotStats& s, std::uint64_t
 // Everything between creating the temporary file and closing it.
 core::Result<void> write_file(const std::string& tmp, const core::Arena& arena, const SnapshotOptions& options,
                               SnapshotStats& stats) {
-  const std::uint64_t started_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_REALTIME));
+  const std::uint64_t started_ns = static_cast<std::uint64_t>(core::realtime_ns());
   h5::File file(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
   if (!file) return tl::make_unexpected(h5::error("H5Fcreate", tmp));
   const hid_t f = file.get();
@@ -114,7 +109,7 @@ core::Result<void> write_file(const std::string& tmp, const core::Arena& arena, 
   if (auto ok = detail::write_vectors(f, arena, options, live, stats); !ok) return ok;
   if (auto ok = detail::write_channels(f, arena, options, labels, channels, stats); !ok) return ok;
   if (auto ok = detail::write_consumers(f, arena, channels, stats); !ok) return ok;
-  if (auto ok = write_stats(f, stats, static_cast<std::uint64_t>(clock_ns(CLOCK_REALTIME))); !ok) return ok;
+  if (auto ok = write_stats(f, stats, static_cast<std::uint64_t>(core::realtime_ns())); !ok) return ok;
   if (!file.reset()) return tl::make_unexpected(h5::error("H5Fclose", tmp));
   return {};
 }
@@ -123,7 +118,7 @@ core::Result<void> write_file(const std::string& tmp, const core::Arena& arena, 
 
 core::Result<SnapshotStats> snapshot_to_hdf5(const core::Arena& arena, const std::string& path,
                                              const SnapshotOptions& options) {
-  const std::int64_t start_ns = clock_ns(CLOCK_MONOTONIC);
+  const std::int64_t start_ns = core::monotonic_ns();
   const std::string what = "snapshot of " + arena.location().describe() + " to '" + path + "'";
   const auto failed = [&what](const core::Error& e) { return tl::make_unexpected(core::with_context(e, what)); };
   if (path.empty()) return core::fail(core::Errc::invalid_argument, what + ": no file name");
@@ -136,9 +131,9 @@ core::Result<SnapshotStats> snapshot_to_hdf5(const core::Arena& arena, const std
   SnapshotStats stats;
   auto written = write_file(tmp, arena, options, stats);
   if (written && options.durable) {
-    const std::int64_t sync_start = clock_ns(CLOCK_MONOTONIC);
+    const std::int64_t sync_start = core::monotonic_ns();
     written = sync_path(tmp, O_RDONLY);
-    stats.sync_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC) - sync_start);
+    stats.sync_ns = static_cast<std::uint64_t>(core::monotonic_ns() - sync_start);
   }
   if (written && ::stat(tmp.c_str(), &st) == 0) stats.file_bytes = static_cast<std::uint64_t>(st.st_size);
   if (written) written = move_into_place(tmp, path, options.overwrite);
@@ -147,11 +142,11 @@ core::Result<SnapshotStats> snapshot_to_hdf5(const core::Arena& arena, const std
     return failed(written.error());
   }
   if (options.durable) {
-    const std::int64_t sync_start = clock_ns(CLOCK_MONOTONIC);
+    const std::int64_t sync_start = core::monotonic_ns();
     if (auto synced = sync_path(directory_of(path), O_RDONLY | O_DIRECTORY); !synced) return failed(synced.error());
-    stats.sync_ns += static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC) - sync_start);
+    stats.sync_ns += static_cast<std::uint64_t>(core::monotonic_ns() - sync_start);
   }
-  stats.elapsed_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC) - start_ns);
+  stats.elapsed_ns = static_cast<std::uint64_t>(core::monotonic_ns() - start_ns);
   return stats;
 }
 

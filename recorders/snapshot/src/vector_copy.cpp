@@ -3,9 +3,8 @@
 #include <limits>
 
 #include "parts.hpp"
-#include "weir/core/detail/epoch.hpp"
-#include "weir/core/detail/seqlock.hpp"
 #include "weir/core/vector_store.hpp"
+#include "weir/core/view_copy.hpp"
 
 namespace weir::rec::detail {
 
@@ -53,12 +52,10 @@ bool copy_vector(const core::VectorStore& store, const LiveKey& key, const Snaps
     if (status == core::VectorStatus::busy) return unusable(CopyStatus::busy);
     if (status == core::VectorStatus::torn) return unusable(CopyStatus::torn);
     if (status != core::VectorStatus::ok) return false;  // no vector, or the key is gone
-    core::detail::seqlock_copy_out(out, view.data(), std::size_t{dim} * sizeof(float));
-    const float norm = view.norm();
-    if (view.valid()) {
+    if (core::copy_validated(view, std::span<float>(out, dim))) {
       row.epoch = view.epoch();
-      row.version = core::detail::epoch_version(view.epoch());
-      row.norm = norm;
+      row.version = core::epoch_version(view.epoch());
+      row.norm = view.norm();
       row.status = static_cast<std::uint8_t>(CopyStatus::ok);
       stats.bytes_copied += std::uint64_t{dim} * sizeof(float);
       return true;

@@ -21,18 +21,6 @@ constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
 constexpr int kStartTimeField = 22;  // starttime in /proc/PID/stat (man 5 proc)
 }  // namespace
 
-std::uint64_t realtime_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSecond + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * static_cast<std::int64_t>(kNsPerSecond) + ts.tv_nsec;
-}
-
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "";

@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <string>
 
+#include "weir/core/clock.hpp"
 #include "weir/core/error.hpp"
 
 namespace weir::rec {
 
-[[nodiscard]] std::uint64_t realtime_ns() noexcept;
-[[nodiscard]] std::int64_t monotonic_ns() noexcept;
+using core::monotonic_ns;
+/// CLOCK_REALTIME as the unsigned stamp the recorder's files hold.
+[[nodiscard]] inline std::uint64_t realtime_ns() noexcept { return static_cast<std::uint64_t>(core::realtime_ns()); }
 
 /// This machine's host name ("" if it cannot be read).
 [[nodiscard]] std::string host_name();

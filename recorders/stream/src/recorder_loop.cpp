@@ -12,7 +12,7 @@
 
 #include "process_info.hpp"
 #include "recorder_state.hpp"
-#include "weir/core/detail/seqlock.hpp"
+#include "weir/core/view_copy.hpp"
 
 namespace weir::rec {
 
@@ -80,8 +80,8 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
       continue;
     }
     const std::uint32_t samples = std::min(view.samples, f.info.samples_per_block);  // a torn count is discarded below
-    core::detail::seqlock_copy_out(g.stage_samples(), view.data,
-                                   std::min<std::uint64_t>(block_bytes, std::uint64_t{samples} * f.info.sample_bytes));
+    core::copy_unvalidated(g.stage_samples(), view.data,
+                           std::min<std::uint64_t>(block_bytes, std::uint64_t{samples} * f.info.sample_bytes));
     if (!f.reader.done(view)) {  // overwritten while we copied: what was copied is not committed
       if (auto ok = add_gap(f, view.sequence, 1, GapReason::lapped); !ok) return tl::make_unexpected(ok.error());
       f.read_any = true;

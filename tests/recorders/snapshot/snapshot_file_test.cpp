@@ -1,7 +1,6 @@
 // Snapshot files: an existing file is never overwritten unless asked, a failed snapshot leaves no
 // file under either name, and periodic snapshots go into numbered files that are never reused.
 #include <doctest/doctest.h>
-#include <time.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include "proc_util.hpp"
 #include "scratch_dir.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/snapshot/periodic.hpp"
 #include "weir/snapshot/snapshot.hpp"
@@ -145,9 +145,7 @@ TEST_CASE("a schedule's poll writes only when due and counts the periods a slow 
   constexpr std::int64_t kPeriodNs = 1'000'000'000;
   auto schedule = rec::SnapshotSchedule::create(dir.str(), "poll", kPeriodNs);
   REQUIRE(schedule);
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const std::int64_t now = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  const std::int64_t now = core::monotonic_ns();
   auto first = schedule->poll(*arena, now);  // the first is due at once
   REQUIRE(first);
   CHECK(first->number == 1);

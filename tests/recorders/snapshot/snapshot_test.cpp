@@ -11,7 +11,6 @@
 #include "run_program.hpp"
 #include "scratch_dir.hpp"
 #include "weir/core/channel.hpp"
-#include "weir/core/detail/epoch.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/vector_store.hpp"
 #include "weir/snapshot/snapshot.hpp"
@@ -183,7 +182,7 @@ TEST_CASE("a slot a live writer keeps holding is recorded busy with its pid, and
   core::SlotHeader& held = slot_of("held");
   const std::uint64_t even = held.epoch.load();
   const auto me = static_cast<std::uint32_t>(getpid());
-  held.epoch.store(core::detail::epoch_claimed(even, me));
+  held.epoch.store(core::epoch_claimed(even, me));
   core::SlotHeader& broken = slot_of("broken");
   broken.meta.store(broken.meta.load() | (std::uint64_t{core::kSlotTorn} << 56));
 

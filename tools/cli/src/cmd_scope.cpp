@@ -14,6 +14,7 @@
 
 #include "command.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/scope/scope_display.hpp"
 #include "weir/scope/scope_terminal.hpp"
@@ -51,11 +52,7 @@ struct ScopeArgs {
   const CLI::Option* trigger_option = nullptr;  // likewise
 };
 
-std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * kNsPerSecond + ts.tv_nsec;
-}
+using core::monotonic_ns;
 
 // A frame for a terminal: each line placed at its row (no scrolling, no flicker), the rest of a
 // short line and everything below the frame cleared. For a pipe: the lines, then a blank line.

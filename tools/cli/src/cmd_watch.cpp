@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -42,11 +43,6 @@ constexpr std::size_t kPreviewBytes = 16;             // bytes previews show thi
 constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 constexpr double kNsPerUs = 1e3;
 
-std::int64_t clock_ns(clockid_t clock) noexcept {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return std::int64_t{ts.tv_sec} * kNsPerSecond + ts.tv_nsec;
-}
 
 // ---- watch ----
 
@@ -150,7 +146,7 @@ class ChangePrinter {
   void print(const PendingChange& change) {
     const std::string key = key_name(change);
     const std::optional<std::int64_t> latency_ns = write_to_wake_ns(change.slot);
-    const std::string time = iso8601_utc(static_cast<std::uint64_t>(clock_ns(CLOCK_REALTIME)));
+    const std::string time = iso8601_utc(static_cast<std::uint64_t>(core::realtime_ns()));
     core::ValueInfo info;
     const KvStatus status = kv_.get(core::KeyHandle{change.slot, change.generation}, value_, info);
     const std::span<const std::byte> value(value_.data(), std::min<std::size_t>(info.length, value_.size()));
@@ -205,7 +201,7 @@ class ChangePrinter {
       print_json(JsonObject{}.number("lost", lost));
     } else {
       fmt::print("{} lost {} changes: the change log wrapped before they were read (`weir keys` lists current values)\n",
-                 iso8601_utc(static_cast<std::uint64_t>(clock_ns(CLOCK_REALTIME))), lost);
+                 iso8601_utc(static_cast<std::uint64_t>(core::realtime_ns())), lost);
     }
   }
 
@@ -249,7 +245,7 @@ class ChangePrinter {
     // relaxed: a display timestamp; the change log's release/acquire already ordered the write before us
     const std::uint64_t changed = s->changed_ns.load(std::memory_order_relaxed);
     if (changed == 0) return std::nullopt;
-    return clock_ns(CLOCK_REALTIME) - static_cast<std::int64_t>(changed);
+    return core::realtime_ns() - static_cast<std::int64_t>(changed);
   }
 
   const core::Arena& arena_;
@@ -335,13 +331,13 @@ int run_watch(const WatchArgs& args) {
   std::vector<core::Change> changes;
   changes.reserve(static_cast<std::size_t>(std::popcount(watcher->groups())) * arena->geometry().group_log_entries);
   const std::int64_t spin_ns = args.spin_us * 1000;
-  const std::int64_t deadline_ns = has_timeout ? clock_ns(CLOCK_MONOTONIC) +
+  const std::int64_t deadline_ns = has_timeout ? core::monotonic_ns() +
                                                      static_cast<std::int64_t>(args.timeout_s * static_cast<double>(kNsPerSecond))
                                                : std::numeric_limits<std::int64_t>::max();
   std::uint64_t seen = 0;
   // relaxed: the flag orders nothing; it is only read between waits
   while (!StopSignals::flag().load(std::memory_order_relaxed) && (args.count == 0 || seen < args.count)) {
-    const std::int64_t left_ns = deadline_ns - clock_ns(CLOCK_MONOTONIC);
+    const std::int64_t left_ns = deadline_ns - core::monotonic_ns();
     if (left_ns <= 0) {
       if (args.count == 0) return kExitOk;
       print_error(fmt::format("watch {}: timed out after {} s with {} of {} changes", arena_text, args.timeout_s,

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "weir/core/detail/seqlock.hpp"
+#include "weir/core/view_copy.hpp"
 
 namespace weir::scope {
 
@@ -62,7 +62,7 @@ bool ScopeDisplay::read_blocks() {
     const std::uint64_t first = block.first_sample;
     // Copied out of the slot the one audited way, then validated: the writer may be reusing it.
     raw_.resize(std::size_t{block.samples} * reader_->desc().sample_bytes);
-    core::detail::seqlock_copy_out(raw_.data(), block.data, raw_.size());
+    core::copy_unvalidated(raw_.data(), block.data, raw_.size());
     if (!reader_->done(block)) {
       history_.reset();  // the writer reused the slot while we copied: what we read is torn
       continue;

@@ -35,12 +35,6 @@ std::string describe_status(int status) {
 
 }  // namespace
 
-std::int64_t now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 const char* part_status_name(PartStatus status) noexcept {
   switch (status) {
     case PartStatus::running: return "running";

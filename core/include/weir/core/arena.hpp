@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/assert.hpp"
 #include "weir/core/error.hpp"
 
 namespace weir::core {
@@ -85,6 +86,7 @@ class Arena {
   [[nodiscard]] ArenaHeader& header() const noexcept { return *reinterpret_cast<ArenaHeader*>(base_); }
   [[nodiscard]] const Geometry& geometry() const noexcept { return header().geometry; }
   [[nodiscard]] std::byte* region(Region r) const noexcept {
+    WEIR_ASSERT(r < Region::count, "Arena::region: no such region");
     return base_ + header().regions[static_cast<std::uint32_t>(r)].offset;
   }
   [[nodiscard]] const Location& location() const noexcept { return location_; }

@@ -108,13 +108,43 @@ enum class IndexState : std::uint64_t { empty = 0, live = 1, tombstone = 2, inse
 inline constexpr std::uint64_t kIndexStateMask = 3;
 inline constexpr unsigned kIndexTagShift = 32;
 
+// The 64-bit seqlock word of every slot and vector row (SlotHeader::epoch, VectorRowHeader::epoch).
+// While odd it also names its writer, so a claim and the record of who holds it are one atomic step:
+// a writer killed at any instant leaves a word that says which process to check.
+//
+//   bit 0       odd: a write is in progress
+//   bits 1-22   pid of the writer while odd (Linux pids are below 2^22), 0 while even
+//   bits 23-63  version: bumped by one on every completed write (41 bits: no wrap in practice)
+inline constexpr std::uint64_t kEpochOdd = 1;
+inline constexpr unsigned kEpochPidShift = 1;
+inline constexpr std::uint64_t kEpochPidMask = ((std::uint64_t{1} << 22) - 1) << kEpochPidShift;
+inline constexpr std::uint64_t kEpochUnit = std::uint64_t{1} << 23;  // one version step
+
+[[nodiscard]] constexpr bool epoch_odd(std::uint64_t w) noexcept { return (w & kEpochOdd) != 0; }
+/// Completed writes so far.
+[[nodiscard]] constexpr std::uint64_t epoch_version(std::uint64_t w) noexcept { return w / kEpochUnit; }
+/// The pid of the writer inside while the word is odd; 0 while even.
+[[nodiscard]] constexpr std::uint32_t epoch_owner(std::uint64_t w) noexcept {
+  return static_cast<std::uint32_t>((w & kEpochPidMask) >> kEpochPidShift);
+}
+/// The odd word a writer with `pid` stores over the even word `even`.
+[[nodiscard]] constexpr std::uint64_t epoch_claimed(std::uint64_t even, std::uint32_t pid) noexcept {
+  return even | ((std::uint64_t{pid} << kEpochPidShift) & kEpochPidMask) | kEpochOdd;
+}
+/// The even word that ends the write begun by `odd`: owner cleared, version + 1.
+[[nodiscard]] constexpr std::uint64_t epoch_released(std::uint64_t odd) noexcept {
+  return (odd & ~(kEpochUnit - 1)) + kEpochUnit;
+}
+static_assert(epoch_owner(epoch_claimed(5 * kEpochUnit, 4194303)) == 4194303);
+static_assert(epoch_released(epoch_claimed(5 * kEpochUnit, 77)) == 6 * kEpochUnit);
+
 // Slot meta word (atomic u64, written only while the epoch is odd):
 //   bits 0-31 value length, 32-47 key length, 48-55 ValueType, 56-63 SlotFlags.
 enum class ValueType : std::uint8_t { none = 0, bytes = 1, text = 2, i64 = 3, u64 = 4, f64 = 5, vector = 6 };
 enum SlotFlags : std::uint8_t { kSlotLive = 1U << 0, kSlotTorn = 1U << 1 };
 
 struct alignas(kCacheLine) SlotHeader {    // off size
-  std::atomic<std::uint64_t> epoch;        //   0   8  seqlock word with the writer's pid: detail/epoch.hpp
+  std::atomic<std::uint64_t> epoch;        //   0   8  seqlock word with the writer's pid: epoch_*()
   std::uint64_t reserved1;                 //   8   8  zero
   std::atomic<std::uint64_t> meta;         //  16   8  see above
   std::atomic<std::uint32_t> generation;   //  24   4  bumped on each insert: handles check it
@@ -153,9 +183,11 @@ static_assert(offsetof(SignalGroup, waiters) == 8 && offsetof(SignalGroup, log_h
 static_assert(offsetof(SignalGroup, mask) == 64 && offsetof(SignalGroup, kind) == 72);
 static_assert(offsetof(SignalGroup, label_id) == 80 && offsetof(SignalGroup, name) == 128);
 
-// Label dictionary entry: exact label names, so watchers can drop Bloom false positives.
+// Label dictionary entry: exact label names, so watchers can drop Bloom false positives. An entry
+// is written once under the group-table lock and never changes after it is ready.
+enum class LabelState : std::uint32_t { free = 0, writing = 1, ready = 2 };  // ready stored last, release
 struct alignas(kCacheLine) LabelEntry {       // off size
-  std::atomic<std::uint32_t> state;           //   0   4  0 free, 1 being written, 2 ready
+  std::atomic<std::uint32_t> state;           //   0   4  LabelState
   std::uint32_t name_bytes;                   //   4   4
   std::uint64_t mask;                         //   8   8  the label's Bloom mask
   char name[48];                              //  16  48
@@ -232,8 +264,11 @@ static_assert(offsetof(ChannelDesc, pyramid_offset) == 200 && offsetof(ChannelDe
 static_assert(offsetof(ChannelDesc, created_ns) == 248 && offsetof(ChannelDesc, lossless_readers) == 256);
 static_assert(offsetof(ChannelDesc, lossless_epoch) == 260);
 
-// The header of one block slot in a channel's ring; the samples follow.
-// state: 2*(seq+1) once block seq is published, 2*(seq+1)+1 while block seq is being written.
+// The header of one block slot in a channel's ring; the samples follow. Block seq lives in slot
+// seq & (ring_blocks - 1). state: kBlockEmptyState until the slot's first block, then
+// block_writing_state(seq) while block seq is being written and block_committed_state(seq) once it
+// is published. States only grow, so a reader expecting block s that finds a larger state knows the
+// slot was reused for a later block, and a smaller one that block s is not published yet.
 struct alignas(kCacheLine) BlockHeader {         // off size
   std::atomic<std::uint64_t> state;              //   0   8
   std::atomic<std::uint32_t> samples;            //   8   4  samples in this block
@@ -246,6 +281,9 @@ struct alignas(kCacheLine) BlockHeader {         // off size
 static_assert(std::is_standard_layout_v<BlockHeader> && sizeof(BlockHeader) == kCacheLine);
 static_assert(offsetof(BlockHeader, samples) == 8 && offsetof(BlockHeader, realtime_ns) == 16);
 static_assert(offsetof(BlockHeader, first_sample) == 32);
+inline constexpr std::uint64_t kBlockEmptyState = 0;  // a slot that never held a block
+constexpr std::uint64_t block_committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
+constexpr std::uint64_t block_writing_state(std::uint64_t seq) noexcept { return 2 * (seq + 1) + 1; }
 // BlockHeader::flags bit 31: the block is a gap marker (ChannelWriter::skip), carrying no samples;
 // readers count it lost. Drivers use bits 0-30.
 inline constexpr std::uint32_t kBlockGapFlag = 1U << 31;
@@ -297,7 +335,7 @@ static_assert(offsetof(ConsumerRow, blocks_out) == 128 && offsetof(ConsumerRow, 
 
 // Vector row header; the row's floats follow, 64-aligned. Row i belongs to KV slot i.
 struct alignas(kCacheLine) VectorRowHeader {  // off size
-  std::atomic<std::uint64_t> epoch;           //   0   8  seqlock word with the writer's pid: detail/epoch.hpp
+  std::atomic<std::uint64_t> epoch;           //   0   8  seqlock word with the writer's pid: epoch_*()
   std::uint64_t reserved2;                    //   8   8  zero
   std::atomic<std::uint32_t> generation;      //  16   4  the slot generation it was written for
   std::atomic<std::uint32_t> flags;           //  20   4  bit 0 present, bit 1 torn

@@ -9,7 +9,6 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
-#include "weir/core/detail/epoch.hpp"
 #include "weir/core/detail/pid.hpp"
 #include "weir/core/detail/seqlock.hpp"
 #include "weir/core/detail/slot_meta.hpp"
@@ -46,8 +45,8 @@ struct ValueInfo {
   ValueType type = ValueType::none;
   std::uint32_t length = 0;
   std::uint64_t epoch = 0;  // the slot's even seqlock word when read: it changes on every write
-  /// Completed writes to the slot so far (the epoch's version field, detail/epoch.hpp).
-  [[nodiscard]] std::uint64_t version() const noexcept { return detail::epoch_version(epoch); }
+  /// Completed writes to the slot so far (the epoch's version field, epoch_version()).
+  [[nodiscard]] std::uint64_t version() const noexcept { return epoch_version(epoch); }
 };
 
 /// Zero-copy view of a value in place. Read what you need, then call valid(): false means a writer
@@ -211,7 +210,7 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
     const std::uint32_t length = detail::meta_value_len(m);
     // One branch for all four: held (odd), not live or torn, a stale handle, too long for the small
     // copy. Integer values are copied like any bytes: integer ops bump the epoch, so the re-check sees them.
-    const std::uint64_t unusual = (epoch & detail::kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn) |
+    const std::uint64_t unusual = (epoch & kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn) |
                                   (generation ^ h.generation);
     if (unusual == 0 && length <= detail::kSmallCopyBytes) [[likely]] {
       detail::seqlock_copy_out_small(out.data(), src);  // bytes past length: unspecified
@@ -227,20 +226,20 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
 
 KvStatus KvStore::claim_and_write(SlotHeader& s, std::byte* dst, std::uint64_t epoch, std::uint64_t m,
                                   std::span<const std::byte> value, ValueType type) noexcept {
-  const std::uint64_t claimed = detail::epoch_claimed(epoch, detail::current_pid());
+  const std::uint64_t claimed = epoch_claimed(epoch, detail::current_pid());
   // seq_cst CAS: the claim and the pins load below form a Dekker pair with integer ops.
   if (!s.epoch.compare_exchange_strong(epoch, claimed, std::memory_order_seq_cst, std::memory_order_relaxed))
-    return detail::epoch_odd(epoch) ? KvStatus::busy : KvStatus::not_found;
+    return epoch_odd(epoch) ? KvStatus::busy : KvStatus::not_found;
   std::atomic_thread_fence(std::memory_order_release);  // the odd epoch is visible before the payload
   if (s.pins.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
     // An integer op is in flight: hand the slot back untouched (a version bump without a change).
-    s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);
+    s.epoch.store(epoch_released(claimed), std::memory_order_release);
     return KvStatus::not_found;
   }
   const auto length = static_cast<std::uint32_t>(value.size());
   if (length != 0) detail::seqlock_copy_in(dst, value.data(), length);
   s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
-  s.epoch.store(detail::epoch_released(claimed), std::memory_order_release);  // payload visible first
+  s.epoch.store(epoch_released(claimed), std::memory_order_release);  // payload visible first
   return KvStatus::ok;
 }
 
@@ -258,7 +257,7 @@ KvStatus KvStore::try_set_fast(KeyHandle h, std::span<const std::byte> value, Va
   const bool plain = s.generation.load(std::memory_order_relaxed) == h.generation && detail::meta_live(m) &&
                      s.groups_seen.load(std::memory_order_relaxed) == version &&
                      s.group_bits.load(std::memory_order_relaxed) == 0;
-  if (detail::epoch_odd(epoch)) return KvStatus::busy;  // EAGAIN at once, as the contract says
+  if (epoch_odd(epoch)) return KvStatus::busy;  // EAGAIN at once, as the contract says
   if (!plain) return KvStatus::not_found;
   return claim_and_write(s, dst, epoch, m, value, type);
 }

@@ -49,6 +49,9 @@ inline constexpr std::int64_t kStuckAfterNs = 2'000'000;         // an epoch odd
 inline constexpr std::int64_t kStuckPinAfterNs = 20'000'000;     // a pin held this long: its process died
 inline constexpr std::int64_t kDefaultWaitNs = 100'000'000;      // bounded-retry writes and reads give up after this
 inline constexpr std::int64_t kOpenReadyTimeoutNs = 2'000'000'000;  // attach waits this long for a creator to finish
+inline constexpr std::int64_t kDefaultStopPollNs = 100'000'000;  // sleep_until() looks at its stop flag this often unless told
+inline constexpr int kSlotCopySpinsBeforeYield = 64;           // SlotCopier: odd-epoch spins before giving the CPU away
+inline constexpr int kDefaultSlotCopyAttempts = 64;            // SlotCopier: copies torn by a concurrent write before busy
 inline constexpr std::uint32_t kDefaultMode = 0600;              // arena permission bits unless asked otherwise
 
 }  // namespace weir::core
