@@ -1,26 +1,25 @@
 #!/usr/bin/env bash
-# The whole test suite: the normal build under ctest, then the core and integration tests under
-# ASan+UBSan, then the concurrency tests under TSan. Installs what it needs first.
+# The whole test suite: the normal build under ctest (after the layering check), then the core and
+# integration tests under ASan+UBSan, then the concurrency tests under TSan. Installs what it needs
+# first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 scripts/check_includes.sh
 (cd build && ctest --output-on-failure -j 2 --timeout 300)
 
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+
 echo "== ASan+UBSan: core and integration tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEIR_SANITIZE=address -DWEIR_WERROR=ON >/dev/null
-asan_targets=(weir_core_tests)
-[[ -f tests/integration/CMakeLists.txt ]] && asan_targets+=(weir_integration_tests)
-cmake --build build-asan -j "$(nproc)" --target "${asan_targets[@]}"
-for t in "${asan_targets[@]}"; do
-  exe=$(find build-asan/tests -type f -name "$t" | head -n 1)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEIR_SANITIZE=address -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
+cmake --build build-asan -j "$(nproc)" --target weir_core_tests weir_integration_tests
+for exe in build-asan/tests/core/weir_core_tests build-asan/tests/integration/weir_integration_tests; do
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe"
 done
 
-if [[ -f tests/stress/CMakeLists.txt ]]; then
-  echo "== TSan: concurrency tests"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_SANITIZE=thread -DWEIR_WERROR=ON >/dev/null
-  cmake --build build-tsan -j "$(nproc)" --target weir_stress_tests
-  TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1" build-tsan/tests/stress/weir_stress_tests
-fi
+echo "== TSan: concurrency tests"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_SANITIZE=thread -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
+cmake --build build-tsan -j "$(nproc)" --target weir_stress_tests
+TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1" build-tsan/tests/stress/weir_stress_tests
 echo "all test stages passed"
