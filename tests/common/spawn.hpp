@@ -70,9 +70,10 @@ struct SpawnOptions {
   bool core_dumps = true;         // false: RLIMIT_CORE 0, so a crash does not spend seconds writing one
 };
 
-/// Forks and execs options.program (or argv[0]) with argv; returns the child's pid, or -1 if fork failed. A child that
-/// cannot redirect its streams or exec exits with kExecFailed. Descriptors without FD_CLOEXEC are
-/// inherited. Buffered stdio output is flushed first, so the child never writes it a second time.
+/// Forks and execs options.program (or argv[0]) with argv; returns the child's pid, or -1 if fork
+/// failed. A child that cannot redirect its streams or exec exits with kExecFailed. Descriptors
+/// without FD_CLOEXEC are inherited. Buffered stdio output is flushed first, so the child never
+/// writes it a second time.
 /// Requires: argv is not empty.
 inline pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {}) {
   const std::string program = options.program.empty() ? argv.at(0) : options.program;
