@@ -3,9 +3,7 @@
 // pipe, a start gate, bounded waits that end in SIGKILL, and a guard that removes arenas.
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -15,20 +13,17 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
-#include <string_view>
-#include <thread>
 #include <utility>
+#include <vector>
 
 #include "arena_guard.hpp"
+#include "spawn.hpp"
 
 namespace weir::test {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 inline constexpr milliseconds kChildTimeout{15'000};  // no child of these tests may run longer
-inline constexpr milliseconds kPollStep{1};           // between looks at a child that has not exited
-inline constexpr int kExecFailed = 127;                // exit code of a child whose exec failed
 inline constexpr int kChildThrew = 126;                // exit code of a child whose body threw
 
 inline int remaining_ms(Clock::time_point deadline) noexcept {
@@ -87,13 +82,6 @@ class ChildLink {
   int fd_;
 };
 
-struct ExitInfo {
-  bool exited = false;     // ended by exit(); code is valid
-  int code = -1;
-  int signal = 0;          // ended by this signal
-  bool timed_out = false;  // the wait's deadline passed and the child was killed
-};
-
 /// A forked child process. The destructor kills and reaps a child still running.
 class Child {
  public:
@@ -121,39 +109,36 @@ class Child {
       ::close(fds[0]);
       return Child{};
     }
-    return Child(pid, fds[0]);
+    return Child(ChildProcess::adopt(pid), fds[0]);
   }
 
   /// Forks and execs path with argv (argv[0] included). Descriptors without CLOEXEC are inherited.
+  /// Such a child has no link: wait_ready and read_report fail.
   static Child exec(const std::string& path, std::initializer_list<std::string> args) {
-    std::array<std::string, 8> copy{};
-    std::size_t n = 0;
-    for (const auto& a : args)
-      if (n < copy.size() - 1) copy[n++] = a;
-    return spawn([&](ChildLink&) {
-      std::array<char*, 8> argv{};
-      for (std::size_t i = 0; i < n; ++i) argv[i] = copy[i].data();
-      execv(path.c_str(), argv.data());
-      return kExecFailed;
-    });
+    SpawnOptions options;
+    options.program = path;
+    return Child(ChildProcess(std::vector<std::string>(args), options), -1);
   }
 
   Child() = default;
-  Child(Child&& other) noexcept : pid_(std::exchange(other.pid_, -1)), fd_(std::exchange(other.fd_, -1)) {}
+  Child(Child&& other) noexcept : process_(std::move(other.process_)), fd_(std::exchange(other.fd_, -1)) {}
   Child& operator=(Child&& other) noexcept {
     if (this != &other) {
-      reset();
-      pid_ = std::exchange(other.pid_, -1);
+      process_ = std::move(other.process_);  // kills and reaps the child this one held
+      close_link();
       fd_ = std::exchange(other.fd_, -1);
     }
     return *this;
   }
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
-  ~Child() { reset(); }
+  ~Child() {
+    (void)process_.kill_and_reap();
+    close_link();
+  }
 
-  [[nodiscard]] bool valid() const noexcept { return pid_ > 0; }
-  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  [[nodiscard]] bool valid() const noexcept { return process_.valid(); }
+  [[nodiscard]] pid_t pid() const noexcept { return process_.pid(); }
 
   /// Waits for the child's ready() byte.
   [[nodiscard]] bool wait_ready(milliseconds timeout) const noexcept {
@@ -174,52 +159,19 @@ class Child {
   }
 
   /// Reaps the child, waiting at most timeout; past it the child is killed with SIGKILL.
-  ExitInfo wait(milliseconds timeout = kChildTimeout) noexcept {
-    ExitInfo info;
-    if (pid_ <= 0) return info;
-    const auto deadline = Clock::now() + timeout;
-    int status = 0;
-    for (;;) {
-      const pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) break;
-      if (r < 0 && errno != EINTR) {
-        pid_ = -1;
-        return info;
-      }
-      if (Clock::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
-        info.timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(kPollStep);
-    }
-    pid_ = -1;
-    if (WIFEXITED(status)) {
-      info.exited = true;
-      info.code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      info.signal = WTERMSIG(status);
-    }
-    return info;
-  }
+  ExitStatus wait(milliseconds timeout = kChildTimeout) noexcept { return process_.wait(timeout); }
 
-  /// SIGKILL, then reap (bounded): afterwards the pid is dead to kill(pid, 0).
-  ExitInfo kill_now() noexcept {
-    if (pid_ > 0) ::kill(pid_, SIGKILL);
-    return wait();
-  }
+  /// SIGKILL, then reap: afterwards the pid is dead to kill(pid, 0).
+  ExitStatus kill_now() noexcept { return process_.kill_and_reap(); }
 
  private:
-  Child(pid_t pid, int fd) noexcept : pid_(pid), fd_(fd) {}
-  void reset() noexcept {
-    if (pid_ > 0) (void)kill_now();
+  Child(ChildProcess process, int fd) noexcept : process_(std::move(process)), fd_(fd) {}
+  void close_link() noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
 
-  pid_t pid_ = -1;
+  ChildProcess process_;
   int fd_ = -1;
 };
 

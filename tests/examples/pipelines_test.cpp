@@ -99,7 +99,7 @@ TEST_CASE("the detector bench records its detector and spectra losslessly") {
   CHECK(shard.exit_code == 0);
   CHECK(contains(shard.out, "errors 0"));
   CHECK_FALSE(contains(shard.out, "blocks in 0,"));
-  CHECK(replay.wait(std::chrono::seconds(30)) == 0);
+  CHECK(replay.wait_exit(std::chrono::seconds(30)) == 0);
   const auto rms = run_weir({"get", again, "det0.rms"});
   CHECK(rms.exit_code == 0);
   CHECK(std::strtod(rms.out.c_str(), nullptr) > 0);

@@ -94,7 +94,7 @@ TEST_CASE("an arena whose creator died and that nobody holds is stale, and only 
     });
     REQUIRE(creator.valid());
     creator_pid = creator.pid();
-    const ExitInfo e = creator.wait();
+    const ExitStatus e = creator.wait();
     REQUIRE(e.exited);
     REQUIRE(e.code == 0);
   }
@@ -151,7 +151,7 @@ TEST_CASE("an arena held by a live process is not stale after its creator dies")
   REQUIRE(holder.valid());
   REQUIRE(holder.wait_ready(milliseconds(5000)));
   creator_may_exit.open(1);
-  const ExitInfo e = creator.wait();
+  const ExitStatus e = creator.wait();
   REQUIRE(e.exited);
   REQUIRE(e.code == 0);
 
@@ -233,7 +233,7 @@ TEST_CASE("another user cannot attach to a 0600 arena") {
   REQUIRE(other.valid());
   Report r{};
   const bool reported = other.read_report(r, milliseconds(10'000));
-  const ExitInfo e = other.wait();
+  const ExitStatus e = other.wait();
   if (e.exited && e.code == kCannotSwitchUser) {
     MESSAGE("skipped: could not switch to uid " << kNobody);
     return;
@@ -283,7 +283,7 @@ TEST_CASE("of several processes creating the same arena at once exactly one succ
       Report r{};
       REQUIRE(c.read_report(r, milliseconds(10'000)));
       const pid_t pid = c.pid();
-      const ExitInfo e = c.wait();
+      const ExitStatus e = c.wait();
       CHECK(e.exited);  // never a crash
       CHECK(e.code == 0);
       if (r[0] == kOpened) {

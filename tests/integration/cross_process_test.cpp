@@ -136,7 +136,7 @@ TEST_CASE("readers in other processes never see a torn value while writer proces
   for (std::size_t i = 0; i < writers.size(); ++i) {
     Report r{};
     REQUIRE(writers[i].read_report(r, kReportTimeout));
-    const ExitInfo e = writers[i].wait();
+    const ExitStatus e = writers[i].wait();
     CHECK(e.exited);
     CHECK(e.code == 0);
     MESSAGE("writer " << i << ": " << r[kWrites] << " writes, " << r[kWriterBusy] << " busy");
@@ -146,7 +146,7 @@ TEST_CASE("readers in other processes never see a torn value while writer proces
   for (std::size_t i = 0; i < readers.size(); ++i) {
     Report r{};
     REQUIRE(readers[i].read_report(r, kReportTimeout));
-    const ExitInfo e = readers[i].wait();
+    const ExitStatus e = readers[i].wait();
     CHECK(e.exited);
     CHECK(e.code == 0);
     MESSAGE("reader " << i << ": " << r[kGood] << " good, " << r[kBad] << " bad, " << r[kReaderBusy] << " busy, "
@@ -201,7 +201,7 @@ TEST_CASE("concurrent inserts and deletes from several processes never duplicate
   for (auto& c : churners) {
     Report r{};
     REQUIRE(c.read_report(r, kReportTimeout));
-    const ExitInfo e = c.wait();
+    const ExitStatus e = c.wait();
     CHECK(e.exited);
     CHECK(e.code == 0);
     MESSAGE("churner: " << r[0] << " ok, " << r[1] << " busy or absent, " << r[2] << " other");
@@ -260,7 +260,7 @@ TEST_CASE("a process that opens the arena by name reads what the parent wrote af
   gate.open(1);
   Report r{};
   REQUIRE(reader.read_report(r, milliseconds(10'000)));
-  const ExitInfo e = reader.wait();
+  const ExitStatus e = reader.wait();
   CHECK(e.code == 0);
   CHECK(r[0] == 1);
   CHECK(r[1] == 42);
@@ -268,7 +268,7 @@ TEST_CASE("a process that opens the arena by name reads what the parent wrote af
   SUBCASE("and so does a freshly exec'd program") {
     Child fresh = Child::exec(WEIR_TEST_CHILD, {"weir_test_child", "get", guard.where(), "greeting", "hello"});
     REQUIRE(fresh.valid());
-    const ExitInfo fe = fresh.wait();
+    const ExitStatus fe = fresh.wait();
     CHECK(fe.exited);
     CHECK(fe.code == 0);
   }
@@ -288,7 +288,7 @@ TEST_CASE("a memfd arena is inherited across exec and opened as fd:N") {
 
   Child reader = Child::exec(WEIR_TEST_CHILD, {"weir_test_child", "get", where, "from.parent", "over exec"});
   REQUIRE(reader.valid());
-  ExitInfo e = reader.wait();
+  ExitStatus e = reader.wait();
   CHECK(e.exited);
   CHECK(e.code == 0);
 
@@ -304,7 +304,7 @@ TEST_CASE("a memfd arena is inherited across exec and opened as fd:N") {
   SUBCASE("a wrong value is told apart from a match") {
     Child wrong = Child::exec(WEIR_TEST_CHILD, {"weir_test_child", "get", where, "from.parent", "something else"});
     REQUIRE(wrong.valid());
-    const ExitInfo we = wrong.wait();
+    const ExitStatus we = wrong.wait();
     CHECK(we.exited);
     CHECK(we.code == 12);  // kMismatch in test_child.cpp
   }

@@ -111,7 +111,7 @@ TEST_CASE("a writer killed at a random moment leaves its value intact or torn, a
     REQUIRE(writer.valid());
     if (!writer.wait_ready(milliseconds(5000))) ++not_ready;
     std::this_thread::sleep_for(microseconds(delay_us(rng)));
-    const ExitInfo ended = writer.kill_now();
+    const ExitStatus ended = writer.kill_now();
     REQUIRE(ended.signal == SIGKILL);
 
     std::vector<std::byte> out(kValueBytes);
@@ -177,7 +177,7 @@ TEST_CASE("a writer that dies holding a slot leaves the value torn until the nex
     return 0;  // dies with the epoch odd, as a writer killed mid-copy does
   });
   REQUIRE(writer.valid());
-  const ExitInfo ended = writer.wait();
+  const ExitStatus ended = writer.wait();
   REQUIRE(ended.exited);
   REQUIRE(ended.code == 0);
   REQUIRE((slot_header(*arena, handle.slot).epoch.load() & 1U) == 1U);
@@ -231,7 +231,7 @@ TEST_CASE("an odd epoch that names no live process does not leave the slot stuck
     return 0;
   });
   REQUIRE(writer.valid());
-  const ExitInfo ended = writer.wait();
+  const ExitStatus ended = writer.wait();
   REQUIRE(ended.exited);
   REQUIRE(ended.code == 0);
 

@@ -42,7 +42,7 @@ TEST_CASE("one write wakes every watcher of its group in every process") {
   const std::uint64_t syscalls_before = arena->header().wake_syscalls.load();
   REQUIRE(kv.set_i64("go", 1) == KvStatus::ok);
   for (auto& c : children) {
-    const ExitInfo e = c.wait(milliseconds(5'000));
+    const ExitStatus e = c.wait(milliseconds(5'000));
     CHECK(e.exited);
     CHECK(e.code == 0);
   }

@@ -112,8 +112,8 @@ TEST_CASE("a part that dies is restarted; one that keeps dying is given up on wh
   CHECK(eventually([&] { return (second = p.writer("a")) != 0 && second != first; }, 10s));
   CHECK(eventually([&] { return contains(run.output(), "GIVING UP on driver \"bad\""); }, 10s));
   CHECK(p.writer("a") == second);  // the good driver runs on
-  run.signal(SIGINT);
-  CHECK(run.wait(20s) == kExitOk);
+  REQUIRE(run.signal(SIGINT));
+  CHECK(run.wait_exit(20s) == kExitOk);
   const std::string out = run.output();
   CHECK(contains(out, "driver \"good\" died (killed by SIGKILL); restart 1 of at most 3"));
   CHECK(contains(out, "driver \"bad\" died (exit 2)"));
@@ -129,8 +129,8 @@ driver "sim" { channels = {"a"}, thread = true }
   BackgroundWeir run({"run", p.path, "--status-every", "0"});
   REQUIRE(eventually([&] { return p.writer("a") != 0; }, 10s));
   CHECK(p.writer("a") == static_cast<std::uint32_t>(run.pid()));  // a thread part writes from the supervisor
-  run.signal(SIGTERM);
-  CHECK(run.wait(20s) == kExitOk);
+  REQUIRE(run.signal(SIGTERM));
+  CHECK(run.wait_exit(20s) == kExitOk);
   CHECK(contains(run.output(), "started driver \"sim\" as a thread"));
   CHECK(contains(run.output(), "driver \"sim\"                     stopped"));
   CHECK(p.writer("a") == 0);
@@ -156,11 +156,11 @@ driver "sim" { channels = {"a"} }
   CHECK(eventually([&] { return has("copy:a") && !has("null:a"); }, 10s));
   CHECK(p.writer("a") == writer);  // the driver was never restarted
   p.rewrite("arena { name = \"ARENA\" }\nchanel \"x\" {}\n");
-  run.signal(SIGHUP);
+  REQUIRE(run.signal(SIGHUP));
   CHECK(eventually([&] { return contains(run.output(), "reload refused, nothing changed"); }, 10s));
   CHECK(has("copy:a"));
-  run.signal(SIGINT);
-  CHECK(run.wait(20s) == kExitOk);
+  REQUIRE(run.signal(SIGINT));
+  CHECK(run.wait_exit(20s) == kExitOk);
   const std::string out = run.output();
   CHECK(contains(out, "reload: removing shard \"null:a\""));
   CHECK(contains(out, "reload: adding shard \"copy:a\""));

@@ -2,7 +2,7 @@
 // by `weir sim`, through a pipe, and against missing arenas and channels.
 #include <doctest/doctest.h>
 
-#include <signal.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "spawn.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
 
@@ -28,14 +29,13 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExecFailed = 127;
+using weir::test::contains;
+using weir::test::kExitError;
+using weir::test::kExitOk;
+
 constexpr auto kStepTimeout = 5s;    // bound on each wait for the scope or the simulator
 constexpr auto kPollInterval = 50ms;
 constexpr std::string_view kChannel = "adc0";
-
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 // Whether text holds a braille character with at least one dot (U+2801..U+28FF in UTF-8).
 bool has_braille(std::string_view text) {
@@ -90,20 +90,16 @@ class SimulatedArena {
     o.channel_capacity = 2;
     o.channel_data_bytes = 4ULL << 20;
     arena_ = std::make_unique<weir::core::Arena>(std::move(weir::core::Arena::create(where_, o).value()));
-    std::vector<std::string> args{WEIR_CLI_PATH, "sim", where_, std::string(kChannel), "--rate", "20000", "--block",
-                                  "200", "--signal", "square", "--duration", "10"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::fflush(nullptr);
-    sim_ = fork();
-    REQUIRE(sim_ >= 0);
-    if (sim_ == 0) {
-      std::FILE* null = std::fopen("/dev/null", "w");
-      if (null == nullptr || dup2(fileno(null), STDOUT_FILENO) < 0) _exit(kExecFailed);
-      execv(argv[0], argv.data());
-      _exit(kExecFailed);
-    }
+    // The simulator's stdout goes to /dev/null; its stderr stays the test's.
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    REQUIRE(null >= 0);
+    weir::test::SpawnOptions options;
+    options.out = null;
+    sim_ = weir::test::ChildProcess({WEIR_CLI_PATH, "sim", where_, std::string(kChannel), "--rate", "20000", "--block",
+                                     "200", "--signal", "square", "--duration", "10"},
+                                    options);
+    ::close(null);
+    REQUIRE(sim_.valid());
     REQUIRE(wait_for([this] {
       const auto index = weir::core::find_channel(*arena_, kChannel);
       return index && weir::core::list_channels(*arena_).at(0).blocks_written > 4;
@@ -112,10 +108,7 @@ class SimulatedArena {
   SimulatedArena(const SimulatedArena&) = delete;
   SimulatedArena& operator=(const SimulatedArena&) = delete;
   ~SimulatedArena() {
-    if (sim_ > 0) {
-      ::kill(sim_, SIGKILL);
-      ::waitpid(sim_, nullptr, 0);
-    }
+    (void)sim_.kill_and_reap();
     arena_.reset();
     (void)weir::core::Arena::remove(where_);
   }
@@ -124,7 +117,7 @@ class SimulatedArena {
  private:
   std::string where_;
   std::unique_ptr<weir::core::Arena> arena_;
-  pid_t sim_ = -1;
+  weir::test::ChildProcess sim_;
 };
 
 // A private tmux server (its own socket, no user config), killed with everything in it at the end.

@@ -5,23 +5,20 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "live_arena.hpp"
+#include "spawn.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
@@ -29,18 +26,14 @@
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using weir::test::Clock;
+using weir::test::contains;
+using weir::test::kExitError;
+using weir::test::kExitOk;
+using weir::test::kExitUsage;
+using weir::test::kKilledBySignal;
 
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
-constexpr int kKilledBySignal = -1;  // wait_exit: a signal ended the child
-constexpr int kStillRunning = -2;    // wait_exit: the child outlived the timeout
-constexpr int kExecFailed = 127;     // the child could not exec the binary
-constexpr auto kStepTimeout = 5s;    // bound on each wait for the child
-constexpr auto kPollInterval = 5ms;  // between checks of the group table or the child
-
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+constexpr auto kStepTimeout = 5s;  // bound on each wait for the child
 
 // weir with stdout on a pipe (read line by line) and stderr in a temp file. Killed and reaped by the
 // destructor if a failed check leaves it running.
@@ -50,35 +43,22 @@ class WeirChild {
     REQUIRE(err_ != nullptr);
     int fds[2];
     REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
-    std::vector<std::string> argv_text{WEIR_CLI_PATH};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    std::fflush(nullptr);  // nothing buffered may be written twice by the child
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fileno(err_), STDERR_FILENO) < 0) _exit(kExecFailed);
-      execv(argv[0], argv.data());
-      _exit(kExecFailed);
-    }
-    ::close(fds[1]);
     out_fd_ = fds[0];
+    weir::test::SpawnOptions options;
+    options.out = fds[1];
+    options.err = fileno(err_.get());
+    process_ = weir::test::ChildProcess(weir::test::command(WEIR_CLI_PATH, args), options);
+    ::close(fds[1]);
+    REQUIRE(process_.valid());
   }
   WeirChild(const WeirChild&) = delete;
   WeirChild& operator=(const WeirChild&) = delete;
   ~WeirChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    (void)process_.kill_and_reap();
     ::close(out_fd_);
-    std::fclose(err_);
   }
 
-  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] pid_t pid() const { return process_.pid(); }
 
   // The next line of stdout without its newline; empty optional on EOF or after `timeout`.
   std::optional<std::string> read_line(Clock::duration timeout = kStepTimeout) {
@@ -105,30 +85,9 @@ class WeirChild {
   }
 
   // The exit code, kKilledBySignal, or kStillRunning if it has not ended within `timeout`.
-  int wait_exit(Clock::duration timeout = kStepTimeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (pid_ > 0) {
-      int status = 0;
-      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        pid_ = 0;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : kKilledBySignal;
-      }
-      if (done < 0 || Clock::now() >= deadline) return kStillRunning;
-      std::this_thread::sleep_for(kPollInterval);
-    }
-    return kStillRunning;
-  }
+  int wait_exit(Clock::duration timeout = kStepTimeout) { return process_.wait_exit(timeout); }
 
-  std::string stderr_text() {
-    std::fflush(err_);
-    std::rewind(err_);
-    std::string text;
-    char chunk[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(chunk, 1, sizeof chunk, err_)) > 0) text.append(chunk, n);
-    return text;
-  }
+  std::string stderr_text() { return weir::test::read_all(err_.get()); }
 
  private:
   // Appends what the pipe has within timeout_ms; false on timeout or EOF.
@@ -142,9 +101,9 @@ class WeirChild {
     return true;
   }
 
-  std::FILE* err_;
+  weir::test::ChildProcess process_;
+  weir::test::TempFile err_;
   int out_fd_ = -1;
-  pid_t pid_ = -1;
   std::string buffer_;
 };
 

@@ -4,14 +4,7 @@
 // arena lookups.
 #include <doctest/doctest.h>
 
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,18 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "spawn.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
 
 namespace weir::test {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExecFailed = 127;
 inline constexpr auto kPoll = 5ms;           // between looks at the arena or a child
 inline constexpr auto kStepTimeout = 10s;    // bound on any one wait in these tests
 
@@ -40,8 +29,6 @@ inline constexpr auto kStepTimeout = 10s;    // bound on any one wait in these t
 inline std::string test_shard(std::string_view name) {
   return std::string(WEIR_TEST_SHARD_DIR) + "/libweir_test_shard_" + std::string(name) + ".so";
 }
-
-inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 /// Polls pred until it holds or timeout passes; returns its last value.
 template <class Pred>
@@ -54,101 +41,30 @@ bool wait_until(Pred&& pred, std::chrono::milliseconds timeout = kStepTimeout) {
   return true;
 }
 
-struct ExitStatus {
-  bool exited = false;     // by exit(); code is valid
-  int code = -1;
-  int signal = 0;          // killed by this signal
-  bool timed_out = false;  // still running at the deadline: killed with SIGKILL
-};
-
-struct FileClose {
-  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
-};
-
 /// A program in the background, stdout and stderr in temp files, core dumps off (a crash test must
 /// not spend seconds writing one). Killed and reaped by the destructor if still running.
-class Process {
+class Process : public CapturedProcess {
  public:
   /// Runs `program` with args; `env` entries ("NAME=value") are added to the environment.
   Process(const std::string& program, const std::vector<std::string>& args, const std::vector<std::string>& env = {})
-      : out_(std::tmpfile()), err_(std::tmpfile()) {
-    REQUIRE((out_ && err_));
-    std::vector<std::string> argv_text{program};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_text = env;
-    std::fflush(nullptr);  // nothing buffered may be written twice by the child
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      const rlimit no_core{0, 0};
-      setrlimit(RLIMIT_CORE, &no_core);
-      for (std::string& e : env_text) putenv(e.data());
-      if (dup2(fileno(out_.get()), STDOUT_FILENO) < 0 || dup2(fileno(err_.get()), STDERR_FILENO) < 0)
-        _exit(kExecFailed);
-      execv(argv[0], argv.data());
-      _exit(kExecFailed);
-    }
+      : CapturedProcess(command(program, args), Output::separate, options(env)) {
+    REQUIRE(valid());
   }
   /// `weir` with args.
   static std::unique_ptr<Process> weir(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     return std::make_unique<Process>(WEIR_CLI_PATH, args, env);
   }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  ~Process() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
-  [[nodiscard]] bool running() const noexcept { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-  void signal(int sig) const noexcept {
-    if (pid_ > 0) ::kill(pid_, sig);
-  }
 
   /// Reaps the process, waiting at most timeout (then SIGKILL).
-  ExitStatus wait(std::chrono::milliseconds timeout = kStepTimeout) {
-    ExitStatus s;
-    if (pid_ <= 0) return s;
-    const auto deadline = Clock::now() + timeout;
-    int status = 0;
-    pid_t r = 0;
-    while ((r = ::waitpid(pid_, &status, WNOHANG)) == 0 && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    if (r == 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-      s.timed_out = true;
-    }
-    pid_ = -1;
-    if (WIFEXITED(status)) {
-      s.exited = true;
-      s.code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      s.signal = WTERMSIG(status);
-    }
-    return s;
-  }
-
-  [[nodiscard]] std::string out() const { return read_all(out_.get()); }
-  [[nodiscard]] std::string err() const { return read_all(err_.get()); }
+  ExitStatus wait(std::chrono::milliseconds timeout = kStepTimeout) { return CapturedProcess::wait(timeout); }
 
  private:
-  static std::string read_all(std::FILE* f) {
-    std::fflush(f);
-    std::string text;
-    char chunk[4096];
-    std::size_t n = 0;
-    if (std::fseek(f, 0, SEEK_SET) != 0) return text;
-    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
-    return text;
+  static SpawnOptions options(const std::vector<std::string>& env) {
+    SpawnOptions o;
+    o.env = env;
+    o.core_dumps = false;
+    return o;
   }
-  std::unique_ptr<std::FILE, FileClose> out_, err_;
-  pid_t pid_ = -1;
 };
 
 /// Runs `weir` to completion (bounded) and returns its exit status and output.

@@ -2,20 +2,16 @@
 // Runs a program (the snapshot checker under /usr/bin/python3, h5dump) with captured output and a
 // bounded wait: a hung program is killed and reported, never waited on forever.
 #include <doctest/doctest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "spawn.hpp"
 
 namespace weir::test {
 
 inline constexpr std::chrono::seconds kProgramTimeout{60};  // no checker run may take longer
-inline constexpr int kProgramExecFailed = 127;
 
 struct ProgramResult {
   int exit_code = -1;  // -1: killed, by a signal or the timeout
@@ -23,37 +19,12 @@ struct ProgramResult {
 };
 
 inline ProgramResult run_program(const std::string& path, const std::vector<std::string>& args) {
-  std::FILE* out = std::tmpfile();
-  REQUIRE(out != nullptr);
-  std::vector<std::string> text{path};
-  text.insert(text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (dup2(fileno(out), STDOUT_FILENO) < 0 || dup2(fileno(out), STDERR_FILENO) < 0) _exit(kProgramExecFailed);
-    execv(argv[0], argv.data());
-    _exit(kProgramExecFailed);
-  }
-  int status = 0;
-  pid_t reaped = 0;
-  const auto deadline = std::chrono::steady_clock::now() + kProgramTimeout;
-  while ((reaped = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  if (reaped == 0) {
-    kill(pid, SIGKILL);
-    reaped = waitpid(pid, &status, 0);
-  }
+  CapturedProcess program(command(path, args), CapturedProcess::Output::merged);
+  REQUIRE(program.valid());
+  const ExitStatus status = program.wait(kProgramTimeout);
   ProgramResult result;
-  result.exit_code = reaped == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::rewind(out);
-  char chunk[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, out)) > 0) result.out.append(chunk, n);
-  std::fclose(out);
+  result.exit_code = status.exited ? status.code : -1;
+  result.out = program.out();
   return result;
 }
 

@@ -3,10 +3,12 @@
 
 #ifdef WEIR_CLI_PATH
 
-#include <fcntl.h>
 #include <hdf5.h>
+#include <signal.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "live_arena.hpp"
 #include "run_program.hpp"
@@ -72,36 +74,18 @@ TEST_CASE("weir snapshot DIR/ writes numbered files, every S seconds with --ever
   CHECK(files_in(dir.str()) == 3);
 
   // Until SIGINT: started in the background, stopped once two more files are there.
-  std::FILE* out = std::tmpfile();
-  REQUIRE(out != nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    dup2(fileno(out), STDOUT_FILENO);
-    const std::string name = arena.name();
-    execl(WEIR_CLI_PATH, WEIR_CLI_PATH, "snapshot", name.c_str(), slash.c_str(), "--every", "0.05",
-          static_cast<char*>(nullptr));
-    _exit(kExecFailed);
-  }
+  CapturedProcess snapshot(command(WEIR_CLI_PATH, {"snapshot", arena.name(), slash, "--every", "0.05"}));
+  REQUIRE(snapshot.valid());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (files_in(dir.str()) < 5 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(files_in(dir.str()) >= 5);
-  kill(pid, SIGINT);
-  int status = 0;
-  pid_t reaped = 0;
-  while ((reaped = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (reaped == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
-  REQUIRE(reaped == pid);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == kExitOk);
-  const std::string text = read_all(out);
-  std::fclose(out);
+  (void)snapshot.signal(SIGINT);
+  const ExitStatus status = snapshot.wait(deadline - std::chrono::steady_clock::now());
+  REQUIRE_FALSE(status.timed_out);
+  CHECK(status.exited);
+  CHECK(status.code == kExitOk);
+  const std::string text = snapshot.out();
   CHECK(contains(text, "stopped by a signal"));
   CHECK(contains(text, "snapshot 4 written"));  // numbering went on after the files already there
 }

@@ -292,8 +292,6 @@ inline std::vector<std::pair<std::uint64_t, std::uint64_t>> parse_ranges(const s
   return out;
 }
 
-inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
 /// Checks every recorded f32 sample of channel `index` of `sim` (exported raw by the inspection
 /// script into export_dir) against the simulator's signal, block range by block range.
 inline void check_samples(const Facts& facts, const std::string& export_dir, const acq::SimOptions& sim,
