@@ -10,6 +10,8 @@
 #include <csignal>
 #include <string>
 
+#include "proc_util.hpp"
+
 namespace {
 
 // Runs fn in a child with stderr on a pipe; returns what it printed, and whether it died of SIGABRT.
@@ -30,9 +32,9 @@ std::string run_child(Fn fn, bool& aborted) {
   char buf[256];
   for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+  const weir::test::ExitStatus status = weir::test::ChildProcess::adopt(pid).wait(weir::test::kChildTimeout);
+  REQUIRE_FALSE(status.timed_out);
+  aborted = status.signal == SIGABRT;
   return out;
 }
 

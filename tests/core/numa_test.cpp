@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "arena_guard.hpp"
+#include "proc_util.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/numa.hpp"
 
@@ -109,10 +110,9 @@ TEST_CASE("without libnuma the same binding is made through the system calls") {
     execl("/proc/self/exe", "weir_core_tests", "-tc=without libnuma*", "--no-intro=true", static_cast<char*>(nullptr));
     _exit(127);
   }
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  const weir::test::ExitStatus status = weir::test::ChildProcess::adopt(child).wait(weir::test::kChildTimeout);
+  REQUIRE(status.exited);
+  CHECK(status.code == 0);
 }
 
 }  // TEST_SUITE
