@@ -13,18 +13,13 @@
 
 #include "background_weir.hpp"
 #include "run_weir.hpp"
+#include "scratch_dir.hpp"
 
 using weir::test::contains;
+using weir::test::read_file;
 using weir::test::run_weir;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
   for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);

@@ -11,18 +11,13 @@
 #include <string>
 
 #include "run_weir.hpp"
+#include "scratch_dir.hpp"
 
 using weir::test::contains;
+using weir::test::read_file;
 using weir::test::run_weir;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Verifies a copy of the unit whose ExecStart names the weir just built (verify checks that the
 // program exists) and whose name is free of this machine's units.

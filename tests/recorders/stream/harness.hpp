@@ -297,7 +297,7 @@ inline std::vector<std::pair<std::uint64_t, std::uint64_t>> parse_ranges(const s
 inline void check_samples(const Facts& facts, const std::string& export_dir, const acq::SimOptions& sim,
                           std::size_t index) {
   const std::string& name = sim.channels[index];
-  const std::string bytes = slurp(std::filesystem::path(export_dir) / (name + ".bin"));
+  const std::string bytes = read_file(std::filesystem::path(export_dir) / (name + ".bin"));
   std::uint64_t at = 0;  // samples of the exported data compared so far
   for (const auto& [first, last] : parse_ranges(facts.seqs.at(name))) {
     const std::uint64_t count = (last - first + 1) * sim.block_samples;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "scratch_dir.hpp"
 #include "spawn.hpp"
 
 namespace weir::test {
@@ -30,34 +31,9 @@ struct Exit : ExitStatus {
   std::string out, err;
 };
 
-inline std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// A fresh directory under /tmp, removed (with whatever is left in it) at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> serial{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("weir-rec-test-" + std::to_string(getpid()) + "-" + std::to_string(serial.fetch_add(1)));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
+struct TempDir : ScratchDir {
+  TempDir() : ScratchDir("rec-test") {}
 };
 
 /// A child process with stdin on /dev/null and stdout and stderr captured; killed and reaped if

@@ -120,7 +120,7 @@ TEST_CASE("an integer channel keeps its native dtype and codes" * doctest::timeo
   for (int b = 0; b < 40; ++b)
     (void)gen->fill(core::Dtype::i16, std::span<std::byte>(expected).subspan(std::size_t{500} * 2 * b), 500,
                     sim.full_scale_v);
-  const std::string bytes = slurp(exported.path() / "raw.bin");
+  const std::string bytes = read_file(exported.path() / "raw.bin");
   REQUIRE(bytes.size() == expected.size());
   CHECK(std::memcmp(bytes.data(), expected.data(), expected.size()) == 0);
 }
@@ -174,7 +174,7 @@ TEST_CASE("rotation by size gives numbered files, skipping an existing name and 
   const Exit done = recorder.wait();
   INFO(done.err);
   CHECK(done.code == 0);
-  CHECK(slurp(taken) == "precious");
+  CHECK(read_file(taken) == "precious");
   const auto files = h5_files(dir.path());
   REQUIRE(files.size() >= 4);
   std::vector<std::string> segments;
