@@ -11,14 +11,15 @@ using namespace weir::core;
 using weir::test::ArenaGuard;
 using weir::test::unique_name;
 
+namespace {
+const ArenaOptions kSmallArena{.slot_count = 64, .vector_dim = 0};
+}  // namespace
+
 TEST_SUITE("core.label_dictionary") {
 
 TEST_CASE("labels are found by name and by id, with their masks, and never added by a lookup") {
   ArenaGuard guard(unique_name("labels"));
-  ArenaOptions o;
-  o.slot_count = 64;
-  o.vector_dim = 0;
-  auto arena = Arena::create(guard.where(), o);
+  auto arena = Arena::create(guard.where(), kSmallArena);
   REQUIRE(arena);
   const LabelDictionary dict(*arena);
   CHECK_FALSE(dict.find("power"));
@@ -44,10 +45,7 @@ TEST_CASE("labels are found by name and by id, with their masks, and never added
 
 TEST_CASE("a half-written entry is not handed out") {
   ArenaGuard guard(unique_name("labels"));
-  ArenaOptions o;
-  o.slot_count = 64;
-  o.vector_dim = 0;
-  auto arena = Arena::create(guard.where(), o);
+  auto arena = Arena::create(guard.where(), kSmallArena);
   REQUIRE(arena);
   const std::uint32_t id = GroupTable(*arena).label_id("x").value();
   auto* entries = reinterpret_cast<LabelEntry*>(arena->region(Region::groups) + labels_offset_in_groups());
