@@ -95,6 +95,13 @@ core::Result<void> attr_u32_array(hid_t object, const char* name, std::span<cons
   return write_attr(object, name, H5T_NATIVE_UINT32, space->get(), values.empty() ? &none : values.data());
 }
 
+core::Result<void> rewrite_text(hid_t object, const char* name, std::string_view value) {
+  const Type type = text_type();
+  const std::string copy(value);
+  const char* text = copy.c_str();
+  return overwrite_attr(object, name, type.get(), &text);
+}
+
 core::Result<void> rewrite_fixed_text(hid_t object, const char* name, std::string_view value, std::uint32_t width) {
   const Type type = fixed_text_type(width);
   return overwrite_attr(object, name, type.get(), fixed_bytes(value, width).data());

@@ -50,7 +50,7 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
                   h5::attr_text(did, h5::kAttrLabels, channel.labels),
                   h5::attr_text(did, h5::kAttrDtype, core::dtype_name(channel.dtype)),
                   h5::attr_u32(did, h5::kAttrSamplesPerBlock, channel.samples_per_block),
-                  h5::attr_fixed_text(did, h5::kAttrFirstSampleTime, "", h5::kTimeTextBytes),
+                  h5::attr_text(did, h5::kAttrFirstSampleTime, ""),
                   h5::attr_u64(did, h5::kAttrFirstSampleNs, 0), h5::attr_u64(did, h5::kAttrFirstSampleIndex, 0)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
 
@@ -109,8 +109,7 @@ bool ChannelGroup::pending() const noexcept {
 
 core::Result<void> ChannelGroup::write_first_block_attrs() {
   const hid_t did = data_.id();
-  for (auto ok : {h5::rewrite_fixed_text(did, h5::kAttrFirstSampleTime, h5::iso8601_ns(first_.realtime_ns),
-                                         h5::kTimeTextBytes),
+  for (auto ok : {h5::rewrite_text(did, h5::kAttrFirstSampleTime, h5::iso8601_ns(first_.realtime_ns)),
                   h5::rewrite_u64(did, h5::kAttrFirstSampleNs, first_.realtime_ns),
                   h5::rewrite_u64(did, h5::kAttrFirstSampleIndex, first_.first_sample)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kData));

@@ -35,8 +35,12 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const std::string& key, bool num
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what + "/" + h5::kKeyTime));
   ColumnSpec value{h5::kKeyValue, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0};
   if (!numeric) {
-    log.text_type_ = h5::fixed_text_type(text_width, H5T_CSET_ASCII);
-    value = ColumnSpec{h5::kKeyValue, log.text_type_.get(), log.text_type_.get(), text_width, kKeyChunkRows, 1, 0};
+    log.text_type_ = h5::text_type();
+    value = ColumnSpec{h5::kKeyValue, log.text_type_.get(), log.text_type_.get(), sizeof(const char*), kKeyChunkRows,
+                       1, 0};
+    // A staged row's text stays put until HDF5 has copied it: at most a chunk and a row are staged,
+    // so a ring of twice a chunk never reuses a staged row's text.
+    log.texts_.resize(2 * std::size_t{kKeyChunkRows});
   }
   auto values = Column::create(log.group_.get(), value, what + "/" + h5::kKeyValue);
   if (!values) return tl::make_unexpected(values.error());
@@ -54,10 +58,12 @@ void KeyLog::add_number(double time_s, double value) noexcept {
 void KeyLog::add_text(double time_s, std::span<const std::byte> value) noexcept {
   std::memcpy(time_.stage_end(), &time_s, sizeof time_s);
   time_.commit(1);
-  std::byte* out = value_.stage_end();
+  std::string& text = texts_[value_.size() % texts_.size()];
+  const auto* chars = reinterpret_cast<const char*>(value.data());
   const std::size_t n = std::min<std::size_t>(value.size(), text_width_);
-  std::memcpy(out, value.data(), n);
-  std::memset(out + n, 0, text_width_ - n);
+  text.assign(chars, std::find(chars, chars + n, '\0'));  // reuses the row's capacity
+  const char* row = text.c_str();
+  std::memcpy(value_.stage_end(), &row, sizeof row);
   value_.commit(1);
 }
 

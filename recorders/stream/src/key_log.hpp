@@ -1,12 +1,13 @@
 #pragma once
 // One key in one segment: /entry/keys/<key> (NXlog) with `time` (f64 seconds since the segment's
-// start_time) and `value` (f64 for integer and float keys, fixed-width text for the others),
-// a row each time the recorder sees the key change.
+// start_time) and `value` (f64 for integer and float keys, variable-length UTF-8 text for the
+// others), a row each time the recorder sees the key change.
 #include <hdf5.h>
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "column.hpp"
 #include "weir/core/error.hpp"
@@ -16,14 +17,17 @@ namespace weir::rec {
 
 class KeyLog {
  public:
-  /// Creates the NXlog group under `keys`. numeric: values are f64; else text of text_width bytes.
+  /// Creates the NXlog group under `keys`. numeric: values are f64; else text of up to text_width
+  /// bytes (the arena's value_bytes: no value is cut).
   [[nodiscard]] static core::Result<KeyLog> create(hid_t keys, const std::string& key, bool numeric,
                                                    std::uint32_t text_width, const std::string& start_time,
                                                    const std::string& file);
 
   /// Stages one sample. Hot path (no allocation); then write_pending() when pending().
   void add_number(double time_s, double value) noexcept;
-  void add_text(double time_s, std::span<const std::byte> value) noexcept;  // cut to text_width bytes
+  /// Stages a text value (up to its first NUL, at most text_width bytes). Allocates only while the
+  /// staged texts first grow to their longest.
+  void add_text(double time_s, std::span<const std::byte> value) noexcept;
   [[nodiscard]] bool pending() const noexcept { return time_.chunk_ready(); }
   [[nodiscard]] core::Result<void> write_pending();
   [[nodiscard]] core::Result<void> flush();
@@ -47,7 +51,8 @@ class KeyLog {
   std::uint32_t text_width_ = 0;
   h5::Group group_;
   h5::Type text_type_;
-  Column time_, value_;
+  Column time_, value_;        // value_ of a text log stages `const char*` into texts_
+  std::vector<std::string> texts_;  // a ring of staged text rows, indexed by row % its size
 };
 
 }  // namespace weir::rec

@@ -275,7 +275,7 @@ core::Result<void> Recorder::open_segment() {
   std::vector<ChannelStatic> channels;
   for (const Follow& f : follows_) channels.push_back(f.info);
   std::vector<KeySpec> keys;
-  const std::uint32_t width = std::min(kMaxKeyTextBytes, kv_.value_bytes());
+  const std::uint32_t width = kv_.value_bytes();  // a text log holds whole values
   for (const KeyFollow& k : keys_) keys.push_back(KeySpec{k.name, k.numeric, width});
   std::uint64_t reserve = kCloseReserveBytes;
   for (const ChannelStatic& c : channels) {

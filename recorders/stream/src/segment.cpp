@@ -23,7 +23,7 @@ core::Result<void> write_root_attrs(hid_t root, const SegmentMeta& m) {
   for (auto ok : {attr_text(root, kAttrFormat, kFormatWritten), attr_text(root, kAttrVersion, WEIR_VERSION),
                   attr_u64(root, kAttrRun, m.run), attr_u64(root, kAttrSegment, m.segment),
                   attr_text(root, kAttrStartTime, iso8601_ns(m.start_ns)), attr_u64(root, kAttrStartNs, m.start_ns),
-                  attr_fixed_text(root, kAttrStopTime, "", kTimeTextBytes), attr_u64(root, kAttrStopNs, 0),
+                  attr_text(root, kAttrStopTime, ""), attr_u64(root, kAttrStopNs, 0),
                   attr_text(root, kAttrHost, m.host), attr_text(root, kAttrArena, m.arena),
                   attr_text(root, kAttrArenaGeometry, m.arena_geometry),
                   attr_u64(root, kAttrArenaCreatedNs, m.arena_created_ns), attr_text(root, kAttrPipeline, m.pipeline),
@@ -130,7 +130,7 @@ core::Result<void> Segment::close(std::uint64_t stop_ns) {
     if (!root) {
       ok = tl::make_unexpected(root.error());
     } else {
-      ok = h5::rewrite_fixed_text(root->get(), h5::kAttrStopTime, h5::iso8601_ns(stop_ns), h5::kTimeTextBytes);
+      ok = h5::rewrite_text(root->get(), h5::kAttrStopTime, h5::iso8601_ns(stop_ns));
       if (ok) ok = h5::rewrite_u64(root->get(), h5::kAttrStopNs, stop_ns);
       if (!ok) ok = tl::make_unexpected(with_context(ok.error(), path_.string()));
     }

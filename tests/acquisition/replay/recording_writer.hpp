@@ -1,6 +1,6 @@
 #pragma once
-// A small writer of recording files exactly as docs/design/recording.md lays them out (format 1),
-// so the replay tests do not depend on the streaming recorder. Tests describe each channel's blocks
+// A small writer of recording files exactly as docs/design/recording.md lays them out (format 1.1;
+// fixed_strings with weir_format "weir-recording 1" gives a 1.0 file), so the replay tests do not depend on the streaming recorder. Tests describe each channel's blocks
 // and gap rows; the writer derives data, offsets and attributes, or leaves out what a test asks.
 #include <cstdint>
 #include <string>

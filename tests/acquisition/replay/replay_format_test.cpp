@@ -39,6 +39,32 @@ TEST_CASE("a killed recorder's file replays the rows every table holds, up to th
   }
 }
 
+TEST_CASE("a format 1.0 recording (fixed-length stop_time and first_sample_time) still replays") {
+  ScratchDir dir("replay-format10");
+  RecFileOptions old;
+  old.format = "weir-recording 1";
+  old.fixed_strings = true;
+  write_recording(dir.file("old.h5"), {u32_channel("adc0", {{0, 4}}, 0)}, old);
+  ArenaGuard guard(unique_name("replay-format10"));
+  auto arena = core::Arena::create(guard.where(), replay_arena());
+  REQUIRE(arena);
+  acq::ReplayOptions options;
+  options.speed = 0;
+  const acq::ReplayReport report = replay(*arena, {dir.file("old.h5")}, options);
+  REQUIRE(report.channels.size() == 1);
+  CHECK(report.channels[0].blocks_published == 4);
+  const ReadBack back = read_back(*arena, "adc0");
+  REQUIRE(back.blocks.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(u32_block_ok(back.blocks[i], i));
+
+  RecFileOptions future;
+  future.format = "weir-recording 2";
+  write_recording(dir.file("future.h5"), {u32_channel("adc0", {{0, 4}}, 0)}, future);
+  auto refused = acq::open_recording(std::vector<std::string>{dir.file("future.h5")});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().what.find("recording format 2; this build reads format 1") != std::string::npos);
+}
+
 TEST_CASE("a channel replays under the name its group's channel attribute holds, not the escaped group name") {
   ScratchDir dir("replay-names");
   RecChannel c = u32_channel("rack/adc0", {{0, 4}}, 0);

@@ -25,7 +25,9 @@ namespace weir::h5 {
 /// A 1-D u32 attribute of values.size() elements.
 [[nodiscard]] core::Result<void> attr_u32_array(hid_t object, const char* name, std::span<const std::uint32_t> values);
 
-/// Overwrite an existing attribute's value in place (its type unchanged).
+/// Overwrite an existing attribute's value in place (its type unchanged). Allowed under SWMR, where
+/// creating an attribute is not: such attributes are created early with a placeholder value.
+[[nodiscard]] core::Result<void> rewrite_text(hid_t object, const char* name, std::string_view value);
 [[nodiscard]] core::Result<void> rewrite_fixed_text(hid_t object, const char* name, std::string_view value,
                                                     std::uint32_t width);
 [[nodiscard]] core::Result<void> rewrite_u64(hid_t object, const char* name, std::uint64_t value);

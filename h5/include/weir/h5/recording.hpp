@@ -1,5 +1,5 @@
 #pragma once
-// The recording reader: the files of one run (docs/design/recording.md, format 1, names in
+// The recording reader: the files of one run (docs/design/recording.md, format 1.x, names in
 // recording_format.hpp), checked and indexed. Holds every channel's metadata and block index;
 // samples stay in the files and are read a batch at a time (SampleReader).
 #include <hdf5.h>

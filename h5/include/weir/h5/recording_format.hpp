@@ -1,5 +1,5 @@
 #pragma once
-// The recording file format (docs/design/recording.md, format 1), declared once: every name, fixed
+// The recording file format (docs/design/recording.md, format 1.1), declared once: every name, fixed
 // value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
 // share. A change here is a change of the format: update the design document with it.
 //
@@ -20,10 +20,13 @@
 
 namespace weir::h5 {
 
-// Format identity: weir_format = "<kFormatName> <major>[.minor]".
+// Format identity: weir_format = "<kFormatName> <major>[.minor]". A minor version adds what a
+// reader of the same major may ignore or reads either way; a major one changes what it must
+// understand (docs/design/recording.md, "Versions").
 inline constexpr char kFormatName[] = "weir-recording";
-inline constexpr std::uint32_t kFormatMajor = 1;            // readers refuse other majors
-inline constexpr char kFormatWritten[] = "weir-recording 1";  // the weir_format this build writes
+inline constexpr std::uint32_t kFormatMajor = 1;                // readers refuse other majors
+inline constexpr std::uint32_t kFormatMinor = 1;                // what this build writes
+inline constexpr char kFormatWritten[] = "weir-recording 1.1";  // the weir_format this build writes
 
 // Root attributes.
 inline constexpr char kAttrFormat[] = "weir_format";
@@ -31,7 +34,7 @@ inline constexpr char kAttrVersion[] = "weir_version";
 inline constexpr char kAttrRun[] = "run";                    // u64
 inline constexpr char kAttrSegment[] = "segment";            // u64
 inline constexpr char kAttrStartTime[] = "start_time";       // ISO 8601 UTC, ns
-inline constexpr char kAttrStopTime[] = "stop_time";         // fixed text, kTimeTextBytes; empty: not closed cleanly
+inline constexpr char kAttrStopTime[] = "stop_time";         // text; empty: not closed cleanly
 inline constexpr char kAttrStartNs[] = "start_ns";           // u64, ns since the epoch
 inline constexpr char kAttrStopNs[] = "stop_ns";             // u64; 0: not closed cleanly
 inline constexpr char kAttrHost[] = "host";
@@ -64,7 +67,7 @@ inline constexpr char kAttrSampleRateHz[] = "sample_rate_hz";        // f64
 inline constexpr char kAttrLabels[] = "labels";                      // comma-separated
 inline constexpr char kAttrDtype[] = "dtype";                        // core::dtype_name
 inline constexpr char kAttrSamplesPerBlock[] = "samples_per_block";  // u32
-inline constexpr char kAttrFirstSampleTime[] = "first_sample_time";  // fixed text, kTimeTextBytes
+inline constexpr char kAttrFirstSampleTime[] = "first_sample_time";  // text; empty until the first block
 inline constexpr char kAttrFirstSampleNs[] = "first_sample_ns";      // u64
 inline constexpr char kAttrFirstSampleIndex[] = "first_sample_index";  // u64: channel-stream index of data[0]
 
@@ -88,11 +91,13 @@ inline constexpr char kAttrReasonNames[] = "reason_names";
 // A key's log.
 inline constexpr char kAttrKey[] = "key";        // the key's name as it is
 inline constexpr char kKeyTime[] = "time";       // f64 s since the segment's start_time
-inline constexpr char kKeyValue[] = "value";     // f64, or fixed text (ASCII, NUL-padded)
+inline constexpr char kKeyValue[] = "value";     // f64, or text (1.0: fixed ASCII, NUL-padded)
 inline constexpr char kAttrStart[] = "start";    // of time: the segment's start_time
 inline constexpr char kTimeUnits[] = "s";        // units of time
 
-inline constexpr std::uint32_t kTimeTextBytes = 32;  // fixed width of stop_time and first_sample_time
+// Every text attribute and text dataset is a variable-length UTF-8 string (format 1.1). Format 1.0
+// wrote stop_time and first_sample_time as fixed 32-byte NUL-padded strings and text key values as
+// fixed ASCII: readers read both.
 
 /// Why a run of blocks is missing from a channel's data; stored as u8 in the gaps table, whose
 /// reason_names attribute lists kGapReasonNames in this order.

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Checks what format 1.1 of docs/design/recording.md adds to a recording, with h5py, computing each
+expected value independently from the file's own tables. Prints "ok" lines, and one "error TEXT"
+line per violation (exit status 1 then).
+
+Usage: check_recording.py CHECK FILE [ARGS]
+  strings FILE [KEY TEXT_FILE]  every string attribute and string dataset is variable-length UTF-8;
+                                the text key KEY's last value is TEXT_FILE's contents, whole
+  axes FILE                     every channel's NXdata has a time axis that matches its block stamps
+"""
+import sys
+
+import h5py
+import numpy as np
+
+errors = []
+
+
+def check(condition, message):
+    if not condition:
+        errors.append(message)
+
+
+def vlen_utf8(tid):
+    return tid.get_class() == h5py.h5t.STRING and tid.is_variable_str() and tid.get_cset() == h5py.h5t.CSET_UTF8
+
+
+def strings(f, args):
+    seen = {"attrs": 0, "datasets": 0}
+
+    def attrs_of(name, obj):
+        for attr in obj.attrs:
+            aid = h5py.h5a.open(obj.id, attr.encode())
+            tid = aid.get_type()
+            if tid.get_class() == h5py.h5t.STRING:
+                seen["attrs"] += 1
+                check(vlen_utf8(tid), f"/{name} attribute {attr} is not a variable-length UTF-8 string")
+
+    def visit(name, obj):
+        attrs_of(name, obj)
+        if isinstance(obj, h5py.Dataset) and obj.id.get_type().get_class() == h5py.h5t.STRING:
+            seen["datasets"] += 1
+            check(vlen_utf8(obj.id.get_type()), f"/{name} is not a variable-length UTF-8 string dataset")
+
+    attrs_of("", f)
+    f.visititems(visit)
+    print(f"ok strings attrs {seen['attrs']} datasets {seen['datasets']}")
+    check(isinstance(f.attrs["stop_time"], str) and f.attrs["stop_time"].endswith("Z"), "stop_time is not set text")
+    if args:
+        key, text_file = args
+        with open(text_file, "rb") as t:
+            expected = t.read()
+        log = f["entry/keys"][key.replace("%", "%25").replace("/", "%2F")]
+        values = log["value"][...]
+        check(len(values) > 0, f"key {key}: no rows")
+        if len(values):
+            last = values[-1]
+            last = last if isinstance(last, bytes) else str(last).encode()
+            check(last == expected, f"key {key}: last value is {len(last)} bytes, not the {len(expected)} written")
+            print(f"ok key {key} bytes {len(last)}")
+
+
+def axes(f, _args):
+    start_ns = int(f.attrs["start_ns"])
+    for name, g in f["entry"].items():
+        if g.attrs.get("NX_class") != "NXdata":
+            continue
+        chan = g.attrs["channel"]
+        axes_attr = g.attrs.get("axes")
+        check(axes_attr is not None and list(np.atleast_1d(axes_attr)) == ["time"], f"{chan}: axes is {axes_attr!r}")
+        check(int(g.attrs.get("time_indices", -1)) == 0, f"{chan}: time_indices is not 0")
+        time = g["time"]
+        for attr, value in [("units", "s"), ("start", f.attrs["start_time"])]:
+            check(time.attrs.get(attr) == value, f"{chan}: time@{attr} is {time.attrs.get(attr)!r}, not {value!r}")
+        check(bool(time.attrs.get("long_name")), f"{chan}: time has no long_name")
+        check(bool(g["data"].attrs.get("long_name")), f"{chan}: data has no long_name")
+        t = time[...]
+        check(t.shape == (2,) and t.dtype == np.float64, f"{chan}: time is {t.dtype} {t.shape}, not f64 (start, step)")
+        rate = float(g["data"].attrs["sample_rate_hz"])
+        check(abs(t[1] - 1.0 / rate) <= 1e-12 / rate, f"{chan}: time step {t[1]} is not 1 / {rate}")
+        realtime = g["block_realtime_ns"][...]
+        offsets = g["block_offset"][...]
+        n = min(len(realtime), len(offsets))
+        if n == 0:
+            check(np.isnan(t[0]), f"{chan}: time starts at {t[0]} without a block")
+            continue
+        first = (int(realtime[0]) - start_ns) / 1e9
+        check(abs(t[0] - first) < 1e-9, f"{chan}: time starts at {t[0]} s, the first block at {first} s")
+        # Without gaps the axis is every block's stamp: start + offset * step against the block table.
+        stamps = (realtime[:n].astype(np.int64) - start_ns) / 1e9
+        nominal = t[0] + offsets[:n].astype(np.float64) * t[1]
+        drift = float(np.max(np.abs(stamps - nominal)))
+        print(f"ok axes {chan} start {t[0]!r} step {t[1]!r} blocks {n} max_drift_s {drift!r}")
+
+
+def main():
+    check_name, path, *args = sys.argv[1:]
+    with h5py.File(path, "r") as f:
+        {"strings": strings, "axes": axes}[check_name](f, args)
+    for e in errors:
+        print(f"error {e}")
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()

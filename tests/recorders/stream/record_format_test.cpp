@@ -1,0 +1,90 @@
+// What format 1.1 adds to a recording, read back with h5py (check_recording.py): text as
+// variable-length UTF-8 everywhere and text keys whole, every channel's time axis.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "harness.hpp"
+#include "live_arena.hpp"
+#include "weir/core/kv_store.hpp"
+#include "weir/recorder/recorder.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+constexpr std::uint32_t kBlock = 256;
+constexpr std::uint64_t kBlocks = 200;
+
+/// check_recording.py CHECK FILE ARGS...
+Exit check_recording(const std::string& check, const std::string& file, std::vector<std::string> args = {}) {
+  std::vector<std::string> argv{WEIR_PYTHON, std::string(WEIR_RECORDER_SCRIPTS) + "/check_recording.py", check, file};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv);
+}
+
+/// record() in a thread of this process until stop().
+class InProcessRecorder {
+ public:
+  InProcessRecorder(const core::Arena& arena, rec::RecordOptions options) : options_(std::move(options)) {
+    thread_ = std::thread([this, &arena] { summary_ = rec::record(arena, options_, control_); });
+    REQUIRE(eventually([&] { return control_.started.load(); }));
+  }
+  InProcessRecorder(const InProcessRecorder&) = delete;
+  InProcessRecorder& operator=(const InProcessRecorder&) = delete;
+  ~InProcessRecorder() { (void)stop(); }
+  const core::Result<rec::RecordSummary>& stop() {
+    control_.stop = true;
+    if (thread_.joinable()) thread_.join();
+    return summary_;
+  }
+
+ private:
+  rec::RecordOptions options_;
+  rec::RecordControl control_;
+  core::Result<rec::RecordSummary> summary_ = core::fail(core::Errc::not_ready, "not run");
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_SUITE("recorders.stream.format") {
+
+TEST_CASE("every text attribute and text dataset is variable-length UTF-8, and a long text key is logged whole" *
+          doctest::timeout(30)) {
+  ScratchArena scratch("recfmt");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, kBlock, kBlocks);
+  make_channels(scratch.arena(), sim);
+  core::KvStore kv(scratch.arena());
+  std::string text;  // longer than format 1.0's 256-byte cut, and not ASCII
+  while (text.size() < 1000) text += "Spannung über Kanal " + std::to_string(text.size()) + "; ";
+  REQUIRE(kv.set_text("run.note", "first") == core::KvStatus::ok);
+
+  rec::RecordOptions options;
+  options.channels = {"adc0"};
+  options.keys = {"run.*"};
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  {
+    SimWriter writer(scratch.arena(), sim);
+    CHECK(writer.finish().blocks_published == kBlocks);
+  }
+  REQUIRE(kv.set_text("run.note", text) == core::KvStatus::ok);
+  std::this_thread::sleep_for(300ms);  // the recorder samples the key at its next look
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 1);
+  const std::string expected = (dir.path() / "note.txt").string();
+  std::ofstream(expected, std::ios::binary) << text;
+  const Exit checked = check_recording("strings", summary->files[0], {"run.note", expected});
+  INFO(checked.out << checked.err);
+  CHECK(checked.code == 0);
+  CHECK(contains(checked.out, "ok key run.note bytes " + std::to_string(text.size())));
+}
+
+}  // TEST_SUITE
