@@ -2,9 +2,13 @@
 #include "channel_group.hpp"
 
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/h5/attribute.hpp"
+#include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
 #include "weir/h5/sample_type.hpp"
 
@@ -21,9 +25,10 @@ void stage(Column& column, T value) noexcept {
 }  // namespace
 
 core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic& channel, int compress,
-                                                const std::string& file) {
+                                                std::uint64_t start_ns, const std::string& file) {
   ChannelGroup g;
   g.channel_ = channel;
+  g.start_ns_ = start_ns;
   const std::string link = h5::encode_name(channel.name);
   g.what_ = file + " /" + h5::kEntry + "/" + link;
   auto group = h5::create_group(entry, link, g.what_, h5::kNxData);
@@ -31,8 +36,19 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.group_ = std::move(*group);
   const hid_t gid = g.group_.get();
   for (auto ok : {h5::attr_text(gid, h5::kAttrSignal, h5::kData), h5::attr_text(gid, h5::kAttrChannel, channel.name),
-                  h5::attr_text(gid, h5::kAttrPolicy, channel.policy)})
+                  h5::attr_text(gid, h5::kAttrPolicy, channel.policy), h5::attr_text(gid, h5::kAttrAxes, h5::kTime),
+                  h5::attr_u32(gid, h5::kAttrTimeIndices, 0)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_));
+  // The time axis exists, written, before SWMR starts; the first block rewrites its start in place.
+  const std::vector<double> axis{std::numeric_limits<double>::quiet_NaN(), 1.0 / channel.rate_hz};
+  const std::string time_what = g.what_ + "/" + h5::kTime;
+  if (auto ok = h5::write_numbers(gid, h5::kTime, time_what, axis); !ok) return tl::make_unexpected(ok.error());
+  g.time_ = h5::Dataset(H5Dopen2(gid, h5::kTime, H5P_DEFAULT));
+  if (!g.time_) return tl::make_unexpected(h5::error("H5Dopen2", time_what));
+  for (auto ok : {h5::attr_text(g.time_.get(), h5::kAttrUnits, h5::kTimeUnits),
+                  h5::attr_text(g.time_.get(), h5::kAttrStart, h5::iso8601_ns(start_ns)),
+                  h5::attr_text(g.time_.get(), h5::kAttrLongName, "time since start_time (s)")})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), time_what));
 
   g.sample_type_ = h5::sample_type(channel.dtype);
   g.compressed_ = compress > 0;
@@ -47,6 +63,8 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   const hid_t did = g.data_.id();
   for (auto ok : {h5::attr_text(did, h5::kAttrUnits, channel.units),
                   h5::attr_f64(did, h5::kAttrSampleRateHz, channel.rate_hz),
+                  h5::attr_text(did, h5::kAttrLongName,
+                                channel.units.empty() ? channel.name : channel.name + " (" + channel.units + ")"),
                   h5::attr_text(did, h5::kAttrLabels, channel.labels),
                   h5::attr_text(did, h5::kAttrDtype, core::dtype_name(channel.dtype)),
                   h5::attr_u32(did, h5::kAttrSamplesPerBlock, channel.samples_per_block),
@@ -113,6 +131,11 @@ core::Result<void> ChannelGroup::write_first_block_attrs() {
                   h5::rewrite_u64(did, h5::kAttrFirstSampleNs, first_.realtime_ns),
                   h5::rewrite_u64(did, h5::kAttrFirstSampleIndex, first_.first_sample)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kData));
+  // Signed: a block from the ring may predate the segment.
+  const double start_s = static_cast<double>(static_cast<std::int64_t>(first_.realtime_ns - start_ns_)) /
+                         static_cast<double>(core::kNsPerSecond);
+  if (auto ok = h5::write_rows(time_.get(), H5T_NATIVE_DOUBLE, 0, 1, 0, &start_s, what_ + "/" + h5::kTime); !ok)
+    return ok;
   first_pending_ = false;
   return {};
 }

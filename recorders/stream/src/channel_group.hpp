@@ -46,9 +46,10 @@ struct BlockMeta {
 class ChannelGroup {
  public:
   /// Creates the group, its datasets and attributes under `entry`. Data chunks hold a whole
-  /// number of blocks, about kTargetChunkBytes (see chunk_blocks()).
+  /// number of blocks, about kTargetChunkBytes (see chunk_blocks()). start_ns: the segment's start,
+  /// the origin of the time axis.
   [[nodiscard]] static core::Result<ChannelGroup> create(hid_t entry, const ChannelStatic& channel, int compress,
-                                                         const std::string& file);
+                                                         std::uint64_t start_ns, const std::string& file);
 
   /// Room for one block's samples (samples_per_block of them). Hot path.
   [[nodiscard]] std::byte* stage_samples() noexcept { return data_.stage_end(); }
@@ -92,6 +93,8 @@ class ChannelGroup {
   ChannelStatic channel_;
   std::string what_;
   h5::Group group_;
+  h5::Dataset time_;  // the time axis: (start, step)
+  std::uint64_t start_ns_ = 0;
   h5::Type sample_type_, gap_file_type_, gap_mem_type_;
   Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_;
   std::uint64_t chunk_blocks_ = 0;

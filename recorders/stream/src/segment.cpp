@@ -74,7 +74,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
       return tl::make_unexpected(with_context(ok.error(), entry_path));
   s.channels_.reserve(channels.size());
   for (const ChannelStatic& c : channels) {
-    auto group = ChannelGroup::create(s.entry_.get(), c, compress, file);
+    auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file);
     if (!group) return tl::make_unexpected(group.error());
     s.channels_.push_back(std::move(*group));
   }

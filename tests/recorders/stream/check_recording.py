@@ -6,7 +6,8 @@ line per violation (exit status 1 then).
 Usage: check_recording.py CHECK FILE [ARGS]
   strings FILE [KEY TEXT_FILE]  every string attribute and string dataset is variable-length UTF-8;
                                 the text key KEY's last value is TEXT_FILE's contents, whole
-  axes FILE                     every channel's NXdata has a time axis that matches its block stamps
+  axes FILE [MAX_DRIFT_S]       every channel's NXdata has a time axis that starts at its first block's
+                                stamp; with MAX_DRIFT_S, every block's stamp is within that of the axis
 """
 import sys
 
@@ -60,7 +61,7 @@ def strings(f, args):
             print(f"ok key {key} bytes {len(last)}")
 
 
-def axes(f, _args):
+def axes(f, args):
     start_ns = int(f.attrs["start_ns"])
     for name, g in f["entry"].items():
         if g.attrs.get("NX_class") != "NXdata":
@@ -90,6 +91,8 @@ def axes(f, _args):
         stamps = (realtime[:n].astype(np.int64) - start_ns) / 1e9
         nominal = t[0] + offsets[:n].astype(np.float64) * t[1]
         drift = float(np.max(np.abs(stamps - nominal)))
+        if args:
+            check(drift <= float(args[0]), f"{chan}: a block's stamp is {drift} s off the time axis")
         print(f"ok axes {chan} start {t[0]!r} step {t[1]!r} blocks {n} max_drift_s {drift!r}")
 
 

@@ -87,4 +87,30 @@ TEST_CASE("every text attribute and text dataset is variable-length UTF-8, and a
   CHECK(contains(checked.out, "ok key run.note bytes " + std::to_string(text.size())));
 }
 
+TEST_CASE("every channel's NXdata has a time axis matching its block stamps, and silx's NeXus attributes" *
+          doctest::timeout(30)) {
+  ScratchArena scratch("recaxis");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0", "adc1"}, kBlock, 0, 100'000);  // paced: real stamps
+  make_channels(scratch.arena(), sim);
+  rec::RecordOptions options;
+  options.channels = {"adc*"};
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  {
+    SimWriter writer(scratch.arena(), sim);
+    std::this_thread::sleep_for(500ms);
+  }
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 1);
+  // The simulator stamps each block at its nominal time, so every block lies on the axis.
+  const Exit checked = check_recording("axes", summary->files[0], {"1e-6"});
+  INFO(checked.out << checked.err);
+  CHECK(checked.code == 0);
+  CHECK(contains(checked.out, "ok axes adc0 "));
+  CHECK(contains(checked.out, "ok axes adc1 "));
+}
+
 }  // TEST_SUITE

@@ -6,7 +6,8 @@
 //   /                    root attributes kAttrFormat ... kAttrDefault
 //   /entry               NX_class = kNxEntry, default = the first channel's group
 //   /entry/<channel>     NX_class = kNxData, signal = kData, channel, policy
-//       data             samples; attributes kAttrUnits ... kAttrFirstSampleIndex
+//       data             samples; attributes kAttrUnits ... kAttrFirstSampleIndex, kAttrLongName
+//       time             the time axis (1.1): f64 (start, step) in s since start_time
 //       block_*          the six per-block tables, one row per block (kBlockSequence ...)
 //       gaps             GapRow table (packed: 25 bytes a row), attribute reason_names
 //   /entry/keys          NX_class = kNxCollection (only when keys are recorded)
@@ -61,6 +62,14 @@ inline constexpr char kNxLog[] = "NXlog";
 inline constexpr char kAttrSignal[] = "signal";    // = kData
 inline constexpr char kAttrChannel[] = "channel";  // the channel's name as it is
 inline constexpr char kAttrPolicy[] = "policy";    // "lossless" or "lossy"
+inline constexpr char kAttrAxes[] = "axes";                 // NeXus: the axis of each dimension of data (1.1)
+inline constexpr char kAttrTimeIndices[] = "time_indices";  // NeXus: the dimension of data time scales, 0
+inline constexpr char kAttrLongName[] = "long_name";        // a plot label, of data and of time
+// A channel's time axis (1.1): two f64, (start, step): data[i] is nominally at start + i * step
+// seconds after the segment's start_time (attribute kAttrStart), start that of the first block
+// (NaN until it is written), step 1 / sample_rate_hz. silx reads a two-value axis as exactly this
+// affine scale. Exact times, across gaps too, come from the block tables.
+inline constexpr char kTime[] = "time";
 inline constexpr char kData[] = "data";            // 1-D, chunked, extendible, native dtype (sample_type.hpp)
 inline constexpr char kAttrUnits[] = "units";
 inline constexpr char kAttrSampleRateHz[] = "sample_rate_hz";        // f64
