@@ -15,6 +15,26 @@ Type gap_row_type(bool packed) {
   return type;
 }
 
+Type clock_offset_row_type(bool packed) {
+  Type type{H5Tcreate(H5T_COMPOUND, sizeof(ClockOffsetRow))};
+  H5Tinsert(type.get(), "realtime_ns", offsetof(ClockOffsetRow, realtime_ns), H5T_NATIVE_UINT64);
+  H5Tinsert(type.get(), "monotonic_ns", offsetof(ClockOffsetRow, monotonic_ns), H5T_NATIVE_UINT64);
+  H5Tinsert(type.get(), "offset_ns", offsetof(ClockOffsetRow, offset_ns), H5T_NATIVE_INT64);
+  H5Tinsert(type.get(), "event", offsetof(ClockOffsetRow, event), H5T_NATIVE_UINT8);
+  if (packed) H5Tpack(type.get());
+  return type;
+}
+
+Type clock_step_row_type(bool packed) {
+  Type type{H5Tcreate(H5T_COMPOUND, sizeof(ClockStepRow))};
+  H5Tinsert(type.get(), "sequence", offsetof(ClockStepRow, sequence), H5T_NATIVE_UINT64);
+  H5Tinsert(type.get(), "jump_ns", offsetof(ClockStepRow, jump_ns), H5T_NATIVE_INT64);
+  H5Tinsert(type.get(), "realtime_ns", offsetof(ClockStepRow, realtime_ns), H5T_NATIVE_UINT64);
+  H5Tinsert(type.get(), "monotonic_ns", offsetof(ClockStepRow, monotonic_ns), H5T_NATIVE_UINT64);
+  if (packed) H5Tpack(type.get());
+  return type;
+}
+
 std::string encode_name(std::string_view name) {
   if (name == ".") return "%2E";
   std::string out;

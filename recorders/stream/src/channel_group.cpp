@@ -101,6 +101,14 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.gaps_ = std::move(*gaps);
   if (auto ok = h5::attr_text(g.gaps_.id(), h5::kAttrReasonNames, h5::kGapReasonList); !ok)
     return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kGaps));
+  g.step_file_type_ = h5::clock_step_row_type(true);
+  g.step_mem_type_ = h5::clock_step_row_type(false);
+  auto steps = Column::create(gid,
+                              ColumnSpec{h5::kClockSteps, g.step_file_type_.get(), g.step_mem_type_.get(),
+                                         sizeof(h5::ClockStepRow), kClockChunkRows, 1, 0},
+                              g.what_ + "/" + h5::kClockSteps);
+  if (!steps) return tl::make_unexpected(steps.error());
+  g.steps_ = std::move(*steps);
   return g;
 }
 
@@ -117,12 +125,24 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
     any_block_ = true;
     first_pending_ = true;
     first_ = meta;
+  } else {
+    // A later block stamped earlier: the realtime clock stepped back. (Forward steps look like a
+    // pause of the writer, and replays and simulators stamp monotonic time of their own: only the
+    // host's offsets table shows those.)
+    if (meta.realtime_ns < last_realtime_ns_) {
+      const auto jump = -static_cast<std::int64_t>(last_realtime_ns_ - meta.realtime_ns);
+      const h5::ClockStepRow row{meta.sequence, jump, meta.realtime_ns, meta.monotonic_ns};
+      std::memcpy(steps_.stage_end(), &row, sizeof row);
+      steps_.commit(1);
+    }
   }
   last_sequence_ = meta.sequence;
+  last_realtime_ns_ = meta.realtime_ns;
 }
 
 bool ChannelGroup::pending() const noexcept {
-  return first_pending_ || data_.chunk_ready() || sequence_.chunk_ready() || gaps_.chunk_ready();
+  return first_pending_ || data_.chunk_ready() || sequence_.chunk_ready() || gaps_.chunk_ready() ||
+         steps_.chunk_ready();
 }
 
 core::Result<void> ChannelGroup::write_first_block_attrs() {
@@ -156,6 +176,7 @@ core::Result<void> ChannelGroup::write_pending() {
   if (auto ok = data_.write_chunks(); !ok) return ok;
   if (sequence_.chunk_ready())
     if (auto ok = write_tables(false); !ok) return ok;
+  if (auto ok = steps_.write_chunks(); !ok) return ok;
   return gaps_.write_chunks();
 }
 
@@ -171,11 +192,12 @@ core::Result<void> ChannelGroup::flush() {
     if (auto ok = write_first_block_attrs(); !ok) return ok;
   if (auto ok = data_.write_partial(); !ok) return ok;
   if (auto ok = write_tables(true); !ok) return ok;
+  if (auto ok = steps_.write_partial(); !ok) return ok;
   return gaps_.write_partial();
 }
 
 void ChannelGroup::mark_durable() noexcept {
-  for (Column* c : {&data_, &sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &gaps_})
+  for (Column* c : {&data_, &sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &gaps_, &steps_})
     c->mark_durable();
   if (sequence_.durable() > 0) {
     any_durable_ = true;
@@ -185,7 +207,7 @@ void ChannelGroup::mark_durable() noexcept {
 
 std::uint64_t ChannelGroup::roll_back(std::uint64_t next_sequence) noexcept {
   const bool lost_rows = sequence_.size() > sequence_.durable();
-  for (Column* c : {&sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &data_, &gaps_})
+  for (Column* c : {&sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &data_, &gaps_, &steps_})
     (void)c->roll_back();  // best effort: if HDF5 cannot even shrink, the file keeps its last flushed state
   if (any_durable_) return durable_next_;
   return lost_rows ? first_.sequence : next_sequence;

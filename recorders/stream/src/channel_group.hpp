@@ -53,8 +53,9 @@ class ChannelGroup {
 
   /// Room for one block's samples (samples_per_block of them). Hot path.
   [[nodiscard]] std::byte* stage_samples() noexcept { return data_.stage_end(); }
-  /// Adds the staged block (its samples copied to stage_samples()) and its table row. Hot path:
-  /// no allocation; then call write_pending() when pending() says so.
+  /// Adds the staged block (its samples copied to stage_samples()) and its table row, and a
+  /// clock_steps row when its realtime stamp is earlier than the previous block's (the clock
+  /// stepped back). Hot path: no allocation; then call write_pending() when pending() says so.
   void commit_block(const BlockMeta& meta) noexcept;
   [[nodiscard]] bool pending() const noexcept;
   /// Writes the first block's attributes and whole chunks that are ready. Cold path.
@@ -84,6 +85,7 @@ class ChannelGroup {
   /// segment's blocks... and none were staged).
   std::uint64_t roll_back(std::uint64_t next_sequence) noexcept;
   [[nodiscard]] std::uint64_t last_sequence() const noexcept { return last_sequence_; }
+  [[nodiscard]] std::uint64_t clock_steps() const noexcept { return steps_.size(); }
 
  private:
   ChannelGroup() = default;
@@ -95,8 +97,8 @@ class ChannelGroup {
   h5::Group group_;
   h5::Dataset time_;  // the time axis: (start, step)
   std::uint64_t start_ns_ = 0;
-  h5::Type sample_type_, gap_file_type_, gap_mem_type_;
-  Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_;
+  h5::Type sample_type_, gap_file_type_, gap_mem_type_, step_file_type_, step_mem_type_;
+  Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_, steps_;
   std::uint64_t chunk_blocks_ = 0;
   bool compressed_ = false;
   std::uint64_t handed_last_sequence_ = 0;  // sequence of the last row handed to HDF5
@@ -106,6 +108,7 @@ class ChannelGroup {
   bool first_pending_ = false;
   bool any_block_ = false;
   std::uint64_t last_sequence_ = 0;
+  std::uint64_t last_realtime_ns_ = 0;  // the previous block's stamp
 };
 
 }  // namespace weir::rec

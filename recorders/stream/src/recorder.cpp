@@ -272,6 +272,7 @@ core::Result<void> Recorder::open_segment() {
   meta.pipeline = options_.pipeline_text;
   meta.recorder_pid = host_pid_;
   meta.recorder_start_ticks = start_ticks_;
+  meta.clock = read_host_clock();
   std::vector<ChannelStatic> channels;
   for (const Follow& f : follows_) channels.push_back(f.info);
   std::vector<KeySpec> keys;

@@ -2,6 +2,7 @@
 #include "segment.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <system_error>
 
 #include "weir/h5/attribute.hpp"
@@ -35,6 +36,37 @@ core::Result<void> write_root_attrs(hid_t root, const SegmentMeta& m) {
 }
 
 }  // namespace
+
+core::Result<void> Segment::create_clock(const HostClock& clock) {
+  using namespace h5;  // the format's names
+  const std::string what = path_.string() + " /" + kEntry + "/" + kClock;
+  auto group = create_group(entry_.get(), kClock, what, kNxCollection);
+  if (!group) return tl::make_unexpected(group.error());
+  clock_group_ = std::move(*group);
+  const hid_t id = clock_group_.get();
+  for (auto ok : {attr_text(id, kAttrSampleClock, kSampleClockText), attr_text(id, kAttrSyncSource, clock.source),
+                  attr_u32(id, kAttrSynchronised, clock.synchronised ? 1 : 0), attr_i64(id, kAttrSyncState, clock.state),
+                  attr_u64(id, kAttrSyncStatus, clock.status), attr_text(id, kAttrSyncFlags, clock.status_text),
+                  attr_i64(id, kAttrEstErrorUs, clock.est_error_us), attr_i64(id, kAttrMaxErrorUs, clock.max_error_us)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), what));
+  offset_file_type_ = clock_offset_row_type(true);
+  offset_mem_type_ = clock_offset_row_type(false);
+  auto offsets = Column::create(id,
+                                ColumnSpec{kClockOffsets, offset_file_type_.get(), offset_mem_type_.get(),
+                                           sizeof(ClockOffsetRow), kClockChunkRows, 1, 0},
+                                what + "/" + kClockOffsets);
+  if (!offsets) return tl::make_unexpected(offsets.error());
+  clock_offsets_ = std::move(*offsets);
+  add_clock_offset(kClockOpened);
+  return {};
+}
+
+void Segment::add_clock_offset(std::uint8_t event) noexcept {
+  const ClockPair now = read_clock_pair();
+  const h5::ClockOffsetRow row{now.realtime_ns, now.monotonic_ns, now.offset_ns(), event};
+  std::memcpy(clock_offsets_.stage_end(), &row, sizeof row);
+  clock_offsets_.commit(1);
+}
 
 core::Result<Segment> Segment::create(const std::filesystem::path& path, const SegmentMeta& meta,
                                       const std::vector<ChannelStatic>& channels, const std::vector<KeySpec>& keys,
@@ -72,6 +104,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   if (!first.empty())
     if (auto ok = h5::attr_text(s.entry_.get(), h5::kAttrDefault, first); !ok)
       return tl::make_unexpected(with_context(ok.error(), entry_path));
+  if (auto ok = s.create_clock(meta.clock); !ok) return tl::make_unexpected(ok.error());
   s.channels_.reserve(channels.size());
   for (const ChannelStatic& c : channels) {
     auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file);
@@ -103,9 +136,11 @@ core::Result<void> Segment::flush() {
     if (auto ok = c.flush(); !ok) return ok;
   for (KeyLog& k : keys_)
     if (auto ok = k.flush(); !ok) return ok;
+  if (auto ok = clock_offsets_.write_partial(); !ok) return ok;
   if (auto ok = h5::check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", path_.string()); !ok) return ok;
   for (ChannelGroup& c : channels_) c.mark_durable();
   for (KeyLog& k : keys_) k.mark_durable();
+  clock_offsets_.mark_durable();
   return {};
 }
 
@@ -116,6 +151,8 @@ void Segment::roll_back_keys() noexcept {
 core::Result<void> Segment::close_file() {
   channels_.clear();  // datasets and groups first: the file closes only when nothing in it is open
   keys_.clear();
+  clock_offsets_ = Column();
+  clock_group_.reset();
   keys_group_.reset();
   entry_.reset();
   if (!file_.reset()) return tl::make_unexpected(h5::error("H5Fclose", path_.string()));
@@ -124,6 +161,7 @@ core::Result<void> Segment::close_file() {
 
 core::Result<void> Segment::close(std::uint64_t stop_ns) {
   if (!file_.valid()) return {};
+  add_clock_offset(h5::kClockClosed);
   auto ok = flush();
   if (ok) {
     auto root = h5::check<h5::Group>(H5Gopen2(file_.get(), "/", H5P_DEFAULT), "H5Gopen2", path_.string() + " /");

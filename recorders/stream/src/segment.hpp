@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "channel_group.hpp"
+#include "host_clock.hpp"
 #include "key_log.hpp"
 #include "weir/core/error.hpp"
 #include "weir/h5/handle.hpp"
@@ -28,6 +29,7 @@ struct SegmentMeta {
   std::string pipeline;
   std::uint32_t recorder_pid = 0;
   std::uint64_t recorder_start_ticks = 0;
+  HostClock clock;  // the host clock's state as the segment opens
 };
 
 struct KeySpec {
@@ -39,7 +41,8 @@ struct KeySpec {
 class Segment {
  public:
   /// Creates the file (never over an existing one: fails with already_exists), every group,
-  /// dataset and attribute, then starts SWMR writing and flushes.
+  /// dataset and attribute, /entry/clock with its first offsets row, then starts SWMR writing and
+  /// flushes.
   [[nodiscard]] static core::Result<Segment> create(const std::filesystem::path& path, const SegmentMeta& meta,
                                                     const std::vector<ChannelStatic>& channels,
                                                     const std::vector<KeySpec>& keys, int compress);
@@ -52,7 +55,8 @@ class Segment {
 
   /// Hands everything staged to HDF5 and flushes the file (H5Fflush): a crash after this keeps it.
   [[nodiscard]] core::Result<void> flush();
-  /// flush(), stop_time, close. A failure still closes the file.
+  /// A clock offsets row (the segment's close), flush(), stop_time, close. A failure still closes
+  /// the file.
   [[nodiscard]] core::Result<void> close(std::uint64_t stop_ns);
   /// After a write failure: every key log back to the last flush (channels: ChannelGroup::roll_back).
   void roll_back_keys() noexcept;
@@ -73,7 +77,12 @@ class Segment {
   std::filesystem::path path_;
   std::uint64_t start_ns_ = 0;
   h5::File file_;
-  h5::Group entry_, keys_group_;
+  [[nodiscard]] core::Result<void> create_clock(const HostClock& clock);
+  void add_clock_offset(std::uint8_t event) noexcept;
+
+  h5::Group entry_, keys_group_, clock_group_;
+  h5::Type offset_file_type_, offset_mem_type_;
+  Column clock_offsets_;
   std::vector<ChannelGroup> channels_;
   std::vector<KeyLog> keys_;
 };

@@ -8,6 +8,8 @@ Usage: check_recording.py CHECK FILE [ARGS]
                                 the text key KEY's last value is TEXT_FILE's contents, whole
   axes FILE [MAX_DRIFT_S]       every channel's NXdata has a time axis that starts at its first block's
                                 stamp; with MAX_DRIFT_S, every block's stamp is within that of the axis
+  clock FILE [CHANNEL SEQ JUMP_NS]  /entry/clock's provenance and offsets; the channels' clock_steps
+                                are empty, or CHANNEL's is the one row (SEQ, JUMP_NS)
 """
 import sys
 
@@ -96,10 +98,51 @@ def axes(f, args):
         print(f"ok axes {chan} start {t[0]!r} step {t[1]!r} blocks {n} max_drift_s {drift!r}")
 
 
+def clock(f, args):
+    c = f["entry/clock"]
+    check(c.attrs.get("NX_class") == "NXcollection", "clock: NX_class is not NXcollection")
+    for name in ["sample_clock", "sync_source", "adjtimex_flags"]:
+        check(isinstance(c.attrs.get(name), str), f"clock: {name} is not text")
+    check(c.attrs["sync_source"] != "", "clock: empty sync_source (unknown says so)")
+    for name in ["synchronised", "adjtimex_state", "adjtimex_status", "est_error_us", "max_error_us"]:
+        check(name in c.attrs and np.issubdtype(np.asarray(c.attrs[name]).dtype, np.integer), f"clock: {name}")
+    state = int(c.attrs["adjtimex_state"])
+    check(-1 <= state <= 5, f"clock: adjtimex_state {state}")
+    if int(c.attrs["synchronised"]):
+        check(state != 5 and int(c.attrs["adjtimex_status"]) & 0x40 == 0, "clock: synchronised with STA_UNSYNC")
+    rows = c["offsets"][...]
+    check(list(rows.dtype.names) == ["realtime_ns", "monotonic_ns", "offset_ns", "event"], "clock: offsets fields")
+    check(len(rows) >= 1 and rows["event"][0] == 0, "clock: no offsets row at open")
+    start_ns, stop_ns = int(f.attrs["start_ns"]), int(f.attrs["stop_ns"])
+    if stop_ns:
+        check(len(rows) >= 2 and rows["event"][-1] == 1, "clock: a closed file has no offsets row at close")
+    for r in rows:
+        check(int(r["offset_ns"]) == int(r["realtime_ns"]) - int(r["monotonic_ns"]), "clock: offset is not the difference")
+        check(int(r["realtime_ns"]) >= start_ns - 10**9 and (not stop_ns or int(r["realtime_ns"]) <= stop_ns + 10**9),
+              "clock: an offsets row outside the segment's time")
+    print(f"ok clock source {c.attrs['sync_source']!r} synchronised {int(c.attrs['synchronised'])} "
+          f"flags {c.attrs['adjtimex_flags']!r} est_error_us {int(c.attrs['est_error_us'])} offsets {len(rows)} "
+          f"drift_ns {int(rows['offset_ns'][-1]) - int(rows['offset_ns'][0])}")
+    want = {args[0]: (int(args[1]), int(args[2]))} if args else {}
+    for name, g in f["entry"].items():
+        if g.attrs.get("NX_class") != "NXdata":
+            continue
+        chan = g.attrs["channel"]
+        steps = g["clock_steps"][...]
+        check(list(steps.dtype.names) == ["sequence", "jump_ns", "realtime_ns", "monotonic_ns"], f"{chan}: steps fields")
+        got = [(int(s["sequence"]), int(s["jump_ns"])) for s in steps]
+        check(got == ([want[chan]] if chan in want else []), f"{chan}: clock_steps {got}")
+        # Independently: the block stamps themselves step back exactly there.
+        seq, realtime = g["block_sequence"][...], g["block_realtime_ns"][...].astype(np.int64)
+        back = [(int(seq[i]), int(realtime[i] - realtime[i - 1])) for i in range(1, len(seq)) if realtime[i] < realtime[i - 1]]
+        check(back == got, f"{chan}: the block stamps step back at {back}, clock_steps says {got}")
+        print(f"ok steps {chan} {got}")
+
+
 def main():
     check_name, path, *args = sys.argv[1:]
     with h5py.File(path, "r") as f:
-        {"strings": strings, "axes": axes}[check_name](f, args)
+        {"strings": strings, "axes": axes, "clock": clock}[check_name](f, args)
     for e in errors:
         print(f"error {e}")
     sys.exit(1 if errors else 0)

@@ -113,4 +113,63 @@ TEST_CASE("every channel's NXdata has a time axis matching its block stamps, and
   CHECK(contains(checked.out, "ok axes adc1 "));
 }
 
+TEST_CASE("each file records its clock provenance: the host's synchronisation and the realtime - monotonic "
+          "offset at open and close" *
+          doctest::timeout(30)) {
+  ScratchArena scratch("recclock");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, kBlock, 0, 100'000);
+  make_channels(scratch.arena(), sim);
+  rec::RecordOptions options;
+  options.channels = {"adc0"};
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  {
+    SimWriter writer(scratch.arena(), sim);
+    std::this_thread::sleep_for(300ms);
+  }
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 1);
+  const Exit checked = check_recording("clock", summary->files[0]);
+  INFO(checked.out << checked.err);
+  CHECK(checked.code == 0);
+  CHECK(contains(checked.out, "ok clock source "));
+  CHECK(contains(checked.out, "ok steps adc0 []"));
+}
+
+TEST_CASE("a block stamped earlier than the one before it is recorded as a clock step") {
+  ScratchArena scratch("recstep");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, kBlock, 0);
+  make_channels(scratch.arena(), sim);
+  rec::RecordOptions options;
+  options.channels = {"adc0"};
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  constexpr std::uint64_t kRealtime0 = 1'700'000'000'000'000'000, kMonotonic0 = 5'000'000'000, kPeriod = 2'560'000;
+  constexpr std::uint64_t kStep = 2'000'000'000;  // the clock steps back 2 s before block 5
+  {
+    auto writer = core::ChannelWriter::open(scratch.arena(), "adc0");
+    REQUIRE(writer);
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      std::span<std::byte> slot;
+      REQUIRE(writer->claim(slot) == core::ClaimStatus::ok);
+      std::fill(slot.begin(), slot.end(), std::byte{0});
+      writer->publish(kBlock, kRealtime0 + i * kPeriod - (i >= 5 ? kStep : 0), kMonotonic0 + i * kPeriod);
+    }
+  }
+  REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), "adc0", getpid()) == 10; }));
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 1);
+  const std::string jump = std::to_string(static_cast<std::int64_t>(kPeriod) - static_cast<std::int64_t>(kStep));
+  const Exit checked = check_recording("clock", summary->files[0], {"adc0", "5", jump});
+  INFO(checked.out << checked.err);
+  CHECK(checked.code == 0);
+  CHECK(contains(checked.out, "ok steps adc0 [(5, " + jump + ")]"));
+}
+
 }  // TEST_SUITE

@@ -10,6 +10,8 @@
 //       time             the time axis (1.1): f64 (start, step) in s since start_time
 //       block_*          the six per-block tables, one row per block (kBlockSequence ...)
 //       gaps             GapRow table (packed: 25 bytes a row), attribute reason_names
+//       clock_steps      ClockStepRow table (1.1): the block stamps' clock steps
+//   /entry/clock         NX_class = kNxCollection (1.1): clock provenance, ClockOffsetRow table
 //   /entry/keys          NX_class = kNxCollection (only when keys are recorded)
 //   /entry/keys/<key>    NX_class = kNxLog, key; datasets time (f64 s) and value
 #include <array>
@@ -107,6 +109,48 @@ inline constexpr char kTimeUnits[] = "s";        // units of time
 // Every text attribute and text dataset is a variable-length UTF-8 string (format 1.1). Format 1.0
 // wrote stop_time and first_sample_time as fixed 32-byte NUL-padded strings and text key values as
 // fixed ASCII: readers read both.
+
+// Clock provenance (1.1). /entry/clock: attributes of the host clock's synchronisation when the
+// segment opened, and the offsets table.
+inline constexpr char kClock[] = "clock";                       // under /entry
+inline constexpr char kAttrSampleClock[] = "sample_clock";      // text: which clocks stamped the blocks
+inline constexpr char kAttrSyncSource[] = "sync_source";        // text: chrony/timesyncd/ptp, or "unknown"
+inline constexpr char kAttrSynchronised[] = "synchronised";     // u32: 1 synchronised, 0 not or unknown
+inline constexpr char kAttrSyncState[] = "adjtimex_state";      // i64: adjtimex's return value (TIME_OK 0 ... TIME_ERROR 5), -1 unknown
+inline constexpr char kAttrSyncStatus[] = "adjtimex_status";    // u64: its STA_* flags
+inline constexpr char kAttrSyncFlags[] = "adjtimex_flags";      // text: the set STA_* flags by name
+inline constexpr char kAttrEstErrorUs[] = "est_error_us";       // i64: the kernel's estimated error, -1 unknown
+inline constexpr char kAttrMaxErrorUs[] = "max_error_us";       // i64: its maximum error, -1 unknown
+inline constexpr char kClockOffsets[] = "offsets";              // ClockOffsetRow rows: at open and at close
+inline constexpr char kClockSteps[] = "clock_steps";            // per channel: ClockStepRow rows
+inline constexpr char kSampleClockText[] =
+    "block_realtime_ns: CLOCK_REALTIME, block_monotonic_ns: CLOCK_MONOTONIC, as the channel's writer "
+    "stamped each block's first sample";
+
+/// One look at both host clocks by the recorder: offset_ns = realtime_ns - monotonic_ns. event 0:
+/// the segment opened (a run's start or a rotation), 1: it closed cleanly.
+struct ClockOffsetRow {
+  std::uint64_t realtime_ns = 0;
+  std::uint64_t monotonic_ns = 0;
+  std::int64_t offset_ns = 0;
+  std::uint8_t event = 0;
+};
+inline constexpr std::uint8_t kClockOpened = 0;
+inline constexpr std::uint8_t kClockClosed = 1;
+
+/// A clock step between two consecutive blocks of a channel: the later block's realtime stamp is
+/// jump_ns (negative) from the earlier one's. sequence, realtime_ns and monotonic_ns are those of
+/// the later block.
+struct ClockStepRow {
+  std::uint64_t sequence = 0;
+  std::int64_t jump_ns = 0;
+  std::uint64_t realtime_ns = 0;
+  std::uint64_t monotonic_ns = 0;
+};
+
+/// Their compound types (packed, the file's, or as in memory). Thread: one per process.
+[[nodiscard]] Type clock_offset_row_type(bool packed);
+[[nodiscard]] Type clock_step_row_type(bool packed);
 
 /// Why a run of blocks is missing from a channel's data; stored as u8 in the gaps table, whose
 /// reason_names attribute lists kGapReasonNames in this order.

@@ -11,6 +11,7 @@ inline constexpr std::uint64_t kMaxChunkBytes = 1024 * 1024;    // never more bl
 inline constexpr std::uint32_t kTableChunkRows = 1024;          // rows per chunk of the per-block tables
 inline constexpr std::uint32_t kGapChunkRows = 64;              // rows per chunk of a gaps table
 inline constexpr std::uint32_t kKeyChunkRows = 256;             // rows per chunk of a key's NXlog
+inline constexpr std::uint32_t kClockChunkRows = 16;            // rows per chunk of the clock offsets and steps tables
 inline constexpr std::uint32_t kBlocksPerTurn = 64;             // blocks read from one channel before the next
 inline constexpr std::int64_t kWaitSliceNs = 50'000'000;        // longest sleep: stop and rotate requests are seen this fast
 inline constexpr std::int64_t kDiscoverEveryNs = 200'000'000;   // looks for new matching channels and keys this often
