@@ -8,12 +8,12 @@
 #include "weir/h5/dataset.hpp"
 #include "weir/h5/recording.hpp"
 #include "weir/h5/recording_format.hpp"
+#include "weir/h5/repair.hpp"
+#include "process_info.hpp"
 
 namespace weir::rec {
 
 namespace {
-
-constexpr const char* kClearFlagsProperty = "clear_status_flags";  // HDF5's own name; h5clear -s sets it
 
 struct Scan {
   std::vector<ChannelEnd>* out;
@@ -81,17 +81,39 @@ core::Result<SegmentInfo> read_segment(const std::filesystem::path& path) {
   return info;
 }
 
-core::Result<void> clear_marks(const std::filesystem::path& path) {
+core::Result<void> clear_marks(const std::filesystem::path& path) { return h5::clear_swmr_marks(path.string()); }
+
+std::string live_writer(const SegmentInfo& info, const std::string& this_host) {
+  if (info.host != this_host) return "a recorder on host '" + info.host + "' has it open for writing; it may still run";
+  if (same_process_alive(info.recorder_pid, info.recorder_start_ticks))
+    return "recorder pid " + std::to_string(info.recorder_pid) + " is alive and writes it";
+  return "";
+}
+
+core::Result<RepairResult> repair_file(const std::filesystem::path& path, bool force) {
+  h5::quiet_errors();  // failures are reported, named, in the result
   const std::string file = path.string();
-  auto fapl = h5::check<h5::PropList>(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
-  if (!fapl) return tl::make_unexpected(fapl.error());
-  hbool_t clear = 1;
-  if (H5Pexist(fapl->get(), kClearFlagsProperty) <= 0 || H5Pset(fapl->get(), kClearFlagsProperty, &clear) < 0)
-    return core::fail(core::Errc::io_error, file + ": this HDF5 cannot clear a dead writer's marks; run h5clear -s " + file);
-  auto f = h5::check<h5::File>(H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl->get()), "H5Fopen (clearing write marks)", file);
-  if (!f) return tl::make_unexpected(f.error());
-  if (!f->reset()) return tl::make_unexpected(h5::error("H5Fclose", file));
-  return {};
+  auto marked = h5::swmr_marked(file);
+  if (!marked) return tl::make_unexpected(marked.error());
+  RepairResult result;
+  if (!*marked) return result;
+  result.was_marked = true;
+  // A weir recording names its writer: never clear the marks of one that may still write.
+  if (auto info = read_segment(path)) {
+    result.writer_pid = info->recorder_pid;
+    result.writer_host = info->host;
+    if (const std::string live = live_writer(*info, host_name()); !live.empty() && !force)
+      return core::fail(core::Errc::already_exists, file + ": " + live + " (--force clears the marks anyway)");
+  } else if (!force) {
+    return core::fail(core::Errc::invalid_argument, file + ": not a weir recording, so its writer cannot be checked ("
+                                                    + info.error().what + "); --force clears the marks anyway");
+  }
+  if (auto ok = clear_marks(path); !ok) return tl::make_unexpected(ok.error());
+  auto still = h5::swmr_marked(file);
+  if (!still) return tl::make_unexpected(still.error());
+  if (*still) return core::fail(core::Errc::io_error, file + ": the marks are still there after clearing them");
+  result.cleared = true;
+  return result;
 }
 
 }  // namespace weir::rec

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "weir/core/error.hpp"
+#include "weir/recorder/repair.hpp"
 
 namespace weir::rec {
 
@@ -33,9 +34,13 @@ struct SegmentInfo {
 /// Fails naming the file when it is not a weir recording of a known format major.
 [[nodiscard]] core::Result<SegmentInfo> read_segment(const std::filesystem::path& path);
 
-/// Clears the superblock's write marks of a file whose writer is gone (what `h5clear -s` does),
-/// so tools that do not open it as SWMR readers (h5dump, h5py without swmr=True) can.
-/// Requires: no process writes the file.
+/// Clears the superblock's write marks of a file whose writer is gone (h5::clear_swmr_marks, what
+/// `h5clear -s` does), so tools that do not open it as SWMR readers (h5dump, h5py without
+/// swmr=True) can. Requires: no process writes the file.
 [[nodiscard]] core::Result<void> clear_marks(const std::filesystem::path& path);
+
+/// Why a marked segment's writer may still be writing it ("" when it is gone): another host's
+/// recorder cannot be checked; this host's is alive when its pid and start time name a live process.
+[[nodiscard]] std::string live_writer(const SegmentInfo& info, const std::string& this_host);
 
 }  // namespace weir::rec

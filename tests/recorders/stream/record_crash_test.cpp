@@ -107,6 +107,53 @@ TEST_CASE("a recorder killed three times leaves readable files holding every flu
   CHECK(last + 1 <= head_of(scratch.arena(), "adc0"));
 }
 
+TEST_CASE("weir repair makes a killed recorder's file open in plain h5py and h5dump, and refuses a live one's" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recrepair");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);
+  make_channels(scratch.arena(), sim);
+  Program recorder = Program::start(
+      record_argv(scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--flush-ms", "100"}));
+  REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
+  SimWriter writer(scratch.arena(), sim);
+  REQUIRE(eventually([&] { return flushed_blocks(scratch.arena(), "adc0", recorder.pid()) >= 10; }));
+  const std::string file = h5_files(dir.path()).back();
+  const auto plain_h5py = [&] {  // no swmr=True: what a user types first
+    return run_program({WEIR_PYTHON, "-c", "import sys, h5py; f = h5py.File(sys.argv[1], 'r'); print(len(f['entry/adc0/data']))",
+                        file});
+  };
+  const Exit live = run_program({WEIR_CLI_PATH, "repair", file});
+  CHECK(live.code == 1);
+  CHECK(contains(live.err, "recorder pid " + std::to_string(recorder.pid()) + " is alive"));
+
+  recorder.signal(SIGKILL);
+  CHECK(recorder.wait().signal == SIGKILL);
+  writer.stop();
+  CHECK(plain_h5py().code != 0);  // the marks refuse every reader but a SWMR one
+  CHECK(h5dump(file).code != 0);
+
+  const Exit repaired = run_program({WEIR_CLI_PATH, "repair", file});
+  INFO(repaired.out << repaired.err);
+  CHECK(repaired.code == 0);
+  CHECK(contains(repaired.out, file + ": cleared the write marks recorder pid " + std::to_string(recorder.pid())));
+  const Exit opened = plain_h5py();
+  INFO(opened.out << opened.err);
+  CHECK(opened.code == 0);
+  CHECK(std::stoull(opened.out) > 0);
+  CHECK(h5dump(file).code == 0);
+  const Facts facts = inspect(file, false);
+  INFO(facts.exit.out << facts.exit.err);
+  CHECK(facts.ok());
+
+  const Exit again = run_program({WEIR_CLI_PATH, "repair", file, "--json"});
+  CHECK(again.code == 0);
+  CHECK(contains(again.out, "\"result\":\"clean\""));
+  const Exit missing = run_program({WEIR_CLI_PATH, "repair", (dir.path() / "none.h5").string()});
+  CHECK(missing.code == 1);
+  CHECK(contains(missing.err, "none.h5"));
+}
+
 TEST_CASE("a slow lossy recorder overrun by its writer records blocks and gap blocks that add up to the blocks "
           "written, exactly" *
           doctest::timeout(60)) {

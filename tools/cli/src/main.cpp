@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add_scope_command(app, action);
   add_shard_command(app, action);
   add_record_command(app, action);
+  add_repair_command(app, action);
   add_replay_command(app, action);
   add_check_command(app, action);
   add_run_commands(app, action);
