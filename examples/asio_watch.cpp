@@ -72,7 +72,8 @@ void print_value(ValueType type, const std::byte* data, std::uint32_t length) {
     case ValueType::f64: { double f = 0; std::memcpy(&f, &word, sizeof(f)); std::printf("%g", f); break; }
     case ValueType::none:
     case ValueType::bytes:
-    case ValueType::vector: std::printf("<%u bytes>", length); break;
+    case ValueType::vector:
+    case ValueType::array: std::printf("<%u bytes>", length); break;
   }
 }
 

@@ -94,6 +94,21 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
     return refuse("ring blocks must be a power of two from 2 to " + num(kMaxRingBlocks) + ", not " + num(spec.ring_blocks));
   if (spec.units.size() >= sizeof(ChannelDesc::units)) return refuse("units must be shorter than 32 bytes");
   if (spec.wait_timeout_ns < 0) return refuse("writer wait timeout must not be negative");
+  const FrameShape& frame = spec.frame;
+  if (frame.framed() || frame.frame_elements != 0) {
+    if (frame.frames_per_block == 0 || frame.frame_elements == 0 ||
+        std::uint64_t{frame.frames_per_block} * frame.frame_elements != spec.samples_per_block)
+      return refuse("frame shape " + num(frame.frames_per_block) + " x " + num(frame.frame_elements) +
+                    " does not fill a block of " + num(spec.samples_per_block) + " samples");
+    if (frame.axis.name.size() >= sizeof(ChannelDesc::axis_name))
+      return refuse("frame axis name must be shorter than 32 bytes");
+    if (frame.axis.units.size() >= sizeof(ChannelDesc::axis_units))
+      return refuse("frame axis units must be shorter than 32 bytes");
+    if (frame.axis.values_key.size() >= sizeof(ChannelDesc::axis_values_key))
+      return refuse("frame axis values key must be shorter than 64 bytes");
+    if (!std::isfinite(frame.axis.start) || !std::isfinite(frame.axis.step))
+      return refuse("frame axis start and step must be finite numbers");
+  }
 
   GroupTable groups(arena);
   std::uint64_t label_ids = 0, labels = label_mask("chan:" + spec.name);  // its own name, for channel subscriptions
@@ -160,6 +175,18 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
   d->pyramid_factor = kPyramidFactor;
   std::memset(d->units, 0, sizeof(d->units));
   std::memcpy(d->units, spec.units.data(), spec.units.size());
+  d->frames_per_block = frame.frames_per_block;
+  d->frame_elements = frame.frame_elements;
+  d->axis_start_bits = std::bit_cast<std::uint64_t>(frame.framed() ? frame.axis.start : 0.0);
+  d->axis_step_bits = std::bit_cast<std::uint64_t>(frame.framed() ? frame.axis.step : 0.0);
+  std::memset(d->axis_name, 0, sizeof(d->axis_name));
+  std::memset(d->axis_units, 0, sizeof(d->axis_units));
+  std::memset(d->axis_values_key, 0, sizeof(d->axis_values_key));
+  if (frame.framed()) {
+    std::memcpy(d->axis_name, frame.axis.name.data(), frame.axis.name.size());
+    std::memcpy(d->axis_units, frame.axis.units.data(), frame.axis.units.size());
+    std::memcpy(d->axis_values_key, frame.axis.values_key.data(), frame.axis.values_key.size());
+  }
   d->created_ns = static_cast<std::uint64_t>(core::realtime_ns());
   h.channel_data_used.store(used + ring_bytes + pyramid_bytes, std::memory_order_relaxed);
   d->state.store(static_cast<std::uint32_t>(ChannelState::ready), std::memory_order_release);  // every field first
@@ -173,6 +200,19 @@ Result<std::uint32_t> find_channel(const Arena& arena, std::string_view name) {
       return i;
   }
   return fail(Errc::not_found, "no channel '" + std::string(name) + "' in " + arena.location().describe());
+}
+
+FrameShape frame_shape(const ChannelDesc& d) {
+  FrameShape f;
+  if (d.frames_per_block == 0) return f;
+  f.frames_per_block = d.frames_per_block;
+  f.frame_elements = d.frame_elements;
+  f.axis.name = std::string(d.axis_name, strnlen(d.axis_name, sizeof(d.axis_name)));
+  f.axis.units = std::string(d.axis_units, strnlen(d.axis_units, sizeof(d.axis_units)));
+  f.axis.start = std::bit_cast<double>(d.axis_start_bits);
+  f.axis.step = std::bit_cast<double>(d.axis_step_bits);
+  f.axis.values_key = std::string(d.axis_values_key, strnlen(d.axis_values_key, sizeof(d.axis_values_key)));
+  return f;
 }
 
 std::vector<ChannelInfo> list_channels(const Arena& arena) {
@@ -195,6 +235,7 @@ std::vector<ChannelInfo> list_channels(const Arena& arena) {
     c.writer_waits = d->writer_waits.load(std::memory_order_relaxed);
     c.writer_pid = d->writer_pid.load(std::memory_order_relaxed);
     c.writer_alive = pid_alive(c.writer_pid);
+    c.frame = frame_shape(*d);
     for (std::uint32_t r = 0; r < arena.geometry().consumer_capacity; ++r) {
       const ConsumerRow& row = rows[r];
       if (row.active.load(std::memory_order_acquire) == 0 || row.channel.load(std::memory_order_relaxed) != i) continue;

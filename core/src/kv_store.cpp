@@ -9,6 +9,7 @@
 #include "backing.hpp"
 #include "signal_publish.hpp"
 #include "slot_ops.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/core/detail/hash.hpp"
 #include "weir/core/detail/seqlock.hpp"
@@ -27,6 +28,34 @@ bool is_integer(ValueType t) noexcept { return t == ValueType::i64 || t == Value
 
 std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
   return timeout_ns <= 0 ? 0 : core::monotonic_ns() + timeout_ns;
+}
+
+// Stores an array's shape, or zeros, into the slot's shape words. Requires: the slot is claimed (odd).
+void store_shape(SlotHeader& s, const ArrayShape* shape) noexcept {
+  // relaxed: inside the odd window; the release that ends it publishes them with the value
+  s.array_shape.store(shape != nullptr ? detail::pack_array_shape(static_cast<std::uint32_t>(shape->elem), shape->rank) : 0,
+                      std::memory_order_relaxed);
+  s.array_dims.store(shape != nullptr ? detail::pack_array_dims(shape->dims[0], shape->dims[1]) : 0,
+                     std::memory_order_relaxed);
+}
+
+// Reads an array's shape words. Valid only inside a seqlock window the caller re-checks.
+ArrayShape load_shape(const SlotHeader& s) noexcept {
+  const std::uint64_t w = s.array_shape.load(std::memory_order_relaxed);
+  const std::uint64_t d = s.array_dims.load(std::memory_order_relaxed);
+  ArrayShape a;
+  a.elem = static_cast<Dtype>(detail::shape_dtype(w));
+  a.rank = detail::shape_rank(w);
+  a.dims = {detail::dims_at(d, 0), detail::dims_at(d, 1)};
+  return a;
+}
+
+// What set_array accepts: a known element dtype, rank 1 or 2, no zero dim, and data of exactly
+// the shape's bytes.
+bool shape_ok(const ArrayShape& a, std::size_t data_bytes) noexcept {
+  if (dtype_bytes(a.elem) == 0 || (a.rank != 1 && a.rank != 2)) return false;
+  if (a.dims[0] == 0 || (a.rank == 2 ? a.dims[1] == 0 : a.dims[1] != 0)) return false;
+  return a.bytes() == data_bytes;
 }
 
 std::span<const std::byte> word_bytes(const std::uint64_t& w) noexcept {
@@ -57,6 +86,13 @@ bool probe_tagged(const std::atomic<std::uint64_t>* index, std::uint32_t slot_co
 }
 
 }  // namespace
+
+std::uint64_t ArrayShape::elements() const noexcept {
+  if (rank == 0) return 0;
+  return rank == 1 ? std::uint64_t{dims[0]} : std::uint64_t{dims[0]} * dims[1];
+}
+
+std::uint64_t ArrayShape::bytes() const noexcept { return elements() * dtype_bytes(elem); }
 
 const char* kv_status_name(KvStatus s) noexcept {
   switch (s) {
@@ -101,6 +137,7 @@ const char* value_type_name(ValueType t) noexcept {
     case ValueType::u64: return "u64";
     case ValueType::f64: return "f64";
     case ValueType::vector: return "vector";
+    case ValueType::array: return "array";
   }
   return "unknown";
 }
@@ -157,7 +194,7 @@ bool KvStore::find(std::string_view key, std::uint64_t hash, KeyHandle& out) con
 }
 
 KvStatus KvStore::write_slot(KeyHandle h, std::span<const std::byte> value, ValueType type,
-                             std::int64_t deadline_ns) noexcept {
+                             std::int64_t deadline_ns, const ArrayShape* shape) noexcept {
   SlotHeader& s = slot(h.slot);
   if (!detail::claim_slot(*header_, s, index_[h.slot], deadline_ns)) return KvStatus::busy;
   const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
@@ -175,6 +212,7 @@ KvStatus KvStore::write_slot(KeyHandle h, std::span<const std::byte> value, Valu
   } else if (len != 0) {
     detail::seqlock_copy_in(value_ptr(h.slot), value.data(), len);
   }
+  if (shape != nullptr || detail::meta_is_array(m) != 0) store_shape(s, shape);  // only when it changes
   s.meta.store(make_meta(len, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);  // clears torn
   const std::uint64_t bits = group_bits_locked(h.slot);
   detail::release_slot(s);
@@ -198,13 +236,13 @@ void KvStore::publish(std::uint32_t i, std::uint32_t generation, std::uint64_t b
 }
 
 KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<const std::byte> value, ValueType type,
-                         bool overwrite, std::int64_t deadline_ns, KeyHandle& out) noexcept {
+                         bool overwrite, std::int64_t deadline_ns, KeyHandle& out, const ArrayShape* shape) noexcept {
   const auto tag = static_cast<std::uint32_t>(hash >> 32);
   const std::uint32_t home = detail::home_slot(hash, slot_count_);
   const auto at = [&](std::uint32_t d) { return home + d >= slot_count_ ? home + d - slot_count_ : home + d; };
   const auto use_existing = [&](KeyHandle found) {
     out = found;
-    return overwrite ? write_slot(found, value, type, deadline_ns) : KvStatus::ok;
+    return overwrite ? write_slot(found, value, type, deadline_ns, shape) : KvStatus::ok;
   };
   for (;;) {
     // 1. Look for the key; remember the first free entry of the window.
@@ -284,6 +322,7 @@ KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<con
       const std::uint32_t generation = s.generation.load(std::memory_order_relaxed) + 1;
       s.labels.store(key_self_mask(hash), std::memory_order_relaxed);  // a new key has only its own name
       s.label_ids.store(0, std::memory_order_relaxed);
+      store_shape(s, shape);  // a reused slot may hold a deleted array's shape
       s.group_bits.store(0, std::memory_order_relaxed);
       s.groups_seen.store(0, std::memory_order_relaxed);  // version 0 has no groups; later ones force a refresh
       s.generation.store(generation, std::memory_order_release);  // key bytes before the new generation
@@ -343,7 +382,8 @@ KvStatus KvStore::read_slot(std::uint32_t i, std::uint32_t generation, std::stri
       continue;
     }
     const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
-    info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), epoch};
+    info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), epoch, {}};
+    if (detail::meta_is_array(m) != 0) info.array = load_shape(s);  // validated by the re-check below
     KvStatus status = KvStatus::ok;
     if (!key.empty()) {
       if (!detail::meta_live(m) || !slot_holds_key(key_ptr(i), m, key)) status = KvStatus::stale_handle;
@@ -434,12 +474,13 @@ KvStatus KvStore::set_wait(std::string_view key, std::span<const std::byte> valu
 }
 
 KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> value, ValueType type,
-                           std::int64_t deadline_ns) noexcept {
+                           std::int64_t deadline_ns, const ArrayShape* shape) noexcept {
   if (read_only_) return KvStatus::read_only;
   if (const KvStatus k = check_key(key); k != KvStatus::ok) return k;
+  if ((type == ValueType::array) != (shape != nullptr)) return KvStatus::type_mismatch;  // arrays: set_array
   if (value.size() > value_bytes_) return KvStatus::value_too_large;
   const std::uint64_t hash = detail::hash_key(key);
-  if (!detail::is_word_type(type)) {
+  if (!detail::is_word_type(type) && shape == nullptr) {
     bool written = false;
     probe_tagged(index_, slot_count_, max_probe_, hash, [&](std::uint32_t i) {
       const WriteFast r = try_set_by_key(i, key, value, type);
@@ -451,13 +492,26 @@ KvStatus KvStore::set_impl(std::string_view key, std::span<const std::byte> valu
   for (;;) {
     KeyHandle h;
     if (find(key, hash, h)) {
-      const KvStatus st = write_slot(h, value, type, deadline_ns);
+      const KvStatus st = write_slot(h, value, type, deadline_ns, shape);
       if (st == KvStatus::busy && detail::may_wait(deadline_ns) && core::monotonic_ns() < deadline_ns) continue;
       if (st != KvStatus::stale_handle && st != KvStatus::not_found) return st;
     }
     KeyHandle inserted;
-    return insert(key, hash, value, type, true, deadline_ns, inserted);
+    return insert(key, hash, value, type, true, deadline_ns, inserted, shape);
   }
+}
+
+KvStatus KvStore::set_array(std::string_view key, const ArrayShape& shape, std::span<const std::byte> data) noexcept {
+  if (!shape_ok(shape, data.size())) return KvStatus::type_mismatch;
+  return set_impl(key, data, ValueType::array, deadline_after(kDefaultWaitNs), &shape);
+}
+
+KvStatus KvStore::set_array(KeyHandle h, const ArrayShape& shape, std::span<const std::byte> data) noexcept {
+  if (read_only_) return KvStatus::read_only;
+  if (h.slot >= slot_count_) return KvStatus::stale_handle;
+  if (!shape_ok(shape, data.size())) return KvStatus::type_mismatch;
+  if (data.size() > value_bytes_) return KvStatus::value_too_large;
+  return write_slot(h, data, ValueType::array, 0, &shape);
 }
 
 KvStatus KvStore::get(std::string_view key, std::span<std::byte> out, ValueInfo& info) const noexcept {
@@ -501,13 +555,13 @@ inline KvStore::ReadFast KvStore::read_small_by_key(std::uint32_t i, std::string
   const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
   const std::uint32_t length = detail::meta_value_len(m);
   const std::uint64_t unusual = (epoch & kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn);
-  if (unusual != 0 || length > detail::kSmallCopyBytes) return ReadFast::not_taken;
+  if ((unusual | detail::meta_is_array(m)) != 0 || length > detail::kSmallCopyBytes) return ReadFast::not_taken;
   const bool equal = slot_holds_key(base + sizeof(SlotHeader), m, key);
   if (equal) detail::seqlock_copy_out_small(out.data(), base + value_offset_);
   std::atomic_thread_fence(std::memory_order_acquire);  // the compare and copy happen before the re-check
   if (s.epoch.load(std::memory_order_relaxed) != epoch) return ReadFast::not_taken;
   if (!equal) return ReadFast::other_key;
-  info = ValueInfo{detail::meta_type(m), length, epoch};
+  info = ValueInfo{detail::meta_type(m), length, epoch, {}};
   return ReadFast::done;
 }
 
@@ -564,6 +618,7 @@ KvStatus KvStore::resolve(std::string_view key, KeyHandle& out, bool create) noe
 KvStatus KvStore::set_handle_slow(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
   if (read_only_) return KvStatus::read_only;
   if (h.slot >= slot_count_) return KvStatus::stale_handle;
+  if (type == ValueType::array) return KvStatus::type_mismatch;  // arrays carry a shape: set_array
   if (value.size() > value_bytes_) return KvStatus::value_too_large;
   return write_slot(h, value, type, 0);
 }
@@ -655,14 +710,20 @@ KvStatus KvStore::key_at(std::uint32_t i, std::span<char> out, std::uint32_t& le
   if (detail::index_state(index_[i].load(std::memory_order_acquire)) != IndexState::live) return KvStatus::not_found;
   const SlotHeader& s = slot(i);
   for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
+    const std::uint64_t e = s.epoch.load(std::memory_order_acquire);  // arrays: the shape's window
     const std::uint32_t g1 = s.generation.load(std::memory_order_acquire);
     const std::uint64_t m = s.meta.load(std::memory_order_acquire);
     if (!detail::meta_live(m)) return KvStatus::not_found;
     length = std::min(detail::meta_key_len(m), key_bytes_);
     detail::seqlock_copy_out(out.data(), key_ptr(i), length);
-    info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), s.epoch.load(std::memory_order_relaxed)};
+    const bool array = detail::meta_is_array(m) != 0;
+    info = ValueInfo{detail::meta_type(m), detail::meta_value_len(m), s.epoch.load(std::memory_order_relaxed), {}};
+    if (array) info.array = load_shape(s);
     std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
-    if (s.generation.load(std::memory_order_relaxed) == g1 && s.meta.load(std::memory_order_relaxed) == m)
+    // An array's shape can change with meta unchanged: its shape needs the epoch unchanged and even too.
+    const bool shape_stable = !array || (!epoch_odd(e) && s.epoch.load(std::memory_order_relaxed) == e);
+    if (s.generation.load(std::memory_order_relaxed) == g1 && s.meta.load(std::memory_order_relaxed) == m &&
+        shape_stable)
       return KvStatus::ok;
   }
   return KvStatus::busy;

@@ -114,6 +114,8 @@ SlotStatus SlotCopier::copy_with(std::uint32_t i, Sink& sink, SlotRecord& out) c
     out.labels = s.labels.load(std::memory_order_relaxed);
     out.label_ids = s.label_ids.load(std::memory_order_relaxed);
     out.changed_ns = s.changed_ns.load(std::memory_order_relaxed);
+    const std::uint64_t shape_word = s.array_shape.load(std::memory_order_relaxed);  // used for arrays only
+    const std::uint64_t dims_word = s.array_dims.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);  // every read above happens before the re-check
     if (s.epoch.load(std::memory_order_relaxed) != e) {
       if (++out.retries >= static_cast<std::uint32_t>(options_.attempts)) {  // rewritten faster than we copy
@@ -123,6 +125,12 @@ SlotStatus SlotCopier::copy_with(std::uint32_t i, Sink& sink, SlotRecord& out) c
       continue;
     }
     out.type = detail::meta_type(m);
+    out.array = ArrayShape{};
+    if (live && out.type == ValueType::array) {
+      out.array.elem = static_cast<Dtype>(detail::shape_dtype(shape_word));
+      out.array.rank = detail::shape_rank(shape_word);
+      out.array.dims = {detail::dims_at(dims_word, 0), detail::dims_at(dims_word, 1)};
+    }
     out.epoch = e;
     out.value_length = value_len;
     out.key_length = sane ? key_len : 0;

@@ -13,7 +13,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 6);
+  CHECK(kArenaLayoutVersion == 7);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -69,6 +69,9 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(SlotHeader, groups_seen) == 48);
   CHECK(offsetof(SlotHeader, changed_ns) == 56);
   CHECK(offsetof(SlotHeader, label_ids) == 64);
+  CHECK(offsetof(SlotHeader, array_shape) == 72);
+  CHECK(offsetof(SlotHeader, array_dims) == 80);
+  CHECK(static_cast<int>(ValueType::array) == 7);
   CHECK(sizeof(AttachEntry) == 16);
   CHECK(sizeof(SignalGroup) == 256);
   CHECK(offsetof(SignalGroup, waiters) == 8);
@@ -98,6 +101,13 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ChannelDesc, units) == 216);
   CHECK(offsetof(ChannelDesc, lossless_readers) == 256);
   CHECK(offsetof(ChannelDesc, lossless_epoch) == 260);
+  CHECK(offsetof(ChannelDesc, frames_per_block) == 264);
+  CHECK(offsetof(ChannelDesc, frame_elements) == 268);
+  CHECK(offsetof(ChannelDesc, axis_start_bits) == 272);
+  CHECK(offsetof(ChannelDesc, axis_step_bits) == 280);
+  CHECK(offsetof(ChannelDesc, axis_name) == 288);
+  CHECK(offsetof(ChannelDesc, axis_units) == 320);
+  CHECK(offsetof(ChannelDesc, axis_values_key) == 352);
   CHECK(sizeof(BlockHeader) == 64);
   CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
   CHECK(offsetof(BlockHeader, first_sample) == 32);

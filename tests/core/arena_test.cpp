@@ -159,6 +159,13 @@ TEST_CASE("open refuses damaged arenas with a reason, never a crash") {
     });
     expect = "newer";
   }
+  SUBCASE("a layout version 6 arena, from before typed arrays and frame channels") {
+    r = open_damaged(path, [](std::vector<char>& b) {
+      header_of(b).layout_version = 6;
+      header_of(b).header_checksum = header_checksum(header_of(b));
+    });
+    expect = "layout version 6 is not this build's 7";
+  }
   SUBCASE("random bytes in the header") {
     r = open_damaged(path, [](std::vector<char>& b) {
       std::mt19937 rng(7);

@@ -382,4 +382,87 @@ TEST_CASE("each block carries the index of its first sample, even after short bl
   CHECK(firsts == std::vector<std::uint64_t>{0, 100, 130});
 }
 
+TEST_CASE("a frame-shaped channel keeps its frames and axis, read back by list and by descriptor") {
+  Fixture f;
+  ChannelSpec s = spec("det0.psd", 2049, 4);
+  s.frame.frames_per_block = 1;
+  s.frame.frame_elements = 2049;
+  s.frame.axis = FrameAxis{"frequency", "Hz", 0.0, 30.5, ""};
+  auto index = create_channel(f.arena, s);
+  REQUIRE(index);
+  ChannelSpec mca = spec("det0.hist", 512, 4);
+  mca.frame.frames_per_block = 2;
+  mca.frame.frame_elements = 256;
+  mca.frame.axis = FrameAxis{"energy", "keV", -1.25, 0.5, "det0.energy_axis"};
+  REQUIRE(create_channel(f.arena, mca));
+  REQUIRE(create_channel(f.arena, spec("plain", 64, 4)));
+  int seen = 0;
+  for (const ChannelInfo& c : list_channels(f.arena)) {
+    ++seen;
+    if (c.name == "det0.psd") {
+      CHECK(c.frame == s.frame);
+      CHECK(c.frame.framed());
+    } else if (c.name == "det0.hist") {
+      CHECK(c.frame == mca.frame);
+    } else {
+      CHECK_FALSE(c.frame.framed());
+      CHECK(c.frame == FrameShape{});
+    }
+  }
+  CHECK(seen == 3);
+  const auto* desc = reinterpret_cast<const ChannelDesc*>(f.arena.region(Region::channels) +
+                                                          std::uint64_t{*index} * sizeof(ChannelDesc));
+  CHECK(frame_shape(*desc) == s.frame);
+  CHECK(desc->frames_per_block == 1);
+  CHECK(desc->frame_elements == 2049);
+  CHECK(std::string(desc->axis_name) == "frequency");
+}
+
+TEST_CASE("a frame shape that does not fit its block or fields is refused by name") {
+  Fixture f;
+  ChannelSpec s = spec("framed", 256, 4);
+  s.frame.frames_per_block = 2;
+  s.frame.frame_elements = 128;
+  s.frame.axis.name = "time";
+  std::string expect;
+  SUBCASE("frames times elements is not the block") {
+    s.frame.frame_elements = 100;
+    expect = "frame shape 2 x 100 does not fill a block of 256 samples";
+  }
+  SUBCASE("elements without frames") {
+    s.frame.frames_per_block = 0;
+    expect = "frame shape 0 x 128";
+  }
+  SUBCASE("frames without elements") {
+    s.frame.frame_elements = 0;
+    expect = "frame shape 2 x 0";
+  }
+  SUBCASE("an axis name too long") {
+    s.frame.axis.name = std::string(32, 'n');
+    expect = "axis name";
+  }
+  SUBCASE("axis units too long") {
+    s.frame.axis.units = std::string(40, 'u');
+    expect = "axis units";
+  }
+  SUBCASE("a values key too long") {
+    s.frame.axis.values_key = std::string(64, 'k');
+    expect = "values key";
+  }
+  SUBCASE("a NaN start") {
+    s.frame.axis.start = std::numeric_limits<double>::quiet_NaN();
+    expect = "finite";
+  }
+  SUBCASE("an infinite step") {
+    s.frame.axis.step = std::numeric_limits<double>::infinity();
+    expect = "finite";
+  }
+  auto r = create_channel(f.arena, s);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::invalid_argument);
+  CHECK_MESSAGE(r.error().what.find("channel 'framed'") != std::string::npos, r.error().what);
+  CHECK_MESSAGE(r.error().what.find(expect) != std::string::npos, r.error().what);
+  CHECK_FALSE(find_channel(f.arena, "framed"));
+}
+
 }  // TEST_SUITE

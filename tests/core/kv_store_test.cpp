@@ -318,4 +318,143 @@ TEST_CASE("a get by key takes the right path for every value size and buffer siz
   }
 }
 
+TEST_CASE("an array value keeps its element dtype and shape, by key and by handle") {
+  Fixture f;
+  std::vector<std::uint32_t> counts(1024);
+  for (std::uint32_t i = 0; i < counts.size(); ++i) counts[i] = i * 7 + 1;
+  const ArrayShape spectrum{Dtype::u32, 1, {1024, 0}};
+  CHECK(spectrum.elements() == 1024);
+  CHECK(spectrum.bytes() == 4096);
+  const auto counts_bytes = std::as_bytes(std::span(counts));
+  std::vector<double> grid(6);
+  for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = 0.5 * static_cast<double>(i) - 1.0;
+  const ArrayShape matrix{Dtype::f64, 2, {2, 3}};
+  const auto grid_bytes = std::as_bytes(std::span(grid));
+
+  const auto check_read = [&](std::string_view key, const ArrayShape& shape, std::span<const std::byte> want) {
+    std::vector<std::byte> buf(f.kv.value_bytes());
+    ValueInfo info;
+    REQUIRE(f.kv.get(key, buf, info) == KvStatus::ok);
+    CHECK(info.type == ValueType::array);
+    CHECK(info.array == shape);
+    REQUIRE(info.length == want.size());
+    CHECK(std::memcmp(buf.data(), want.data(), want.size()) == 0);
+    KeyHandle h;
+    REQUIRE(f.kv.resolve(key, h) == KvStatus::ok);
+    ValueInfo by_handle;
+    REQUIRE(f.kv.get(h, buf, by_handle) == KvStatus::ok);
+    CHECK(by_handle.array == shape);
+    CHECK(std::memcmp(buf.data(), want.data(), want.size()) == 0);
+    ValueView v;
+    REQUIRE(f.kv.view(key, v) == KvStatus::ok);
+    CHECK(v.info().array == shape);
+    CHECK(v.valid());
+  };
+  SUBCASE("by key") {
+    REQUIRE(f.kv.set_array("det0.spectrum", spectrum, counts_bytes) == KvStatus::ok);
+    REQUIRE(f.kv.set_array("grid", matrix, grid_bytes) == KvStatus::ok);
+    check_read("det0.spectrum", spectrum, counts_bytes);
+    check_read("grid", matrix, grid_bytes);
+    CHECK(std::string(value_type_name(ValueType::array)) == "array");
+  }
+  SUBCASE("by handle, over another shape of the same length") {
+    KeyHandle h;
+    REQUIRE(f.kv.resolve("grid", h, true) == KvStatus::ok);
+    REQUIRE(f.kv.set_array(h, matrix, grid_bytes) == KvStatus::ok);
+    check_read("grid", matrix, grid_bytes);
+    const ArrayShape flat{Dtype::f64, 1, {6, 0}};
+    REQUIRE(f.kv.set_array(h, flat, grid_bytes) == KvStatus::ok);  // same bytes, meta unchanged
+    check_read("grid", flat, grid_bytes);
+    std::vector<std::byte> buf(64);
+    ValueInfo info;
+    REQUIRE(f.kv.get(h, buf, info) == KvStatus::ok);  // the small-copy fast path hands arrays on
+    CHECK(info.array == flat);
+  }
+}
+
+TEST_CASE("set_array refuses a shape that does not match its bytes, and atomics refuse arrays") {
+  Fixture f;
+  std::vector<std::uint32_t> four{1, 2, 3, 4};
+  const auto data = std::as_bytes(std::span(four));
+  CHECK(f.kv.set_array("a", ArrayShape{Dtype::u32, 1, {5, 0}}, data) == KvStatus::type_mismatch);
+  CHECK(f.kv.set_array("a", ArrayShape{Dtype::u32, 3, {4, 1}}, data) == KvStatus::type_mismatch);
+  CHECK(f.kv.set_array("a", ArrayShape{Dtype::u32, 0, {4, 0}}, data) == KvStatus::type_mismatch);
+  CHECK(f.kv.set_array("a", ArrayShape{Dtype::u32, 2, {4, 0}}, data) == KvStatus::type_mismatch);
+  CHECK(f.kv.set_array("a", ArrayShape{static_cast<Dtype>(0), 1, {16, 0}}, data) == KvStatus::type_mismatch);
+  CHECK(f.kv.set("a", data, ValueType::array) == KvStatus::type_mismatch);  // an array needs its shape
+  std::vector<std::byte> big(f.kv.value_bytes() + 8);
+  CHECK(f.kv.set_array("a", ArrayShape{Dtype::u8, 1, {static_cast<std::uint32_t>(big.size()), 0}}, big) ==
+        KvStatus::value_too_large);
+  REQUIRE(f.kv.set_array("a", ArrayShape{Dtype::u32, 2, {2, 2}}, data) == KvStatus::ok);
+  std::uint64_t result = 0;
+  CHECK(f.kv.atomic("a", AtomicOp::add, 1, result) == KvStatus::type_mismatch);
+  CHECK(f.kv.atomic("a", AtomicOp::bit_or, 1, result) == KvStatus::type_mismatch);
+  KeyHandle h;
+  REQUIRE(f.kv.resolve("a", h) == KvStatus::ok);
+  CHECK(f.kv.atomic(h, AtomicOp::add, 1, result) == KvStatus::type_mismatch);
+  CHECK(f.kv.set(h, data, ValueType::array) == KvStatus::type_mismatch);
+  std::uint64_t bits = 0;
+  ValueType type = ValueType::none;
+  CHECK(f.kv.get_scalar("a", bits, type) == KvStatus::type_mismatch);
+}
+
+TEST_CASE("a plain write after an array clears the shape") {
+  Fixture f;
+  std::vector<std::uint32_t> four{1, 2, 3, 4};
+  const auto data = std::as_bytes(std::span(four));
+  const auto slot_of = [&](std::string_view key) -> SlotHeader& {
+    KeyHandle h;
+    REQUIRE(f.kv.resolve(key, h) == KvStatus::ok);
+    return *reinterpret_cast<SlotHeader*>(f.arena.region(Region::slots) + std::uint64_t{h.slot} * f.arena.geometry().slot_stride);
+  };
+  const auto check_plain = [&](std::string_view key, ValueType type) {
+    std::vector<std::byte> buf(f.kv.value_bytes());
+    ValueInfo info;
+    REQUIRE(f.kv.get(key, buf, info) == KvStatus::ok);
+    CHECK(info.type == type);
+    CHECK(info.array == ArrayShape{});
+    CHECK(slot_of(key).array_shape.load() == 0);
+    CHECK(slot_of(key).array_dims.load() == 0);
+  };
+  REQUIRE(f.kv.set_array("k", ArrayShape{Dtype::u32, 1, {4, 0}}, data) == KvStatus::ok);
+  CHECK(slot_of("k").array_shape.load() != 0);
+  SUBCASE("text by key (the fast path)") {
+    REQUIRE(f.kv.set("k", bytes_of("plain"), ValueType::text) == KvStatus::ok);
+    check_plain("k", ValueType::text);
+  }
+  SUBCASE("bytes by handle (the fast path)") {
+    KeyHandle h;
+    REQUIRE(f.kv.resolve("k", h) == KvStatus::ok);
+    REQUIRE(f.kv.set(h, bytes_of("raw"), ValueType::bytes) == KvStatus::ok);
+    check_plain("k", ValueType::bytes);
+  }
+  SUBCASE("an integer") {
+    REQUIRE(f.kv.set_i64("k", -3) == KvStatus::ok);
+    check_plain("k", ValueType::i64);
+  }
+  SUBCASE("delete, then insert again") {
+    REQUIRE(f.kv.del("k") == KvStatus::ok);
+    REQUIRE(f.kv.set("k", bytes_of("again"), ValueType::text) == KvStatus::ok);
+    check_plain("k", ValueType::text);
+  }
+}
+
+TEST_CASE("keys lists an array key with its shape") {
+  Fixture f;
+  std::vector<float> six(6, 1.5F);
+  REQUIRE(f.kv.set_array("m", ArrayShape{Dtype::f32, 2, {3, 2}}, std::as_bytes(std::span(six))) == KvStatus::ok);
+  REQUIRE(f.kv.set_text("t", "x") == KvStatus::ok);
+  int seen = 0;
+  f.kv.for_each_key([&](std::string_view key, const ValueInfo& info) {
+    ++seen;
+    if (key == "m") {
+      CHECK(info.type == ValueType::array);
+      CHECK(info.array == ArrayShape{Dtype::f32, 2, {3, 2}});
+    } else {
+      CHECK(info.array == ArrayShape{});
+    }
+  });
+  CHECK(seen == 2);
+}
+
 }  // TEST_SUITE

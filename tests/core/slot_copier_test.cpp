@@ -143,4 +143,21 @@ TEST_CASE("a slot a dead writer left torn gives its key and metadata but never i
   CHECK(c.record.owner_pid == 0);
 }
 
+TEST_CASE("an array slot copies with its element dtype and shape") {
+  Fixture f;
+  std::vector<std::int64_t> v{-1, 2, -3, 4, -5, 6};
+  REQUIRE(f.kv.set_array("arr", ArrayShape{Dtype::i64, 2, {3, 2}}, std::as_bytes(std::span(v))) == KvStatus::ok);
+  const SlotCopier copier(f.arena);
+  SlotCopy c;
+  REQUIRE(copier.copy(f.index_of("arr"), c) == SlotStatus::ok);
+  CHECK(c.record.type == ValueType::array);
+  CHECK(c.record.array == ArrayShape{Dtype::i64, 2, {3, 2}});
+  REQUIRE(c.value.size() == v.size() * sizeof(std::int64_t));
+  CHECK(std::memcmp(c.value.data(), v.data(), c.value.size()) == 0);
+  REQUIRE(f.kv.set("arr", bytes_of("now text"), ValueType::text) == KvStatus::ok);
+  REQUIRE(copier.copy(f.index_of("arr"), c) == SlotStatus::ok);
+  CHECK(c.record.type == ValueType::text);
+  CHECK(c.record.array == ArrayShape{});
+}
+
 }  // TEST_SUITE

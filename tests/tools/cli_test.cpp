@@ -15,6 +15,7 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/kv_store.hpp"
 #include "json.hpp"
 #include "run_weir.hpp"
@@ -326,6 +327,130 @@ TEST_CASE("snapshot and restore carry keys to a new arena") {
 
   std::error_code ignored;
   std::filesystem::remove(file, ignored);
+}
+
+TEST_CASE("an array key prints as numbers: get --json with dtype and shape, text rows, keys with its shape") {
+  ScratchArena arena;
+  create_arena(arena);
+  const std::string& name = arena.name();
+  {
+    auto held = weir::core::Arena::open(name);
+    REQUIRE(held.has_value());
+    weir::core::KvStore kv(*held);
+    std::vector<std::uint32_t> counts(1024);
+    for (std::uint32_t i = 0; i < counts.size(); ++i) counts[i] = i * 3 + (i % 7 == 0 ? 4000000000U : 0U);
+    REQUIRE(kv.set_array("det0.spectrum", weir::core::ArrayShape{weir::core::Dtype::u32, 1, {1024, 0}},
+                         std::as_bytes(std::span(counts))) == weir::core::KvStatus::ok);
+    const RunResult r = run_weir({"get", name, "det0.spectrum", "--json"});
+    REQUIRE_MESSAGE(r.exit_code == kExitOk, r.err);
+    const nlohmann::json j = parse_json(r.out);
+    REQUIRE_FALSE(j.is_discarded());
+    CHECK(j["type"] == "array");
+    CHECK(j["dtype"] == "u32");
+    CHECK(j["shape"] == nlohmann::json::array({1024}));
+    CHECK(j["length"] == 4096);
+    REQUIRE(j["value"].is_array());
+    REQUIRE(j["value"].size() == counts.size());
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(j["value"][i].is_number_unsigned());
+      CHECK(j["value"][i].get<std::uint64_t>() == counts[i]);
+    }
+  }
+  SUBCASE("set --array f64 --shape 2x3, then text and JSON") {
+    const RunResult set = run_weir({"set", name, "grid", "--array", "f64", "--shape", "2x3", "0.5 -1 2e10, 3 4.25 -0"});
+    REQUIRE_MESSAGE(set.exit_code == kExitOk, set.err);
+    CHECK(contains(set.out, "array f64[2x3], 48 bytes"));
+    const RunResult text = run_weir({"get", name, "grid"});
+    REQUIRE(text.exit_code == kExitOk);
+    CHECK(text.out == "0.5 -1 20000000000\n3 4.25 -0\n");
+    const nlohmann::json j = parse_json(run_weir({"get", name, "grid", "--json"}).out);
+    REQUIRE_FALSE(j.is_discarded());
+    CHECK(j["dtype"] == "f64");
+    CHECK(j["shape"] == nlohmann::json::array({2, 3}));
+    const double want[2][3] = {{0.5, -1, 2e10}, {3, 4.25, -0.0}};
+    REQUIRE(j["value"].size() == 2);
+    for (std::size_t r = 0; r < 2; ++r) {
+      REQUIRE(j["value"][r].size() == 3);
+      for (std::size_t c = 0; c < 3; ++c) CHECK(j["value"][r][c].get<double>() == want[r][c]);
+    }
+  }
+  SUBCASE("set --array u32 --shape 4, and keys shows the shape") {
+    REQUIRE(run_weir({"set", name, "four", "--array", "u32", "--shape", "4", "1 2 3 4"}).exit_code == kExitOk);
+    CHECK(run_weir({"get", name, "four"}).out == "1 2 3 4\n");
+    const RunResult keys = run_weir({"keys", name});
+    REQUIRE(keys.exit_code == kExitOk);
+    CHECK(contains(keys.out, "array u32[1024]"));
+    CHECK(contains(keys.out, "array u32[4]"));
+    const nlohmann::json j = parse_json(run_weir({"keys", name, "--json"}).out);
+    REQUIRE_FALSE(j.is_discarded());
+    bool found = false;
+    for (const auto& k : j["keys"]) {
+      if (k["key"] != "four") continue;
+      found = true;
+      CHECK(k["type"] == "array");
+      CHECK(k["dtype"] == "u32");
+      CHECK(k["shape"] == nlohmann::json::array({4}));
+    }
+    CHECK(found);
+  }
+  SUBCASE("set --array refuses numbers that do not fit the dtype or the shape, naming them") {
+    const RunResult big = run_weir({"set", name, "b", "--array", "u8", "1 2 300"});
+    CHECK(big.exit_code == kExitUsage);
+    CHECK(contains(big.err, "\"300\" (number 3) is not a u8 value"));
+    const RunResult count = run_weir({"set", name, "b", "--array", "i32", "--shape", "2x2", "1 2 3"});
+    CHECK(count.exit_code == kExitUsage);
+    CHECK(contains(count.err, "3 elements given for shape i32[2x2]"));
+    const RunResult atomic = run_weir({"incr", name, "det0.spectrum"});
+    CHECK(atomic.exit_code == kExitError);
+  }
+}
+
+TEST_CASE("ls shows a framed channel's frames and axis, in text and in JSON") {
+  ScratchArena arena;
+  create_arena(arena);
+  {
+    auto held = weir::core::Arena::open(arena.name());
+    REQUIRE(held.has_value());
+    weir::core::ChannelSpec spec;
+    spec.name = "det0.psd";
+    spec.rate_hz = 62530.5;
+    spec.samples_per_block = 2049;
+    spec.ring_blocks = 4;
+    spec.frame.frames_per_block = 1;
+    spec.frame.frame_elements = 2049;
+    spec.frame.axis = weir::core::FrameAxis{"frequency", "Hz", 0.0, 30.5, ""};
+    REQUIRE(weir::core::create_channel(*held, spec));
+    spec = weir::core::ChannelSpec{};
+    spec.name = "adc0";
+    spec.rate_hz = 1000;
+    spec.samples_per_block = 64;
+    spec.ring_blocks = 4;
+    REQUIRE(weir::core::create_channel(*held, spec));
+  }
+  const RunResult text = run_weir({"ls", arena.name()});
+  REQUIRE_MESSAGE(text.exit_code == kExitOk, text.err);
+  CHECK_MESSAGE(contains(text.out, "frames 1 x 2049 frequency [Hz] 0 + 30.5/bin"), text.out);
+  const RunResult r = run_weir({"ls", arena.name(), "--json"});
+  REQUIRE(r.exit_code == kExitOk);
+  const nlohmann::json j = parse_json(r.out);
+  REQUIRE_FALSE(j.is_discarded());
+  int seen = 0;
+  for (const auto& c : j["channels"]) {
+    ++seen;
+    if (c["name"] == "adc0") {
+      CHECK(c["frame"].is_null());
+      continue;
+    }
+    const auto& f = c["frame"];
+    CHECK(f["frames_per_block"] == 1);
+    CHECK(f["frame_elements"] == 2049);
+    CHECK(f["axis"]["name"] == "frequency");
+    CHECK(f["axis"]["units"] == "Hz");
+    CHECK(f["axis"]["start"].get<double>() == 0.0);
+    CHECK(f["axis"]["step"].get<double>() == 30.5);
+  }
+  CHECK(seen == 2);
 }
 
 }  // TEST_SUITE

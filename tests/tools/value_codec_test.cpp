@@ -110,4 +110,28 @@ TEST_CASE("values print as text for people and as JSON for scripts") {
   CHECK(integer_to_text(ValueType::u64, std::numeric_limits<std::uint64_t>::max()) == "18446744073709551615");
 }
 
+TEST_CASE("arrays encode from numbers and print as numbers, rows on lines, in every element dtype") {
+  using weir::core::ArrayShape;
+  using weir::core::Dtype;
+  const auto i16 = encode_array("-3, 4 -32768 32767", Dtype::i16, "2x2").value();
+  CHECK(i16.shape == ArrayShape{Dtype::i16, 2, {2, 2}});
+  CHECK(array_to_text(i16.shape, i16.bytes) == "-3 4\n-32768 32767");
+  CHECK(array_to_json(i16.shape, i16.bytes) == "[[-3,4],[-32768,32767]]");
+  CHECK(array_shape_text(i16.shape) == "i16[2x2]");
+  const auto c64 = encode_array("1 -2 0.5 nan", Dtype::c64, "").value();
+  CHECK(c64.shape == ArrayShape{Dtype::c64, 1, {2, 0}});
+  CHECK(array_to_json(c64.shape, c64.bytes) == "[[1,-2],[0.5,null]]");
+  CHECK(array_to_text(c64.shape, c64.bytes) == "1,-2 0.5,nan");
+  const auto f32 = encode_array("0.1 1e3", Dtype::f32, "2").value();
+  CHECK(array_to_json(f32.shape, f32.bytes) == "[0.10000000149011612,1000]");
+  CHECK_FALSE(encode_array("1 2 3", Dtype::u8, "2x2"));
+  CHECK_FALSE(encode_array("-1", Dtype::u32, ""));
+  CHECK_FALSE(encode_array("128", Dtype::i8, ""));
+  CHECK_FALSE(encode_array("", Dtype::f64, ""));
+  CHECK_FALSE(encode_array("1 2", Dtype::f64, "0x2"));
+  CHECK_FALSE(encode_array("1 2 3", Dtype::c64, ""));
+  // Bytes that do not match their shape print as hex rather than as numbers.
+  CHECK(array_to_text(ArrayShape{Dtype::u32, 1, {2, 0}}, std::vector<std::byte>(3)) == "000000");
+}
+
 }  // TEST_SUITE

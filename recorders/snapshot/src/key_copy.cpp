@@ -75,7 +75,8 @@ double number_of(const core::SlotCopy& r) noexcept {
     case core::ValueType::none:
     case core::ValueType::bytes:
     case core::ValueType::text:
-    case core::ValueType::vector: break;
+    case core::ValueType::vector:
+    case core::ValueType::array: break;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }

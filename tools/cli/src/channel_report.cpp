@@ -23,6 +23,27 @@ double rate(std::uint64_t now, std::uint64_t before, double seconds) {
   return seconds > 0 && now >= before ? static_cast<double>(now - before) / seconds : 0.0;
 }
 
+// A framed channel's shape and axis as JSON; null for a plain sample channel.
+std::string frame_json(const core::FrameShape& f) {
+  if (!f.framed()) return "null";
+  JsonObject axis;
+  axis.text("name", f.axis.name).text("units", f.axis.units).real("start", f.axis.start).real("step", f.axis.step);
+  if (!f.axis.values_key.empty()) axis.text("values_key", f.axis.values_key);
+  JsonObject o;
+  o.number("frames_per_block", f.frames_per_block).number("frame_elements", f.frame_elements).raw("axis", axis.str());
+  return o.str();
+}
+
+// "frames 1 x 2049 frequency [Hz] 0 + 30.5/bin" (values from a key: "frequency [Hz] from key K").
+std::string frame_text(const core::FrameShape& f) {
+  std::string axis = f.axis.name.empty() ? std::string("index") : f.axis.name;
+  if (!f.axis.units.empty()) axis += fmt::format(" [{}]", f.axis.units);
+  const std::string where = f.axis.values_key.empty()
+                                ? fmt::format("{} + {}/bin", format_real(f.axis.start), format_real(f.axis.step))
+                                : fmt::format("from key {}", f.axis.values_key);
+  return fmt::format("frames {} x {} {} {}", f.frames_per_block, f.frame_elements, axis, where);
+}
+
 std::string channel_json(const core::ChannelInfo& c, const core::ChannelInfo* before, double seconds) {
   JsonArray consumers;
   for (const auto& k : c.consumers) {
@@ -58,6 +79,7 @@ std::string channel_json(const core::ChannelInfo& c, const core::ChannelInfo* be
       .number("writer_pid", c.writer_pid)
       .boolean("writer_alive", c.writer_alive)
       .real("blocks_per_s", before != nullptr ? rate(c.blocks_written, before->blocks_written, seconds) : 0.0)
+      .raw("frame", frame_json(c.frame))
       .raw("consumers", consumers.str());
   return o.str();
 }
@@ -76,6 +98,7 @@ void print_human(const std::string& where, const Snapshot& now, const Snapshot* 
                fmt::format("{}x{}", c.ring_blocks, c.samples_per_block), c.blocks_written, bps, c.dropped_at_source,
                c.writer_pid == 0 ? std::string{"none"}
                                  : fmt::format("pid {}{}", c.writer_pid, c.writer_alive ? "" : " (dead)"));
+    if (c.frame.framed()) fmt::print("      {}\n", frame_text(c.frame));
     for (const auto& k : c.consumers) {
       fmt::print("      consumer {:<14} pid {:<8}{:<9} read {:<10} lost {:<8} lag {}{}\n", k.name, k.pid,
                  core::policy_name(k.policy), k.blocks_read, k.blocks_lost, k.lag, k.alive ? "" : "  (dead)");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/arena_report.hpp"
@@ -20,6 +21,19 @@ namespace weir::tools {
 namespace {
 
 using core::KvStatus;
+
+// "[1024]" or "[3,4]": an array's dims as JSON.
+std::string shape_json(const core::ArrayShape& shape) {
+  JsonArray dims;
+  for (std::uint32_t d = 0; d < shape.rank && d < shape.dims.size(); ++d) dims.number(shape.dims[d]);
+  return dims.str();
+}
+
+// "array u32[1024]" for arrays, the type's name otherwise.
+std::string type_text(const core::ValueInfo& info) {
+  if (info.type == core::ValueType::array) return "array " + array_shape_text(info.array);
+  return core::value_type_name(info.type);
+}
 
 // ---- get ----
 
@@ -47,17 +61,17 @@ int run_get(const GetArgs& args) {
     }
     return kExitOk;
   }
+  const bool array = info.type == core::ValueType::array;
   if (args.json) {
     JsonObject out;
-    out.text("arena", args.where)
-        .text("key", args.key)
-        .text("type", core::value_type_name(info.type))
-        .number("length", info.length)
+    out.text("arena", args.where).text("key", args.key).text("type", core::value_type_name(info.type));
+    if (array) out.text("dtype", core::dtype_name(info.array.elem)).raw("shape", shape_json(info.array));
+    out.number("length", info.length)
         .number("epoch", info.epoch)
-        .raw("value", value_to_json(info.type, value));
+        .raw("value", array ? array_to_json(info.array, value) : value_to_json(info.type, value));
     print_json(out);
   } else {
-    fmt::print("{}\n", value_to_text(info.type, value));
+    fmt::print("{}\n", array ? array_to_text(info.array, value) : value_to_text(info.type, value));
   }
   return kExitOk;
 }
@@ -80,6 +94,8 @@ struct SetArgs {
   std::string key;
   std::string value;
   std::string type_name;  // empty: text, or bytes with --hex
+  std::string array_dtype;  // --array: element dtype of an array value
+  std::string shape;        // --shape: N or RxC (with --array)
   const CLI::Option* value_option = nullptr;  // owned by the app, which outlives the action
   bool hex = false;
   bool from_stdin = false;
@@ -92,8 +108,11 @@ int run_set(const SetArgs& args) {
     if (!args.from_stdin) return report_usage("set needs a VALUE or --stdin");
     return report_usage("set takes either VALUE or --stdin, not both");
   }
+  const bool array = !args.array_dtype.empty();
+  if (!array && !args.shape.empty()) return report_usage("--shape goes with --array DTYPE");
   const std::string default_type = args.hex ? "bytes" : "text";
-  const auto type = parse_value_type(args.type_name.empty() ? default_type : args.type_name);
+  const auto type = array ? std::optional<core::ValueType>(core::ValueType::array)
+                          : parse_value_type(args.type_name.empty() ? default_type : args.type_name);
   if (!type) return report_usage(fmt::format("unknown value type '{}'", args.type_name));
 
   std::string text = args.value;
@@ -102,25 +121,36 @@ int run_set(const SetArgs& args) {
     if (!input) return report_error("", input.error());
     text = std::move(*input);
   }
-  auto bytes = encode_value(text, *type, args.hex);
-  if (!bytes) return report_usage(fmt::format("bad value for key '{}': {}", args.key, bytes.error().what));
+  core::ValueInfo written;
+  written.type = *type;
+  core::Result<std::vector<std::byte>> bytes = std::vector<std::byte>{};
+  if (array) {
+    auto elem = core::parse_dtype(args.array_dtype);
+    if (!elem) return report_usage(elem.error().what);
+    auto encoded = encode_array(text, *elem, args.shape);
+    if (!encoded) return report_usage(fmt::format("bad array for key '{}': {}", args.key, encoded.error().what));
+    written.array = encoded->shape;
+    bytes = std::move(encoded->bytes);
+  } else {
+    bytes = encode_value(text, *type, args.hex);
+    if (!bytes) return report_usage(fmt::format("bad value for key '{}': {}", args.key, bytes.error().what));
+  }
 
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
   core::KvStore kv(*arena);
-  if (const KvStatus status = kv.set_wait(args.key, *bytes, *type); status != KvStatus::ok) {
-    return report_kv_failure(status, KeyContext{*arena, kv, args.key}, "set", bytes->size());
-  }
+  const KvStatus status =
+      array ? kv.set_array(args.key, written.array, *bytes) : kv.set_wait(args.key, *bytes, *type);
+  if (status != KvStatus::ok) return report_kv_failure(status, KeyContext{*arena, kv, args.key}, "set", bytes->size());
   if (args.json) {
     JsonObject out;
-    out.text("arena", args.where)
-        .text("key", args.key)
-        .text("type", core::value_type_name(*type))
-        .number("length", bytes->size());
+    out.text("arena", args.where).text("key", args.key).text("type", core::value_type_name(*type));
+    if (array) out.text("dtype", core::dtype_name(written.array.elem)).raw("shape", shape_json(written.array));
+    out.number("length", bytes->size());
     print_json(out);
   } else {
-    fmt::print("set '{}' in {}: {}, {} bytes\n", args.key, arena->location().describe(),
-               core::value_type_name(*type), bytes->size());
+    fmt::print("set '{}' in {}: {}, {} bytes\n", args.key, arena->location().describe(), type_text(written),
+               bytes->size());
   }
   return kExitOk;
 }
@@ -132,9 +162,16 @@ void add_set(CLI::App& app, Action& action) {
   add_key_option(*sub, args->key);
   CLI::Option* value = sub->add_option("VALUE", args->value, "the value (omit with --stdin)");
   args->value_option = value;
-  sub->add_option("--type", args->type_name, "value type: text (default), bytes, i64, u64, f64")
-      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kSettableTypeNames), std::end(kSettableTypeNames))));
-  sub->add_flag("--hex", args->hex, "VALUE is hex digits; stores bytes");
+  CLI::Option* type =
+      sub->add_option("--type", args->type_name, "value type: text (default), bytes, i64, u64, f64")
+          ->check(CLI::IsMember(std::vector<std::string>(std::begin(kSettableTypeNames), std::end(kSettableTypeNames))));
+  CLI::Option* hex = sub->add_flag("--hex", args->hex, "VALUE is hex digits; stores bytes");
+  sub->add_option("--array", args->array_dtype,
+                  "store a typed array of this element dtype (i8 u8 i16 u16 i32 u32 i64 f32 f64 c64); VALUE is "
+                  "its numbers separated by spaces or commas, e.g. --array u32 --shape 4 \"1 2 3 4\"")
+      ->excludes(type)
+      ->excludes(hex);
+  sub->add_option("--shape", args->shape, "with --array: N or RxC (row-major); default: rank 1 of the numbers given");
   sub->add_flag("--stdin", args->from_stdin, "read the value from stdin, verbatim")->excludes(value);
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_set);
@@ -197,12 +234,12 @@ int run_keys(const KeysArgs& args) {
   if (args.json) {
     JsonArray list;
     for (const KeyRow& row : rows) {
-      list.raw(JsonObject{}
-                   .text("key", row.key)
-                   .text("type", core::value_type_name(row.info.type))
-                   .number("length", row.info.length)
-                   .number("epoch", row.info.epoch)
-                   .str());
+      JsonObject item;
+      item.text("key", row.key).text("type", core::value_type_name(row.info.type));
+      if (row.info.type == core::ValueType::array)
+        item.text("dtype", core::dtype_name(row.info.array.elem)).raw("shape", shape_json(row.info.array));
+      item.number("length", row.info.length).number("epoch", row.info.epoch);
+      list.raw(item.str());
     }
     print_json(JsonObject{}.text("arena", args.where).number("count", rows.size()).raw("keys", list.str()));
     return kExitOk;
@@ -214,12 +251,15 @@ int run_keys(const KeysArgs& args) {
   std::size_t key_width = std::string_view{"KEY"}.size();
   for (const KeyRow& row : rows) key_width = std::max(key_width, row.key.size());
   const int width = static_cast<int>(key_width) + kColumnGap;
-  constexpr int kTypeWidth = 7;
+  constexpr int kMinTypeWidth = 7;  // "vector " and the old fixed column
   constexpr int kLengthWidth = 10;
-  fmt::print("{:<{}}{:<{}}{:<{}}{}\n", "KEY", width, "TYPE", kTypeWidth, "LENGTH", kLengthWidth, "EPOCH");
+  std::size_t type_width = kMinTypeWidth;
+  for (const KeyRow& row : rows) type_width = std::max(type_width, type_text(row.info).size() + kColumnGap);
+  const int tw = static_cast<int>(type_width);
+  fmt::print("{:<{}}{:<{}}{:<{}}{}\n", "KEY", width, "TYPE", tw, "LENGTH", kLengthWidth, "EPOCH");
   for (const KeyRow& row : rows) {
-    fmt::print("{:<{}}{:<{}}{:<{}}{}\n", row.key, width, core::value_type_name(row.info.type), kTypeWidth,
-               row.info.length, kLengthWidth, row.info.epoch);
+    fmt::print("{:<{}}{:<{}}{:<{}}{}\n", row.key, width, type_text(row.info), tw, row.info.length, kLengthWidth,
+               row.info.epoch);
   }
   return kExitOk;
 }

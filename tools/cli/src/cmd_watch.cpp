@@ -125,6 +125,7 @@ std::string value_preview(core::ValueType type, std::span<const std::byte> bytes
     case core::ValueType::f64: return value_to_text(type, bytes);
     case core::ValueType::vector:
       return fmt::format("[{}] ({} floats)", cut_preview(value_to_text(type, bytes)), bytes.size() / sizeof(float));
+    case core::ValueType::array: return fmt::format("(array, {} bytes)", bytes.size());
   }
   return fmt::format("({} bytes of an unknown type)", bytes.size());
 }

@@ -6,9 +6,11 @@
 #include <cstring>
 #include <limits>
 #include <system_error>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+#include "weir/core/channel.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::tools {
@@ -208,6 +210,7 @@ core::Result<std::vector<std::byte>> encode_value(std::string_view text, ValueTy
     }
     case ValueType::none:
     case ValueType::vector:
+    case ValueType::array:  // needs a shape: encode_array
       break;
   }
   return core::fail(core::Errc::invalid_argument,
@@ -231,6 +234,7 @@ std::string value_to_text(ValueType type, std::span<const std::byte> bytes) {
       }
       return out;
     }
+    case ValueType::array: break;  // needs its shape: array_to_text
   }
   return encode_hex(bytes);  // a type this build does not know: show the bytes
 }
@@ -251,8 +255,164 @@ std::string value_to_json(ValueType type, std::span<const std::byte> bytes) {
       for (const float f : vector_from(bytes)) array.real(static_cast<double>(f));
       return array.str();
     }
+    case ValueType::array: break;  // needs its shape: array_to_json
   }
   return json_quote(encode_hex(bytes));
+}
+
+namespace {
+
+template <class T>
+T element_at(std::span<const std::byte> bytes, std::uint64_t i) {
+  T v{};
+  std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+// Element i of an array as JSON (text: the same, but "re,im" for c64 and "nan"/"inf" for floats).
+std::string element_text(core::Dtype elem, std::span<const std::byte> bytes, std::uint64_t i, bool json) {
+  const auto real = [json](double v) { return json && !std::isfinite(v) ? std::string("null") : format_real(v); };
+  switch (elem) {
+    case core::Dtype::i8: return fmt::format("{}", element_at<std::int8_t>(bytes, i));
+    case core::Dtype::u8: return fmt::format("{}", element_at<std::uint8_t>(bytes, i));
+    case core::Dtype::i16: return fmt::format("{}", element_at<std::int16_t>(bytes, i));
+    case core::Dtype::u16: return fmt::format("{}", element_at<std::uint16_t>(bytes, i));
+    case core::Dtype::i32: return fmt::format("{}", element_at<std::int32_t>(bytes, i));
+    case core::Dtype::u32: return fmt::format("{}", element_at<std::uint32_t>(bytes, i));
+    case core::Dtype::i64: return fmt::format("{}", element_at<std::int64_t>(bytes, i));
+    case core::Dtype::f32: return real(static_cast<double>(element_at<float>(bytes, i)));
+    case core::Dtype::f64: return real(element_at<double>(bytes, i));
+    case core::Dtype::c64: {
+      const double re = static_cast<double>(element_at<float>(bytes, 2 * i));
+      const double im = static_cast<double>(element_at<float>(bytes, 2 * i + 1));
+      return json ? "[" + real(re) + "," + real(im) + "]" : real(re) + "," + real(im);
+    }
+  }
+  return "null";
+}
+
+bool array_matches(const core::ArrayShape& shape, std::span<const std::byte> bytes) {
+  return (shape.rank == 1 || shape.rank == 2) && shape.bytes() != 0 && shape.bytes() == bytes.size();
+}
+
+std::uint64_t row_length(const core::ArrayShape& shape) { return shape.rank == 2 ? shape.dims[1] : shape.dims[0]; }
+
+template <class T>
+bool put_integer(std::string_view word, std::vector<std::byte>& out) {
+  std::optional<std::int64_t> v;
+  if constexpr (std::is_unsigned_v<T>) {
+    const auto u = parse_u64(word);
+    if (!u || *u > std::numeric_limits<T>::max()) return false;
+    v = static_cast<std::int64_t>(*u);
+  } else {
+    v = parse_i64(word);
+    if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) return false;
+  }
+  const auto t = static_cast<T>(*v);
+  const auto* p = reinterpret_cast<const std::byte*>(&t);
+  out.insert(out.end(), p, p + sizeof(T));
+  return true;
+}
+
+template <class T>
+bool put_real(std::string_view word, std::vector<std::byte>& out) {
+  const auto v = parse_f64(word);
+  if (!v) return false;
+  const auto t = static_cast<T>(*v);
+  const auto* p = reinterpret_cast<const std::byte*>(&t);
+  out.insert(out.end(), p, p + sizeof(T));
+  return true;
+}
+
+bool put_element(core::Dtype elem, std::string_view word, std::vector<std::byte>& out) {
+  switch (elem) {
+    case core::Dtype::i8: return put_integer<std::int8_t>(word, out);
+    case core::Dtype::u8: return put_integer<std::uint8_t>(word, out);
+    case core::Dtype::i16: return put_integer<std::int16_t>(word, out);
+    case core::Dtype::u16: return put_integer<std::uint16_t>(word, out);
+    case core::Dtype::i32: return put_integer<std::int32_t>(word, out);
+    case core::Dtype::u32: return put_integer<std::uint32_t>(word, out);
+    case core::Dtype::i64: return put_integer<std::int64_t>(word, out);
+    case core::Dtype::f32:
+    case core::Dtype::c64: return put_real<float>(word, out);  // c64: re and im are two words
+    case core::Dtype::f64: return put_real<double>(word, out);
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string array_shape_text(const core::ArrayShape& shape) {
+  if (shape.rank == 2) return fmt::format("{}[{}x{}]", core::dtype_name(shape.elem), shape.dims[0], shape.dims[1]);
+  return fmt::format("{}[{}]", core::dtype_name(shape.elem), shape.dims[0]);
+}
+
+std::string array_to_text(const core::ArrayShape& shape, std::span<const std::byte> bytes) {
+  if (!array_matches(shape, bytes)) return encode_hex(bytes);
+  const std::uint64_t row = row_length(shape);
+  std::string out;
+  for (std::uint64_t i = 0; i < shape.elements(); ++i) {
+    if (i != 0) out += i % row == 0 ? '\n' : ' ';
+    out += element_text(shape.elem, bytes, i, false);
+  }
+  return out;
+}
+
+std::string array_to_json(const core::ArrayShape& shape, std::span<const std::byte> bytes) {
+  if (!array_matches(shape, bytes)) return json_quote(encode_hex(bytes));
+  const std::uint64_t row = row_length(shape);
+  std::string out = shape.rank == 2 ? "[[" : "[";
+  for (std::uint64_t i = 0; i < shape.elements(); ++i) {
+    if (i != 0) out += i % row == 0 ? "],[" : ",";
+    out += element_text(shape.elem, bytes, i, true);
+  }
+  out += shape.rank == 2 ? "]]" : "]";
+  return out;
+}
+
+core::Result<EncodedArray> encode_array(std::string_view text, core::Dtype elem, std::string_view shape_text) {
+  EncodedArray out;
+  out.shape.elem = elem;
+  const std::uint32_t words_per_element = elem == core::Dtype::c64 ? 2 : 1;
+  std::uint64_t words = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (is_space(text[i]) || text[i] == ',') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && !is_space(text[end]) && text[end] != ',') ++end;
+    const std::string_view word = text.substr(i, end - i);
+    if (!put_element(elem, word, out.bytes))
+      return core::fail(core::Errc::invalid_argument,
+                        fmt::format("{} (number {}) is not a {} value", json_quote(word), words + 1,
+                                    core::dtype_name(elem)));
+    ++words;
+    i = end;
+  }
+  if (words % words_per_element != 0)
+    return core::fail(core::Errc::invalid_argument, "c64 elements take two numbers each, re and im");
+  const std::uint64_t count = words / words_per_element;
+  if (shape_text.empty()) {
+    out.shape.rank = 1;
+    out.shape.dims = {static_cast<std::uint32_t>(std::min<std::uint64_t>(count, std::numeric_limits<std::uint32_t>::max())), 0};
+  } else {
+    const std::size_t sep = shape_text.find_first_of("x,");
+    const auto d0 = parse_whole<std::uint32_t>(shape_text.substr(0, sep), kDecimalBase);
+    const auto d1 = sep == std::string_view::npos ? std::optional<std::uint32_t>{0}
+                                                  : parse_whole<std::uint32_t>(shape_text.substr(sep + 1), kDecimalBase);
+    if (!d0 || !d1 || *d0 == 0 || (sep != std::string_view::npos && *d1 == 0))
+      return core::fail(core::Errc::invalid_argument,
+                        fmt::format("shape {} is not N or RxC with positive sizes", json_quote(shape_text)));
+    out.shape.rank = sep == std::string_view::npos ? 1 : 2;
+    out.shape.dims = {*d0, *d1};
+  }
+  if (count == 0) return core::fail(core::Errc::invalid_argument, "an array needs at least one number");
+  if (out.shape.elements() != count)
+    return core::fail(core::Errc::invalid_argument,
+                      fmt::format("{} elements given for shape {}", count, array_shape_text(out.shape)));
+  return out;
 }
 
 std::string integer_to_text(ValueType type, std::uint64_t bits) {

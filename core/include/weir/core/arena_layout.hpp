@@ -29,7 +29,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 6;     // bump on ANY change in this file or the key hash
+inline constexpr std::uint16_t kArenaLayoutVersion = 7;     // bump on ANY change in this file or the key hash
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero
@@ -140,7 +140,7 @@ static_assert(epoch_released(epoch_claimed(5 * kEpochUnit, 77)) == 6 * kEpochUni
 
 // Slot meta word (atomic u64, written only while the epoch is odd):
 //   bits 0-31 value length, 32-47 key length, 48-55 ValueType, 56-63 SlotFlags.
-enum class ValueType : std::uint8_t { none = 0, bytes = 1, text = 2, i64 = 3, u64 = 4, f64 = 5, vector = 6 };
+enum class ValueType : std::uint8_t { none = 0, bytes = 1, text = 2, i64 = 3, u64 = 4, f64 = 5, vector = 6, array = 7 };
 enum SlotFlags : std::uint8_t { kSlotLive = 1U << 0, kSlotTorn = 1U << 1 };
 
 struct alignas(kCacheLine) SlotHeader {    // off size
@@ -154,14 +154,19 @@ struct alignas(kCacheLine) SlotHeader {    // off size
   std::atomic<std::uint64_t> groups_seen;  //  48   8  header.groups_version that group_bits was built from
   std::atomic<std::uint64_t> changed_ns;   //  56   8  CLOCK_REALTIME of the last write that pulsed a group
   std::atomic<std::uint64_t> label_ids;    //  64   8  exact labels: bit i = label dictionary entry i
-  std::uint64_t reserved0[7];              //  72  56  zero
+  std::atomic<std::uint64_t> array_shape;  //  72   8  array values: bits 0-7 element Dtype, 8-15 rank (1 or 2); 0 otherwise
+  std::atomic<std::uint64_t> array_dims;   //  80   8  dims[0] in bits 0-31, dims[1] in bits 32-63 (rank 2)
+  std::uint64_t reserved0[5];              //  88  40  zero
 };
+// array_shape and array_dims are written only while the epoch is odd and read inside the seqlock
+// window, like meta. Readers look at them only when meta's type is ValueType::array.
 static_assert(std::is_standard_layout_v<SlotHeader> && sizeof(SlotHeader) == 2 * kCacheLine);
 static_assert(offsetof(SlotHeader, meta) == 16);
 static_assert(offsetof(SlotHeader, generation) == 24 && offsetof(SlotHeader, pins) == 28);
 static_assert(offsetof(SlotHeader, labels) == 32 && offsetof(SlotHeader, group_bits) == 40);
 static_assert(offsetof(SlotHeader, groups_seen) == 48 && offsetof(SlotHeader, changed_ns) == 56);
-static_assert(offsetof(SlotHeader, label_ids) == 64);
+static_assert(offsetof(SlotHeader, label_ids) == 64 && offsetof(SlotHeader, array_shape) == 72);
+static_assert(offsetof(SlotHeader, array_dims) == 80 && offsetof(SlotHeader, reserved0) == 88);
 
 // A signal group: a filter (Bloom mask plus exact name) and the words watchers sleep on.
 enum class GroupKind : std::uint32_t { free = 0, label = 1, key = 2, channel = 3 };
@@ -252,8 +257,18 @@ struct alignas(kCacheLine) ChannelDesc {         // off size
   std::atomic<std::uint32_t> lossless_readers;   // 256   4  active lossless rows: 0 lets claim() skip the table
   std::atomic<std::uint32_t> lossless_epoch;     // 260   4  bumped by each lossless registration: the writer's
                                                  //           cached room in the ring must be measured again
-  std::uint8_t reserved0[kChannelDescBytes - 264];  // 264  zero
+  // Frame shape: each block holds frames_per_block frames of frame_elements elements along an axis.
+  std::uint32_t frames_per_block;                // 264   4  0: a plain sample channel; else
+                                                 //           samples_per_block = frames_per_block * frame_elements
+  std::uint32_t frame_elements;                  // 268   4
+  std::uint64_t axis_start_bits;                 // 272   8  f64 bits: the axis value of element 0 of a frame
+  std::uint64_t axis_step_bits;                  // 280   8  f64 bits: the axis step between elements
+  char axis_name[32];                            // 288  32  e.g. "frequency", "energy", "time"; zero-terminated
+  char axis_units[32];                           // 320  32  e.g. "Hz", "keV", "s"
+  char axis_values_key[64];                      // 352  64  optional: a KV key holding explicit f64 axis values
+  std::uint8_t reserved0[kChannelDescBytes - 416];  // 416  zero
 };
+// rate_hz stays elements per second: a framed channel delivers rate_hz / frame_elements frames per second.
 static_assert(std::is_standard_layout_v<ChannelDesc> && sizeof(ChannelDesc) == kChannelDescBytes);
 static_assert(offsetof(ChannelDesc, writer_pid) == 8 && offsetof(ChannelDesc, state) == 12);
 static_assert(offsetof(ChannelDesc, last_publish_ns) == 56 && offsetof(ChannelDesc, name) == 64);
@@ -262,7 +277,11 @@ static_assert(offsetof(ChannelDesc, ring_offset) == 152 && offsetof(ChannelDesc,
 static_assert(offsetof(ChannelDesc, full_policy) == 184 && offsetof(ChannelDesc, wait_timeout_ns) == 192);
 static_assert(offsetof(ChannelDesc, pyramid_offset) == 200 && offsetof(ChannelDesc, units) == 216);
 static_assert(offsetof(ChannelDesc, created_ns) == 248 && offsetof(ChannelDesc, lossless_readers) == 256);
-static_assert(offsetof(ChannelDesc, lossless_epoch) == 260);
+static_assert(offsetof(ChannelDesc, lossless_epoch) == 260 && offsetof(ChannelDesc, frames_per_block) == 264);
+static_assert(offsetof(ChannelDesc, frame_elements) == 268 && offsetof(ChannelDesc, axis_start_bits) == 272);
+static_assert(offsetof(ChannelDesc, axis_step_bits) == 280 && offsetof(ChannelDesc, axis_name) == 288);
+static_assert(offsetof(ChannelDesc, axis_units) == 320 && offsetof(ChannelDesc, axis_values_key) == 352);
+static_assert(offsetof(ChannelDesc, reserved0) == 416);
 
 // The header of one block slot in a channel's ring; the samples follow. Block seq lives in slot
 // seq & (ring_blocks - 1). state: kBlockEmptyState until the slot's first block, then

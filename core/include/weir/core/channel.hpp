@@ -23,6 +23,28 @@ namespace weir::core {
 [[nodiscard]] Result<ConsumerPolicy> parse_policy(std::string_view text);
 [[nodiscard]] const char* policy_name(ConsumerPolicy policy) noexcept;
 
+/// The axis along a frame's elements: element i sits at start + i * step (in units), or at the i-th
+/// value of values_key, an f64 array key, when it is set.
+struct FrameAxis {
+  std::string name;         // "" for none; e.g. "frequency", "energy", "time" (at most 31 bytes)
+  std::string units;        // e.g. "Hz", "keV", "s" (at most 31 bytes)
+  double start = 0.0;
+  double step = 1.0;
+  std::string values_key;   // optional explicit values (an f64 array key), "" for none (at most 63 bytes)
+  friend bool operator==(const FrameAxis&, const FrameAxis&) = default;
+};
+
+/// A frame-shaped channel: each block holds frames_per_block frames of frame_elements elements
+/// (row-major), so samples_per_block == frames_per_block * frame_elements. The channel's rate_hz
+/// stays elements per second: frames per second = rate_hz / frame_elements.
+struct FrameShape {
+  std::uint32_t frames_per_block = 0;  // 0: plain samples
+  std::uint32_t frame_elements = 0;
+  FrameAxis axis;
+  [[nodiscard]] bool framed() const noexcept { return frames_per_block != 0; }
+  friend bool operator==(const FrameShape&, const FrameShape&) = default;
+};
+
 struct ChannelSpec {
   std::string name;
   Dtype dtype = Dtype::f32;
@@ -33,11 +55,14 @@ struct ChannelSpec {
   std::uint32_t ring_blocks = kDefaultRingBlocks;  // a power of two
   FullPolicy full_policy = FullPolicy::wait;
   std::int64_t wait_timeout_ns = kDefaultWriterWaitNs;
+  FrameShape frame;  // plain samples unless frame.framed()
 };
 
 /// Creates a channel in the arena's reserved room. Fails with a message naming the channel for a
 /// duplicate name, a full channel table, a ring that does not fit the remaining data pool, a rate
-/// of zero, negative or NaN, a block too large, or a ring size that is not a power of two.
+/// of zero, negative or NaN, a block too large, or a ring size that is not a power of two; and for
+/// a frame shape, frames_per_block * frame_elements != samples_per_block, an axis name or units
+/// of 32 bytes or more, a values key of 64 or more, or a start or step that is not finite.
 /// Thread: any (cold path, serialised by the channel-table lock).
 [[nodiscard]] Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec);
 /// Bytes of the arena's channel pool a channel of this spec takes (ring and pyramid). Pure.
@@ -66,8 +91,12 @@ struct ChannelInfo {
   std::uint64_t blocks_written = 0, samples_written = 0, dropped_at_source = 0, writer_waits = 0;
   std::uint32_t writer_pid = 0;
   bool writer_alive = false;
+  FrameShape frame;  // plain samples unless frame.framed()
   std::vector<ConsumerInfo> consumers;
 };
+/// The frame shape fixed in a channel descriptor at creation (plain samples: frames_per_block 0).
+/// Thread: any. Requires: the descriptor is ready.
+[[nodiscard]] FrameShape frame_shape(const ChannelDesc& desc);
 /// Every ready channel with its counters and consumers. Thread: any.
 [[nodiscard]] std::vector<ChannelInfo> list_channels(const Arena& arena);
 

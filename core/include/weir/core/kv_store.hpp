@@ -1,6 +1,7 @@
 #pragma once
 // The key-value face of an arena: named keys hashed onto seqlocked slots with bounded probing.
 // Protocol and proofs: docs/design/kv.md.
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -41,10 +42,24 @@ struct KeyHandle {
   std::uint32_t generation = 0;
 };
 
+/// The element type and shape of an array value (ValueType::array): rank 1 [dims[0]] or rank 2
+/// [dims[0]][dims[1]], row-major, native byte order. Packed into SlotHeader::array_shape/array_dims.
+struct ArrayShape {
+  Dtype elem = Dtype::u8;
+  std::uint32_t rank = 0;               // 1 or 2 for an array value, 0 otherwise
+  std::array<std::uint32_t, 2> dims{};  // dims[1] is 0 for rank 1
+  /// Product of the dims (0 for rank 0).
+  [[nodiscard]] std::uint64_t elements() const noexcept;
+  /// elements() * dtype_bytes(elem); 0 for an unknown dtype.
+  [[nodiscard]] std::uint64_t bytes() const noexcept;
+  friend bool operator==(const ArrayShape&, const ArrayShape&) = default;
+};
+
 struct ValueInfo {
   ValueType type = ValueType::none;
   std::uint32_t length = 0;
   std::uint64_t epoch = 0;  // the slot's even seqlock word when read: it changes on every write
+  ArrayShape array;         // filled when type == ValueType::array, read in the same seqlock window
   /// Completed writes to the slot so far (the epoch's version field, epoch_version()).
   [[nodiscard]] std::uint64_t version() const noexcept { return epoch_version(epoch); }
 };
@@ -83,6 +98,14 @@ class KvStore {
   /// As set, but retries a busy slot until timeout_ns (and recovers a dead writer's slot).
   KvStatus set_wait(std::string_view key, std::span<const std::byte> value, ValueType type = ValueType::bytes,
                     std::int64_t timeout_ns = kDefaultWaitNs) noexcept;
+
+  /// Writes an array value (ValueType::array) with its element dtype and shape, inserting the key if
+  /// missing; waits, bounded, for a writer inside like set_wait. type_mismatch when data.size() !=
+  /// shape.bytes() or the rank is not 1 or 2 (or a dim is 0); value_too_large when it does not fit
+  /// value_bytes. Thread: any.
+  KvStatus set_array(std::string_view key, const ArrayShape& shape, std::span<const std::byte> data) noexcept;
+  /// As above, by handle; busy at once when another writer holds the slot. Thread: any.
+  KvStatus set_array(KeyHandle handle, const ArrayShape& shape, std::span<const std::byte> data) noexcept;
 
   /// Copies the value into out. value_too_large when out is smaller (info.length tells the size).
   /// Bytes of out past info.length are unspecified.
@@ -148,14 +171,14 @@ class KvStore {
   bool find(std::string_view key, std::uint64_t hash, KeyHandle& out) const noexcept;
   bool key_matches(std::uint32_t i, std::string_view key, std::uint32_t& generation) const noexcept;
   KvStatus insert(std::string_view key, std::uint64_t hash, std::span<const std::byte> value, ValueType type,
-                  bool overwrite, std::int64_t deadline_ns, KeyHandle& out) noexcept;
+                  bool overwrite, std::int64_t deadline_ns, KeyHandle& out, const ArrayShape* shape = nullptr) noexcept;
   KvStatus write_slot(KeyHandle handle, std::span<const std::byte> value, ValueType type,
-                      std::int64_t deadline_ns) noexcept;
+                      std::int64_t deadline_ns, const ArrayShape* shape = nullptr) noexcept;
   KvStatus read_slot(std::uint32_t i, std::uint32_t generation, std::string_view key, std::span<std::byte> out,
                      ValueInfo& info, ValueView* view) const noexcept;
   KvStatus atomic_slot(KeyHandle handle, AtomicOp op, std::uint64_t operand, std::uint64_t& result) noexcept;
   KvStatus set_impl(std::string_view key, std::span<const std::byte> value, ValueType type,
-                    std::int64_t deadline_ns) noexcept;
+                    std::int64_t deadline_ns, const ArrayShape* shape = nullptr) noexcept;
   enum class ReadFast : std::uint8_t { done, other_key, not_taken };
   [[gnu::always_inline]] inline ReadFast read_small_by_key(std::uint32_t i, std::string_view key,
                                                            std::span<std::byte> out, ValueInfo& info) const noexcept;
@@ -208,15 +231,16 @@ KvStatus KvStore::get(KeyHandle h, std::span<std::byte> out, ValueInfo& info) co
     const std::uint32_t generation = s.generation.load(std::memory_order_relaxed);
     const std::uint64_t m = s.meta.load(std::memory_order_relaxed);
     const std::uint32_t length = detail::meta_value_len(m);
-    // One branch for all four: held (odd), not live or torn, a stale handle, too long for the small
-    // copy. Integer values are copied like any bytes: integer ops bump the epoch, so the re-check sees them.
+    // One branch for all five: held (odd), not live or torn, a stale handle, an array (its shape is
+    // read on the slow path), too long for the small copy. Integer values are copied like any bytes:
+    // integer ops bump the epoch, so the re-check sees them.
     const std::uint64_t unusual = (epoch & kEpochOdd) | ((m ^ detail::kMetaLive) & detail::kMetaLiveTorn) |
-                                  (generation ^ h.generation);
+                                  (generation ^ h.generation) | detail::meta_is_array(m);
     if (unusual == 0 && length <= detail::kSmallCopyBytes) [[likely]] {
       detail::seqlock_copy_out_small(out.data(), src);  // bytes past length: unspecified
       std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
       if (s.epoch.load(std::memory_order_relaxed) == epoch) [[likely]] {
-        info = ValueInfo{detail::meta_type(m), length, epoch};
+        info = ValueInfo{detail::meta_type(m), length, epoch, {}};
         return KvStatus::ok;
       }
     }
@@ -238,13 +262,18 @@ KvStatus KvStore::claim_and_write(SlotHeader& s, std::byte* dst, std::uint64_t e
   }
   const auto length = static_cast<std::uint32_t>(value.size());
   if (length != 0) detail::seqlock_copy_in(dst, value.data(), length);
+  if (detail::meta_is_array(m) != 0) [[unlikely]] {
+    s.array_shape.store(0, std::memory_order_relaxed);  // inside the odd window, like meta
+    s.array_dims.store(0, std::memory_order_relaxed);
+  }
   s.meta.store(detail::make_meta(length, detail::meta_key_len(m), type, kSlotLive), std::memory_order_relaxed);
   s.epoch.store(epoch_released(claimed), std::memory_order_release);  // payload visible first
   return KvStatus::ok;
 }
 
 KvStatus KvStore::try_set_fast(KeyHandle h, std::span<const std::byte> value, ValueType type) noexcept {
-  if (h.slot >= slot_count_ || value.size() > value_bytes_ || read_only_ || detail::is_word_type(type))
+  if (h.slot >= slot_count_ || value.size() > value_bytes_ || read_only_ || detail::is_word_type(type) ||
+      type == ValueType::array)
     return KvStatus::not_found;
   std::byte* const base = slots_ + std::uint64_t{h.slot} * stride_;
   std::byte* const dst = base + value_offset_;

@@ -10,6 +10,7 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/kv_store.hpp"
 
 namespace weir::core {
 
@@ -47,6 +48,7 @@ struct SlotRecord {
   std::uint64_t labels = 0;        // Bloom mask of the key's labels and its own name
   std::uint64_t label_ids = 0;     // exact labels: bit i = label dictionary entry i (LabelDictionary)
   std::uint64_t changed_ns = 0;    // CLOCK_REALTIME of the last write that pulsed a signal group
+  ArrayShape array;                // type array: element dtype and shape, from the same version
   /// Completed writes to the slot (the epoch's version field).
   [[nodiscard]] std::uint64_t version() const noexcept { return epoch_version(epoch); }
 };

@@ -11,6 +11,7 @@
 
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
+#include "weir/core/kv_store.hpp"
 
 namespace weir::tools {
 
@@ -49,6 +50,27 @@ inline constexpr std::string_view kSettableTypeNames[] = {"text", "bytes", "i64"
 /// A stored value as one JSON value: a string for text and bytes (hex), a number for
 /// i64/u64/f64, an array of numbers for vectors, null for type none.
 [[nodiscard]] std::string value_to_json(core::ValueType type, std::span<const std::byte> bytes);
+
+/// An array's element dtype and dims as people read them: "u32[1024]", "f64[3x4]".
+[[nodiscard]] std::string array_shape_text(const core::ArrayShape& shape);
+/// An array value's elements as text: numbers separated by spaces, a rank-2 array one row per line
+/// (c64 elements as "re,im"). Bytes that do not match the shape print as hex.
+[[nodiscard]] std::string array_to_text(const core::ArrayShape& shape, std::span<const std::byte> bytes);
+/// An array value as one JSON array of numbers (rank 2: an array of rows; c64: [re, im] pairs;
+/// non-finite floats as null). Bytes that do not match the shape give a hex string.
+[[nodiscard]] std::string array_to_json(const core::ArrayShape& shape, std::span<const std::byte> bytes);
+
+/// The element dtype and shape of an array `weir set --array` writes, and its bytes.
+struct EncodedArray {
+  core::ArrayShape shape;
+  std::vector<std::byte> bytes;
+};
+/// Encodes numbers separated by spaces, commas or newlines as an array of `elem` (c64: two numbers,
+/// re and im, per element). `shape_text` is "N" or "RxC" (also "R,C"); empty means rank 1 of the
+/// numbers given. Fails with Errc::invalid_argument naming a number that is not one or does not fit
+/// the dtype, or a count that does not match the shape.
+[[nodiscard]] core::Result<EncodedArray> encode_array(std::string_view text, core::Dtype elem,
+                                                      std::string_view shape_text);
 
 /// The integer an atomic op returned, printed per the key's type (i64 signed, u64 unsigned).
 [[nodiscard]] std::string integer_to_text(core::ValueType type, std::uint64_t bits);
