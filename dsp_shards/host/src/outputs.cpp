@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "weir/shard_host/host_limits.hpp"
+#include "weir/shard_host/output_shape.hpp"
 #include "weir/shard_host/watchdog.hpp"
 
 namespace weir::shard_host {
@@ -126,6 +127,7 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
     spec.units = *units;
     spec.labels = split_labels(*labels);
     spec.samples_per_block = o.samples_per_block;
+    spec.frame = frame_shape(o);
     spec.ring_blocks = kDefaultOutputRingBlocks;
     auto created = core::create_channel(arena, spec);
     if (!created && !core::find_channel(arena, out.name)) return tl::make_unexpected(created.error());
@@ -136,6 +138,9 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
       return fail(Errc::invalid_argument, "the channel exists with " + std::string(core::dtype_name(c.dtype)) + " x " +
                                               num(c.samples_per_block) + " per block, but the shard declares " +
                                               core::dtype_name(dtype) + " x " + num(o.samples_per_block));
+    if (c.frame.frame_elements != o.frame_elements)
+      return fail(Errc::invalid_argument, "the channel exists with frames of " + num(c.frame.frame_elements) +
+                                              " elements, but the shard declares " + num(o.frame_elements));
   }
   auto writer = core::ChannelWriter::open(arena, out.name);
   if (!writer) return tl::make_unexpected(writer.error());
@@ -156,7 +161,8 @@ core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shar
                                               num(o.max_bytes));
     out.max_bytes = *bytes;
     out.array_bytes = *bytes;
-    out.key_type = core::ValueType::bytes;  // the array's elements, as the bytes the shard writes
+    out.array = array_shape(o);
+    out.key_type = core::ValueType::array;
   } else {
     out.key_type = static_cast<core::ValueType>(o.key_type);  // the same numbers, by the ABI's word
   }
@@ -230,13 +236,17 @@ int OutputSet::set_key(void* self, std::uint32_t output, const void* value, size
   }
   Output& out = set->outputs_[output];
   const std::span<const std::byte> span(static_cast<const std::byte*>(value), bytes);
+  const auto write = [set, &out, span]() noexcept {
+    return out.array_bytes != 0 ? set->kv_.set_array(out.key, out.array, span)
+                                : set->kv_.set(out.key, span, out.key_type);
+  };
   std::int64_t deadline = 0;
   for (;;) {
-    core::KvStatus st = set->kv_.set(out.key, span, out.key_type);
+    core::KvStatus st = write();
     if (st == core::KvStatus::stale_handle || st == core::KvStatus::not_found) {
       // Someone deleted the key: make it again (hashing, no allocation) and write once more.
       st = set->kv_.resolve(out.name, out.key, true);
-      if (st == core::KvStatus::ok) st = set->kv_.set(out.key, span, out.key_type);
+      if (st == core::KvStatus::ok) st = write();
     }
     if (st == core::KvStatus::ok) {
       ++set->written_;

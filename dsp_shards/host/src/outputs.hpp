@@ -48,6 +48,7 @@ class OutputSet {
     core::ValueType key_type = core::ValueType::bytes;
     std::uint64_t max_bytes = 0;
     std::uint64_t array_bytes = 0;              // array keys: exactly this many bytes per write
+    core::ArrayShape array{};                   // array keys: written with KvStore::set_array
   };
 
   OutputSet(const core::Arena& arena, std::string what);
