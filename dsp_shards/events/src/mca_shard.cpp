@@ -1,5 +1,7 @@
-// The "mca" shard: pulse-height spectrum (u32 per bin, little-endian), live and dead time, and the
-// accepted and piled-up counts, all written together every `publish` seconds of stream time.
+// The "mca" shard: pulse-height spectrum (a u32 array key, one element per bin, little-endian), live
+// and dead time, and the accepted and piled-up counts, all written together every `publish` seconds
+// of stream time. The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
+// units are written once, so a reader can show counts against height or energy.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "weir/dsp/detail/number_text.hpp"
 #include "weir/dsp/sample_convert.hpp"
 #include "weir/dsp/shard_adapter.hpp"
+#include "weir/dsp/shard_outputs.hpp"
 #include "weir/dsp/event_shards.hpp"
 #include "weir/dsp/mca.hpp"
 
@@ -21,6 +24,7 @@ namespace weir::dsp {
 namespace {
 
 constexpr double kMaxValue = 1e300;
+constexpr std::uint64_t kMaxUnitsBytes = 31;  // as a channel's units field holds
 
 constexpr weir_shard_param kShardParams[] = {
     {"rise", WEIR_PARAM_REAL, 0, "4e-6", 0, 1, nullptr,
@@ -38,6 +42,8 @@ constexpr weir_shard_param kShardParams[] = {
      "histogram bins; the spectrum key takes 4 bytes per bin"},
     {"range", WEIR_PARAM_REAL, 0, "1.5", 0, kMaxValue, nullptr, "largest height histogrammed (after gain)"},
     {"gain", WEIR_PARAM_REAL, 0, "1", 0, kMaxValue, nullptr, "fine gain: measured heights are multiplied by it"},
+    {"units", WEIR_PARAM_TEXT, 0, "", 0, 0, nullptr,
+     "units of heights after gain, e.g. keV when gain converts volts to energy; empty: the input's units"},
     {"baseline", WEIR_PARAM_REAL, 0, "100e-6", 0, 1, nullptr,
      "baseline restoration: quiet time averaged, s; 0: off"},
     {"pileup", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr,
@@ -59,7 +65,11 @@ struct McaShard {
   std::uint32_t dtype = 0;
   std::vector<double> scratch;
   std::vector<unsigned char> le_spectrum;  // only on big-endian hosts: the key is little-endian
+  std::vector<float> axis;                 // bin centres, after gain, in axis_units
+  std::string axis_units;
   std::uint32_t spectrum = 0, live = 0, dead = 0, counts = 0, pileups = 0;  // output indices
+  std::uint32_t spectrum_axis = 0, spectrum_axis_units = 0;                  // output indices
+  bool axis_written = false;  // the calibration never changes: written until one write succeeds
   std::uint64_t publish_every = 0;     // samples; 0: every block
   std::uint64_t since_publish = 0;
   bool published = false;
@@ -94,6 +104,8 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   if (!bins) return tl::make_unexpected(bins.error());
   auto pileup = params.boolean("pileup");
   if (!pileup) return tl::make_unexpected(pileup.error());
+  auto units = params.text("units");
+  if (!units) return tl::make_unexpected(units.error());
 
   const std::uint32_t max_shaping = Trapezoid::kMaxShapingSamples;
   auto rise = to_samples("rise", *rise_s, rate, 1, max_shaping);
@@ -142,6 +154,9 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
                                                          {".pileups", &shard->pileups}};
   auto spectrum = detail::add_key(cfg, ".spectrum", WEIR_KEY_BYTES, std::uint64_t{config.bins} * 4);
   if (!spectrum) return tl::make_unexpected(spectrum.error());
+  const std::uint32_t dims[] = {config.bins};
+  if (auto shaped = set_array(cfg.outputs[*spectrum], WEIR_DTYPE_U32, dims); !shaped)
+    return tl::make_unexpected(shaped.error());
   shard->spectrum = *spectrum;
   for (const auto& [suffix, index] : keys) {
     const bool seconds = index == &shard->live || index == &shard->dead;
@@ -149,10 +164,46 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
     if (!key) return tl::make_unexpected(key.error());
     *index = *key;
   }
+  // The calibration: bin i holds heights [i, i + 1) * range / bins (after gain); its centre is the
+  // axis value. f32, as many bytes as the spectrum, so any arena that holds one holds the other.
+  auto axis = detail::add_key(cfg, ".spectrum_axis", WEIR_KEY_BYTES, std::uint64_t{config.bins} * 4);
+  if (!axis) return tl::make_unexpected(axis.error());
+  if (auto shaped = set_array(cfg.outputs[*axis], WEIR_DTYPE_F32, dims); !shaped)
+    return tl::make_unexpected(shaped.error());
+  shard->spectrum_axis = *axis;
+  const double bin_width = config.range / config.bins;
+  shard->axis.resize(config.bins);
+  for (std::uint32_t i = 0; i < config.bins; ++i)
+    shard->axis[i] = static_cast<float>((static_cast<double>(i) + 0.5) * bin_width);
+  shard->axis_units = std::string(*units);
+  if (shard->axis_units.empty() && cfg.input_units != nullptr) shard->axis_units = cfg.input_units;
+  if (shard->axis_units.size() > kMaxUnitsBytes)
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("units", "'" + shard->axis_units + "'",
+                                           "at most " + std::to_string(kMaxUnitsBytes) + " bytes"));
+  auto axis_units = detail::add_key(cfg, ".spectrum_axis_units", WEIR_KEY_TEXT, kMaxUnitsBytes);
+  if (!axis_units) return tl::make_unexpected(axis_units.error());
+  shard->spectrum_axis_units = *axis_units;
   return shard;
 }
 
 void publish(McaShard& shard, const weir_shard_host& host) noexcept {
+  if (!shard.axis_written) {
+    const std::span<const float> axis(shard.axis);
+    if constexpr (std::endian::native != std::endian::little) {
+      for (std::size_t i = 0; i < axis.size(); ++i) {
+        const auto word = std::bit_cast<std::uint32_t>(axis[i]);
+        for (std::size_t b = 0; b < 4; ++b)
+          shard.le_spectrum[4 * i + b] = static_cast<unsigned char>((word >> (8 * b)) & 0xFFU);
+      }
+      shard.axis_written = host.set_key(host.self, shard.spectrum_axis, shard.le_spectrum.data(), axis.size_bytes()) == 0;
+    } else {
+      shard.axis_written = host.set_key(host.self, shard.spectrum_axis, axis.data(), axis.size_bytes()) == 0;
+    }
+    shard.axis_written = host.set_key(host.self, shard.spectrum_axis_units, shard.axis_units.data(),
+                                      shard.axis_units.size()) == 0 &&
+                         shard.axis_written;
+  }
   const std::span<const std::uint32_t> bins = shard.mca.spectrum();
   const void* bytes = bins.data();
   if constexpr (std::endian::native != std::endian::little) {

@@ -1,5 +1,6 @@
 // The "trigger" shard: every capture becomes one block of the f32 channel <output>.events, dated at
-// its trigger sample; <output>.triggers counts the captures started.
+// its trigger sample, declared as frames of pre + post elements along time (s, 0 at the trigger
+// sample); <output>.triggers counts the captures started.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "weir/dsp/detail/number_text.hpp"
 #include "weir/dsp/sample_convert.hpp"
 #include "weir/dsp/shard_adapter.hpp"
+#include "weir/dsp/shard_outputs.hpp"
 #include "weir/dsp/event_shards.hpp"
 #include "weir/dsp/trigger.hpp"
 
@@ -93,6 +95,11 @@ core::Result<std::unique_ptr<TriggerShard>> TriggerShard::configure(weir_shard_c
   auto events = detail::add_channel(cfg, ".events", WEIR_DTYPE_F32, cfg.input_rate_hz,
                                     static_cast<std::uint32_t>(total));
   if (!events) return tl::make_unexpected(events.error());
+  // One capture per block: its elements along time relative to the trigger sample (element `pre`).
+  const double period_s = 1.0 / cfg.input_rate_hz;
+  const OutputAxis time{"time", "s", -static_cast<double>(config.pre) * period_s, period_s};
+  if (auto framed = set_frames(cfg.outputs[*events], static_cast<std::uint32_t>(total), time); !framed)
+    return tl::make_unexpected(framed.error());
   auto triggers = detail::add_key(cfg, ".triggers", WEIR_KEY_U64, sizeof(std::uint64_t));
   if (!triggers) return tl::make_unexpected(triggers.error());
   shard->events = *events;

@@ -99,7 +99,10 @@ core::Result<void> check_api(const weir_shard_api* api, const std::string& what)
   if (api == nullptr) return refuse("no shard table (NULL)");
   if (api->abi_version != WEIR_SHARD_ABI_VERSION)
     return refuse("built for shard ABI version " + num(api->abi_version) + ", but this host speaks version " +
-                  num(WEIR_SHARD_ABI_VERSION) + "; rebuild it against this weir's weir/shard.h");
+                  num(WEIR_SHARD_ABI_VERSION) +
+                  (api->abi_version == 1 ? " (version 2 added frame shapes and array keys to weir_shard_output)"
+                                         : "") +
+                  "; rebuild it against this weir's weir/shard.h");
   if (api->struct_size != sizeof(weir_shard_api))
     return refuse("its weir_shard_api is " + num(api->struct_size) + " bytes, but this host's is " +
                   num(sizeof(weir_shard_api)) + " (same ABI version, different header?); rebuild it against this "

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "weir/shard_host/host_limits.hpp"
+#include "weir/shard_host/output_shape.hpp"
 #include "weir/shard_host/watchdog.hpp"
 
 namespace weir::shard_host {
@@ -39,6 +40,20 @@ std::vector<std::string> split_labels(const std::string& text) {
     start = comma + 1;
   }
   return labels;
+}
+
+// The bytes of a WEIR_KEY_ARRAY output's declared shape, or why it is malformed.
+core::Result<std::uint64_t> array_bytes(const weir_shard_output& o) {
+  if (o.array_dtype < WEIR_DTYPE_I8 || o.array_dtype > WEIR_DTYPE_C64)
+    return fail(Errc::invalid_argument, "unknown array element dtype " + num(o.array_dtype));
+  if (o.array_rank != 1 && o.array_rank != 2)
+    return fail(Errc::invalid_argument, "an array has rank 1 or 2, not " + num(o.array_rank));
+  if (o.array_dims[0] == 0 || (o.array_rank == 2 && o.array_dims[1] == 0) || (o.array_rank == 1 && o.array_dims[1] != 0))
+    return fail(Errc::invalid_argument, "array dimensions " + num(o.array_dims[0]) + " x " + num(o.array_dims[1]) +
+                                            " do not fit rank " + num(o.array_rank));
+  std::uint64_t elements = o.array_dims[0];
+  if (o.array_rank == 2) elements *= o.array_dims[1];
+  return elements * core::dtype_bytes(static_cast<core::Dtype>(o.array_dtype));
 }
 
 bool is_word_type(core::ValueType t) noexcept {
@@ -94,6 +109,15 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
   const auto units = field(o.units);
   const auto labels = field(o.labels);
   if (!units || !labels) return fail(Errc::invalid_argument, "units or labels lack a terminating zero");
+  if (o.frame_elements != 0) {
+    if (o.samples_per_block % o.frame_elements != 0)
+      return fail(Errc::invalid_argument, num(o.samples_per_block) + " samples per block are not a whole number of " +
+                                              num(o.frame_elements) + "-element frames");
+    if (!field(o.axis.name) || !field(o.axis.units))
+      return fail(Errc::invalid_argument, "the frame axis name or units lack a terminating zero");
+    if (!std::isfinite(o.axis.start) || !std::isfinite(o.axis.step))
+      return fail(Errc::invalid_argument, "the frame axis start and step must be finite");
+  }
   const auto dtype = static_cast<core::Dtype>(o.dtype);
   if (auto index = core::find_channel(arena, out.name); !index) {
     core::ChannelSpec spec;
@@ -103,6 +127,7 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
     spec.units = *units;
     spec.labels = split_labels(*labels);
     spec.samples_per_block = o.samples_per_block;
+    spec.frame = frame_shape(o);
     spec.ring_blocks = kDefaultOutputRingBlocks;
     auto created = core::create_channel(arena, spec);
     if (!created && !core::find_channel(arena, out.name)) return tl::make_unexpected(created.error());
@@ -113,6 +138,9 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
       return fail(Errc::invalid_argument, "the channel exists with " + std::string(core::dtype_name(c.dtype)) + " x " +
                                               num(c.samples_per_block) + " per block, but the shard declares " +
                                               core::dtype_name(dtype) + " x " + num(o.samples_per_block));
+    if (c.frame.frame_elements != o.frame_elements)
+      return fail(Errc::invalid_argument, "the channel exists with frames of " + num(c.frame.frame_elements) +
+                                              " elements, but the shard declares " + num(o.frame_elements));
   }
   auto writer = core::ChannelWriter::open(arena, out.name);
   if (!writer) return tl::make_unexpected(writer.error());
@@ -122,10 +150,22 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
 
 core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shard_output& o, Output& out) {
   (void)arena;
-  if (o.key_type < WEIR_KEY_BYTES || o.key_type > WEIR_KEY_F64)
+  if ((o.key_type < WEIR_KEY_BYTES || o.key_type > WEIR_KEY_F64) && o.key_type != WEIR_KEY_ARRAY)
     return fail(Errc::invalid_argument, "unknown key type " + num(o.key_type));
-  out.key_type = static_cast<core::ValueType>(o.key_type);  // the same numbers, by the ABI's word
   out.max_bytes = o.max_bytes;
+  if (o.key_type == WEIR_KEY_ARRAY) {
+    auto bytes = array_bytes(o);
+    if (!bytes) return tl::make_unexpected(bytes.error());
+    if (o.max_bytes != 0 && o.max_bytes != *bytes)
+      return fail(Errc::invalid_argument, "the array's shape takes " + num(*bytes) + " bytes, but max_bytes is " +
+                                              num(o.max_bytes));
+    out.max_bytes = *bytes;
+    out.array_bytes = *bytes;
+    out.array = array_shape(o);
+    out.key_type = core::ValueType::array;
+  } else {
+    out.key_type = static_cast<core::ValueType>(o.key_type);  // the same numbers, by the ABI's word
+  }
   if (is_word_type(out.key_type)) {
     if (out.max_bytes == 0) out.max_bytes = sizeof(std::uint64_t);
     if (out.max_bytes != sizeof(std::uint64_t))
@@ -189,19 +229,24 @@ void OutputSet::publish(void* self, std::uint32_t output, std::uint32_t samples,
 int OutputSet::set_key(void* self, std::uint32_t output, const void* value, size_t bytes) {
   auto* set = static_cast<OutputSet*>(self);
   if (output >= set->outputs_.size() || set->outputs_[output].kind != WEIR_OUTPUT_KEY ||
-      bytes > set->outputs_[output].max_bytes) {
+      bytes > set->outputs_[output].max_bytes ||
+      (set->outputs_[output].array_bytes != 0 && bytes != set->outputs_[output].array_bytes)) {
     ++set->errors_;
     return -1;
   }
   Output& out = set->outputs_[output];
   const std::span<const std::byte> span(static_cast<const std::byte*>(value), bytes);
+  const auto write = [set, &out, span]() noexcept {
+    return out.array_bytes != 0 ? set->kv_.set_array(out.key, out.array, span)
+                                : set->kv_.set(out.key, span, out.key_type);
+  };
   std::int64_t deadline = 0;
   for (;;) {
-    core::KvStatus st = set->kv_.set(out.key, span, out.key_type);
+    core::KvStatus st = write();
     if (st == core::KvStatus::stale_handle || st == core::KvStatus::not_found) {
       // Someone deleted the key: make it again (hashing, no allocation) and write once more.
       st = set->kv_.resolve(out.name, out.key, true);
-      if (st == core::KvStatus::ok) st = set->kv_.set(out.key, span, out.key_type);
+      if (st == core::KvStatus::ok) st = write();
     }
     if (st == core::KvStatus::ok) {
       ++set->written_;

@@ -20,7 +20,8 @@ namespace weir::shard_host {
 class OutputSet {
  public:
   /// Creates (if missing) and opens every output cfg declares. `what` names shard and instance in
-  /// messages. Fails for a malformed declaration (name, kind, dtype, rate, block size), an existing
+  /// messages. Fails for a malformed declaration (name, kind, dtype, rate, block size, frame size
+  /// and axis, array shape), an existing
   /// channel of another dtype or block size, a channel with another live writer, a key name too
   /// long for the arena or a key larger than its value slots. Thread: control only.
   [[nodiscard]] static core::Result<std::unique_ptr<OutputSet>> open(const core::Arena& arena,
@@ -46,6 +47,8 @@ class OutputSet {
     core::KeyHandle key{};                      // keys
     core::ValueType key_type = core::ValueType::bytes;
     std::uint64_t max_bytes = 0;
+    std::uint64_t array_bytes = 0;              // array keys: exactly this many bytes per write
+    core::ArrayShape array{};                   // array keys: written with KvStore::set_array
   };
 
   OutputSet(const core::Arena& arena, std::string what);

@@ -1,4 +1,4 @@
-/* weir shard ABI, version 1: the one header a shard (built in or third party) is written against.
+/* weir shard ABI, version 2: the one header a shard (built in or third party) is written against.
  *
  * A shard is a processing unit run by a shard host (`weir shard`). A shared object exports one C
  * function, weir_shard_entry, which returns a static weir_shard_api table: the shard's name, the
@@ -17,6 +17,10 @@
  * channel (the host creates it in the arena if missing, and becomes its one writer) or a key (the
  * host resolves a handle once). process refers to them by index.
  *
+ * Version 2 added shaped outputs: a channel may declare frames (frame_elements, with an axis: the
+ * fft's spectra, the trigger's capture windows), and a key may be a typed array (WEIR_KEY_ARRAY,
+ * with element dtype and shape: the mca's histogram). The host refuses version 1 shards.
+ *
  * Plain C, no padding surprises: every struct below is read across the .so boundary. Any change to
  * a struct or function type bumps WEIR_SHARD_ABI_VERSION; the host refuses a shard whose
  * abi_version or struct_size differs from its own.
@@ -31,7 +35,7 @@
 extern "C" {
 #endif
 
-#define WEIR_SHARD_ABI_VERSION 1u
+#define WEIR_SHARD_ABI_VERSION 2u
 #define WEIR_SHARD_ENTRY_SYMBOL "weir_shard_entry"
 #define WEIR_SHARD_MAX_OUTPUTS 32u
 #define WEIR_SHARD_MAX_PARAMS 32u
@@ -61,11 +65,24 @@ typedef struct weir_shard_param {
 } weir_shard_param;
 
 enum weir_output_kind { WEIR_OUTPUT_CHANNEL = 1, WEIR_OUTPUT_KEY = 2 };
-/* Key value types: the same numbers as the arena's key types. */
-enum weir_key_type { WEIR_KEY_BYTES = 1, WEIR_KEY_TEXT = 2, WEIR_KEY_I64 = 3, WEIR_KEY_U64 = 4, WEIR_KEY_F64 = 5 };
+/* Key value types: the same numbers as the arena's key types (6, the arena's vector, is not a
+ * shard output). */
+enum weir_key_type {
+  WEIR_KEY_BYTES = 1, WEIR_KEY_TEXT = 2, WEIR_KEY_I64 = 3, WEIR_KEY_U64 = 4, WEIR_KEY_F64 = 5, WEIR_KEY_ARRAY = 7
+};
 
-/* An output declared by configure. For a channel every field matters; for a key only name,
- * key_type and max_bytes (the largest value it will write). */
+/* The axis along the elements of a channel's frames: element i of every frame sits at
+ * start + i * step, in `units`. Both texts are zero-terminated; an empty name means no axis. */
+typedef struct weir_shard_axis {
+  char name[32];  /* e.g. "frequency", "time", "energy" */
+  char units[32]; /* e.g. "Hz", "s", "keV" */
+  double start;
+  double step;
+} weir_shard_axis;
+
+/* An output declared by configure. For a channel every field up to labels matters, and the frame
+ * fields when it holds frames; for a key only name, key_type and max_bytes (the largest value it
+ * will write), and the array fields for a WEIR_KEY_ARRAY key. Fields a kind does not use are 0. */
 typedef struct weir_shard_output {
   char name[WEIR_SHARD_NAME_BYTES];
   uint32_t kind;  /* weir_output_kind */
@@ -76,6 +93,14 @@ typedef struct weir_shard_output {
   uint64_t max_bytes;         /* keys */
   char units[32];
   char labels[128]; /* comma-separated Bloom labels for a channel, may be empty */
+  /* Version 2: */
+  uint32_t frame_elements; /* channels: 0 for plain samples; else each block holds
+                              samples_per_block / frame_elements frames (a whole number) */
+  uint32_t array_dtype;    /* WEIR_KEY_ARRAY keys: element weir_dtype */
+  uint32_t array_rank;     /* 1 or 2 */
+  uint32_t array_dims[2];  /* array_dims[1] is 0 for rank 1; max_bytes is the product times the element size */
+  uint32_t reserved_out;   /* 0 */
+  weir_shard_axis axis;    /* channels with frame_elements: the axis of a frame's elements */
 } weir_shard_output;
 
 /* What configure is given, and fills. */
@@ -120,8 +145,10 @@ typedef struct weir_shard_host {
   void* (*claim)(void* self, uint32_t output, uint32_t* capacity);
   /* Publishes the claimed block with `samples` samples, its time (0: now) and flags. */
   void (*publish)(void* self, uint32_t output, uint32_t samples, uint64_t realtime_ns, uint32_t flags);
-  /* Writes key output `output`: `bytes` bytes (at most its max_bytes). Returns 0, or -1 when the
-   * key is held by another writer past a short bounded wait (counted as an error by the host). */
+  /* Writes key output `output`: `bytes` bytes (at most its max_bytes; for a WEIR_KEY_ARRAY key
+   * exactly the declared shape's bytes, elements little-endian in row-major order). Returns 0, or -1
+   * when the key is held by another writer past a short bounded wait or the size is wrong (counted
+   * as an error by the host). */
   int (*set_key)(void* self, uint32_t output, const void* value, size_t bytes);
   /* Cold-path diagnostics only (never per block): level 0 info, 1 warning, 2 error. */
   void (*log)(void* self, int level, const char* message);
@@ -178,7 +205,18 @@ WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, samples_per_block) == 80, o
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, max_bytes) == 88, output_max_bytes);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, units) == 96, output_units);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, labels) == 128, output_labels);
-WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_output) == 256, output_size);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, frame_elements) == 256, output_frame_elements);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, array_dtype) == 260, output_array_dtype);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, array_rank) == 264, output_array_rank);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, array_dims) == 268, output_array_dims);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, reserved_out) == 276, output_reserved_out);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, axis) == 280, output_axis);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_output) == 360, output_size);
+/*                      weir_shard_axis */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_axis, units) == 32, axis_units);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_axis, start) == 64, axis_start);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_axis, step) == 72, axis_step);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_axis) == 80, axis_size);
 /*                      weir_shard_config */
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, instance) == 8, config_instance);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, input_dtype) == 24, config_input_dtype);
@@ -188,7 +226,7 @@ WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, param_count) == 56, config_
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, param_names) == 64, config_param_names);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, output_count) == 80, config_output_count);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, outputs) == 88, config_outputs);
-WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_config) == 88 + 32 * 256, config_size);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_config) == 88 + 32 * 360, config_size);
 /*                      weir_shard_block */
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, count) == 8, block_count);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, sequence) == 16, block_sequence);

@@ -12,7 +12,9 @@
 //
 // Header-only, C++17, nothing but weir/shard.h and the standard library, and it asserts nothing
 // itself: a breach of the host contract by the shard (publishing without a claim, more samples than
-// claimed, an undeclared output, a claim on a key) is counted in `misuse` for the test to check.
+// claimed, an undeclared output, a claim on a key, an array key written with other than its declared
+// shape's bytes) is counted in `misuse` for the test to check. Declared outputs, their frame shape
+// and array shape included, are kept as configure left them: see output().
 // Channel outputs are taken as f32, the dtype every built-in shard writes.
 #include <cmath>
 #include <cstddef>
@@ -161,6 +163,30 @@ class FakeHost {
     return h;
   }
 
+  /// The declaration of output `output` as configure left it (frame and array fields included);
+  /// all zero for an index not declared, or when no config was given.
+  weir_shard_output output(std::uint32_t output) const noexcept {
+    return output < outputs_.size() ? outputs_[output] : weir_shard_output{};
+  }
+
+  /// Every value written to key output `output`, in order (none: empty).
+  std::vector<std::string> writes(std::uint32_t output) const {
+    const auto it = key_writes.find(output);
+    return it == key_writes.end() ? std::vector<std::string>() : it->second;
+  }
+
+  /// The last value of an array key as its elements (T the element type, e.g. std::uint32_t for
+  /// WEIR_DTYPE_U32), assuming a little-endian host as every supported target is; empty when there
+  /// is none or its size is not a whole number of T.
+  template <class T>
+  std::vector<T> array(std::uint32_t output) const {
+    const std::string bytes = last_key(output);
+    if (bytes.empty() || bytes.size() % sizeof(T) != 0) return {};
+    std::vector<T> values(bytes.size() / sizeof(T));
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  }
+
   /// The last value written to key output `output` ("" if none).
   std::string last_key(std::uint32_t output) const {
     const auto it = key_writes.find(output);
@@ -222,7 +248,8 @@ class FakeHost {
 
   int set_key(std::uint32_t output, const void* value, std::size_t bytes) {
     if (!is(output, WEIR_OUTPUT_KEY) || (value == nullptr && bytes > 0) ||
-        (declared_ && bytes > outputs_[output].max_bytes)) {
+        (declared_ && bytes > outputs_[output].max_bytes) ||
+        (declared_ && outputs_[output].key_type == WEIR_KEY_ARRAY && bytes != array_bytes(outputs_[output]))) {
       ++misuse;
       return -1;
     }
@@ -233,6 +260,21 @@ class FakeHost {
     } else {
       writes.emplace_back(static_cast<const char*>(value), bytes);
     }
+    return 0;
+  }
+
+  // The bytes of an array key's declared shape (0 for a malformed declaration).
+  static std::uint64_t array_bytes(const weir_shard_output& o) noexcept {
+    std::uint64_t element = 0;
+    switch (o.array_dtype) {
+      case WEIR_DTYPE_I8: case WEIR_DTYPE_U8: element = 1; break;
+      case WEIR_DTYPE_I16: case WEIR_DTYPE_U16: element = 2; break;
+      case WEIR_DTYPE_I32: case WEIR_DTYPE_U32: case WEIR_DTYPE_F32: element = 4; break;
+      case WEIR_DTYPE_I64: case WEIR_DTYPE_F64: case WEIR_DTYPE_C64: element = 8; break;
+      default: return 0;
+    }
+    if (o.array_rank == 1) return element * o.array_dims[0];
+    if (o.array_rank == 2) return element * o.array_dims[0] * o.array_dims[1];
     return 0;
   }
 

@@ -1,6 +1,6 @@
 // The "fft" shard: a SpectrumEstimator behind the shard ABI. Each finished spectrum is copied
 // into a freshly claimed block of output 0 and published with the time of the input block whose
-// samples completed its last frame.
+// samples completed its last frame. Output 0 is declared as frames of N/2+1 bins along frequency.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -9,6 +9,7 @@
 #include "weir/dsp/detail/number_text.hpp"
 #include "weir/dsp/sample_convert.hpp"
 #include "weir/dsp/shard_adapter.hpp"
+#include "weir/dsp/shard_outputs.hpp"
 #include "weir/dsp/spectral_limits.hpp"
 #include "weir/dsp/spectral_shards.hpp"
 #include "weir/dsp/spectrum_estimator.hpp"
@@ -142,6 +143,9 @@ class FftShard {
                                           bins * estimator->spectra_per_second(), bins, units);
         !ok)
       return tl::make_unexpected(ok.error());
+    // Each block is one spectrum: bin k at k * fs / N Hz, 0 .. fs/2.
+    const OutputAxis frequency{"frequency", "Hz", 0.0, cfg.input_rate_hz / static_cast<double>(sc.size)};
+    if (auto framed = set_frames(cfg.outputs[0], bins, frequency); !framed) return tl::make_unexpected(framed.error());
     return std::unique_ptr<FftShard>(new FftShard(std::move(*estimator), static_cast<core::Dtype>(cfg.input_dtype)));
   }
 

@@ -31,15 +31,26 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
   REQUIRE(api != nullptr);
   CHECK(std::string(api->name) == "mca");
-  CHECK(weir_builtin_mca(2) == nullptr);
+  CHECK(weir_builtin_mca(WEIR_SHARD_ABI_VERSION + 1) == nullptr);
   ShardConfig b("adc0", WEIR_DTYPE_I16, 4096, 1e6, "V", {{"bins", "512"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 5);
+  REQUIRE(b.config().output_count == 7);
   const auto& spectrum = b.config().outputs[output_index(b.config(), "adc0.spectrum")];
   CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
-  CHECK(spectrum.key_type == WEIR_KEY_BYTES);
+  CHECK(spectrum.key_type == WEIR_KEY_ARRAY);
+  CHECK(spectrum.array_dtype == WEIR_DTYPE_U32);
+  CHECK(spectrum.array_rank == 1);
+  CHECK(spectrum.array_dims[0] == 512);
+  CHECK(spectrum.array_dims[1] == 0);
   CHECK(spectrum.max_bytes == 512 * 4);
+  const auto& axis = b.config().outputs[output_index(b.config(), "adc0.spectrum_axis")];
+  CHECK(axis.key_type == WEIR_KEY_ARRAY);
+  CHECK(axis.array_dtype == WEIR_DTYPE_F32);
+  CHECK(axis.array_rank == 1);
+  CHECK(axis.array_dims[0] == 512);
+  CHECK(axis.max_bytes == 512 * 4);
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum_axis_units")].key_type == WEIR_KEY_TEXT);
   for (const char* name : {"adc0.live_s", "adc0.dead_s"})
     CHECK(b.config().outputs[output_index(b.config(), name)].key_type == WEIR_KEY_F64);
   for (const char* name : {"adc0.counts", "adc0.pileups"})
@@ -108,6 +119,84 @@ TEST_CASE("the mca shard analyses simulator pulses and publishes a consistent sp
   CHECK(accepted + fake.u64(index("adc0.pileups")) <= generator->pulse_count());
   CHECK(fake.misuse == 0);
   api->stop(shard);
+}
+
+TEST_CASE("the mca spectrum is a u32 array whose counts sum to the pulses found, with its calibration" *
+          doctest::timeout(30)) {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 4096, bins = 256;
+  const double rate = 1e6, range = 30.0, gain = 662.0 / 0.662 / 1.037;  // volts to keV, as a pulser run would
+  // A range far above every line (and every pile-up sum) bins every accepted pulse.
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
+                {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"},
+                 {"bins", std::to_string(bins)}, {"range", std::to_string(range * 1000)},
+                 {"gain", std::to_string(gain)}, {"units", "keV"}, {"publish", "0"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.config(), name)); };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+  const weir_shard_output spectrum = fake.output(index("adc0.spectrum"));
+  CHECK(spectrum.key_type == WEIR_KEY_ARRAY);
+  CHECK(spectrum.array_dtype == WEIR_DTYPE_U32);
+  CHECK(spectrum.array_rank == 1);
+  CHECK(spectrum.array_dims[0] == bins);
+
+  weir::acq::SignalConfig signal;
+  signal.kind = weir::acq::SignalKind::pulses;
+  signal.sample_rate_hz = rate;
+  signal.seed = 11;
+  auto generator = weir::acq::SignalGenerator::create(signal, block);
+  REQUIRE(generator);
+  std::vector<float> samples(block);
+  for (std::uint64_t n = 0; n < 100; ++n) {
+    generator->fill(std::span<float>(samples));
+    const weir_shard_block in{samples.data(), block, 0, n, 0, 0, n * block};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  }
+  const std::vector<std::uint32_t> counts = fake.array<std::uint32_t>(index("adc0.spectrum"));
+  REQUIRE(counts.size() == bins);
+  CHECK(counts == spectrum_of(fake, index("adc0.spectrum")));  // the same little-endian words as before
+  const std::uint64_t found = fake.u64(index("adc0.counts"));
+  CHECK(found > 100);
+  CHECK(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0}) == found);
+  for (const std::string& write : fake.writes(index("adc0.spectrum"))) CHECK(write.size() == bins * 4);
+
+  // The calibration: bin centres after gain, written once, in the units given.
+  CHECK(fake.writes(index("adc0.spectrum_axis")).size() == 1);
+  const std::vector<float> axis = fake.array<float>(index("adc0.spectrum_axis"));
+  REQUIRE(axis.size() == bins);
+  const double width = range * 1000 / bins;
+  for (std::uint32_t i = 0; i < bins; ++i) CHECK(axis[i] == doctest::Approx((i + 0.5) * width).epsilon(1e-6));
+  CHECK(fake.last_key(index("adc0.spectrum_axis_units")) == "keV");
+  CHECK(fake.misuse == 0);
+  api->stop(shard);
+}
+
+TEST_CASE("the mca calibration takes the input's units when none are given, and refuses long ones") {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  ShardConfig b("adc0", WEIR_DTYPE_F32, 1024, 1e6, "mV", {{"bins", "16"}, {"range", "1.6"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+  std::vector<float> zeros(1024, 0.0F);
+  const weir_shard_block in{zeros.data(), 1024, 0, 0, 0, 0, 0};
+  REQUIRE(api->process(shard, &in, &host) == 0);
+  const auto axis_key = static_cast<std::uint32_t>(output_index(b.config(), "adc0.spectrum_axis"));
+  const std::vector<float> axis = fake.array<float>(axis_key);
+  REQUIRE(axis.size() == 16);
+  CHECK(axis[0] == doctest::Approx(0.05));
+  CHECK(axis[15] == doctest::Approx(1.55));
+  CHECK(fake.last_key(static_cast<std::uint32_t>(output_index(b.config(), "adc0.spectrum_axis_units"))) == "mV");
+  CHECK(fake.misuse == 0);
+  api->stop(shard);
+
+  ShardConfig longer("adc0", WEIR_DTYPE_F32, 1024, 1e6, "V", {{"units", std::string(40, 'u')}});
+  auto refused = configure(*api, longer.build());
+  CHECK(refused.shard == nullptr);
+  CHECK(refused.error.find("units") != std::string::npos);
+  CHECK(refused.error.find("at most 31 bytes") != std::string::npos);
 }
 
 }  // TEST_SUITE

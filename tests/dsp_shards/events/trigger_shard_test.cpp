@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ TEST_CASE("the trigger shard declares an f32 events channel of pre + post sample
   CHECK(events.samples_per_block == 100);
   CHECK(events.rate_hz == 250e3);
   CHECK(std::string(events.units) == "V");
+  CHECK(events.frame_elements == 100);  // one capture per block, along time from the trigger sample
+  CHECK(std::string(events.axis.name) == "time");
+  CHECK(std::string(events.axis.units) == "s");
+  CHECK(events.axis.start == doctest::Approx(-30 / 250e3));
+  CHECK(events.axis.step == doctest::Approx(1 / 250e3));
   const auto& triggers = b.config().outputs[output_index(b.config(), "adc0.triggers")];
   CHECK(triggers.kind == WEIR_OUTPUT_KEY);
   CHECK(triggers.key_type == WEIR_KEY_U64);
@@ -95,6 +101,40 @@ TEST_CASE("the trigger shard publishes each capture as one block dated at its tr
     CHECK(fake.published.size() == starts.size());
     CHECK(fake.u64(triggers) == starts.size() + 1);
   }
+  api->stop(shard);
+}
+
+TEST_CASE("the trigger's capture frames put the trigger sample at time 0 of their axis") {
+  const weir_shard_api* api = weir_builtin_trigger(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 256, pre = 16, post = 48;
+  const double rate = 2e6;
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
+                {{"mode", "rising"}, {"level", "0.5"}, {"pre", std::to_string(pre)}, {"post", std::to_string(post)}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto events = static_cast<std::uint32_t>(output_index(b.config(), "adc0.events"));
+  FakeHost fake(b.config());
+  const weir_shard_output declared = fake.output(events);
+  CHECK(declared.frame_elements == pre + post);
+  CHECK(declared.samples_per_block % declared.frame_elements == 0);
+  CHECK(declared.rate_hz == rate);  // elements per second, as for any channel
+  CHECK(declared.axis.start == -static_cast<double>(pre) / rate);
+  CHECK(declared.axis.step == 1.0 / rate);
+
+  std::vector<float> samples(block, 0.0F);
+  for (std::uint32_t i = 100; i < block; ++i) samples[i] = 1.0F;  // one rising edge at sample 100
+  const weir_shard_host host = fake.table();
+  const weir_shard_block in{samples.data(), block, 0, 0, 0, 0, 0};
+  REQUIRE(api->process(shard, &in, &host) == 0);
+  REQUIRE(fake.published.size() == 1);
+  const std::vector<float>& capture = fake.published[0].samples;
+  REQUIRE(capture.size() == pre + post);
+  // The element at axis value 0 (index -start / step = pre) is the trigger sample; the one before is not.
+  const auto zero = static_cast<std::size_t>(std::lround(-declared.axis.start / declared.axis.step));
+  CHECK(zero == pre);
+  CHECK(capture[zero] == 1.0F);
+  CHECK(capture[zero - 1] == 0.0F);
+  CHECK(fake.misuse == 0);
   api->stop(shard);
 }
 

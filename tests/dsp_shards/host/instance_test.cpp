@@ -149,6 +149,50 @@ TEST_CASE("key outputs are written through handles and counted as output") {
   CHECK(test::consumer_info(arena, "in", "t.in")->blocks_out == 7);
 }
 
+TEST_CASE("a framed output becomes a frame channel with its axis, an array key a typed array") {
+  test::ScratchArena scratch("shardinst");
+  const core::Arena& arena = scratch.arena();
+  test::make_channel(arena, "in", core::Dtype::f32, kBlock, kRate);
+  Rig fft;
+  start(fft, arena, "fft", {{"size", "64"}, {"overlap", "0"}, {"wisdom", "off"}, {"plan", "estimate"}},
+        spec_for("in"));
+  const auto psd = test::channel_info(arena, "in.psd");
+  REQUIRE(psd);
+  CHECK(psd->samples_per_block == 33);
+  CHECK(psd->frame.framed());
+  CHECK(psd->frame.frames_per_block == 1);
+  CHECK(psd->frame.frame_elements == 33);
+  CHECK(psd->frame.axis.name == "frequency");
+  CHECK(psd->frame.axis.units == "Hz");
+  CHECK(psd->frame.axis.start == 0.0);
+  CHECK(psd->frame.axis.step == kRate / 64);
+
+  Rig mca;
+  InstanceSpec mca_spec = spec_for("in");
+  mca_spec.instance = "m.in";
+  start(mca, arena, "mca", {{"bins", "16"}, {"range", "1.6"}}, mca_spec);
+  auto writer = core::ChannelWriter::open(arena, "in");
+  REQUIRE(writer);
+  publish_f32(*writer, 2);
+  CHECK(mca.instance->poll(64, mca.dog, 0) == 2);
+  core::KvStore kv(arena);
+  std::vector<std::byte> bytes(kv.value_bytes());
+  core::ValueInfo info{};
+  REQUIRE(kv.get("in.spectrum", bytes, info) == core::KvStatus::ok);
+  CHECK(info.type == core::ValueType::array);
+  CHECK(info.array.elem == core::Dtype::u32);
+  CHECK(info.array.rank == 1);
+  CHECK(info.array.dims[0] == 16);
+  CHECK(info.array.bytes() == 64);
+  REQUIRE(kv.get("in.spectrum_axis", bytes, info) == core::KvStatus::ok);
+  CHECK(info.array.elem == core::Dtype::f32);
+  CHECK(info.array.dims[0] == 16);
+  float centre = 0;
+  std::memcpy(&centre, bytes.data() + 15 * sizeof(float), sizeof centre);
+  CHECK(centre == doctest::Approx(1.55));
+  CHECK(test::consumer_info(arena, "in", "m.in")->errors == 0);
+}
+
 TEST_CASE("a key output larger than the arena's value slots is refused") {
   test::ScratchArena scratch("shardinst");
   test::make_channel(scratch.arena(), "in", core::Dtype::f32, kBlock, kRate);

@@ -87,7 +87,15 @@ TEST_CASE("an entry function that returns no table is refused") {
 TEST_CASE("a shard built for another ABI version is refused, naming both versions") {
   const std::string what = refusal(test_shard("abi"));
   CHECK(contains(what, "libweir_test_shard_abi.so"));
-  CHECK(contains(what, "built for shard ABI version 99, but this host speaks version 1"));
+  CHECK(contains(what, "built for shard ABI version 99, but this host speaks version 2"));
+}
+
+TEST_CASE("a shard built for ABI version 1 is refused with what changed and what to do") {
+  const std::string what = refusal(test_shard("abi1"));
+  CHECK(contains(what, "libweir_test_shard_abi1.so"));
+  CHECK(contains(what, "built for shard ABI version 1, but this host speaks version 2"));
+  CHECK(contains(what, "frame shapes and array keys"));
+  CHECK(contains(what, "rebuild it against this weir's weir/shard.h"));
 }
 
 TEST_CASE("a shard whose table has another size is refused, naming both sizes") {

@@ -9,8 +9,8 @@
 
 TEST_SUITE("shard_host.abi_layout") {
 
-TEST_CASE("the shard ABI is version 1 with its limits") {
-  CHECK(WEIR_SHARD_ABI_VERSION == 1U);
+TEST_CASE("the shard ABI is version 2 with its limits") {
+  CHECK(WEIR_SHARD_ABI_VERSION == 2U);
   CHECK(WEIR_SHARD_MAX_OUTPUTS == 32U);
   CHECK(WEIR_SHARD_MAX_PARAMS == 32U);
   CHECK(WEIR_SHARD_NAME_BYTES == 64U);
@@ -18,10 +18,12 @@ TEST_CASE("the shard ABI is version 1 with its limits") {
   CHECK(WEIR_DTYPE_I8 == 1);
   CHECK(WEIR_DTYPE_C64 == 10);
   CHECK(WEIR_KEY_F64 == 5);
+  CHECK(WEIR_KEY_ARRAY == 7);
 }
 
 TEST_CASE("every ABI struct has the size and field offsets shards were built against") {
   static_assert(std::is_standard_layout_v<weir_shard_param> && std::is_standard_layout_v<weir_shard_config>);
+  static_assert(std::is_standard_layout_v<weir_shard_axis>);
   CHECK(sizeof(weir_shard_param) == 56);
   CHECK(offsetof(weir_shard_param, type) == 8);
   CHECK(offsetof(weir_shard_param, reserved) == 12);
@@ -31,7 +33,13 @@ TEST_CASE("every ABI struct has the size and field offsets shards were built aga
   CHECK(offsetof(weir_shard_param, choices) == 40);
   CHECK(offsetof(weir_shard_param, help) == 48);
 
-  CHECK(sizeof(weir_shard_output) == 256);
+  CHECK(sizeof(weir_shard_axis) == 80);
+  CHECK(offsetof(weir_shard_axis, name) == 0);
+  CHECK(offsetof(weir_shard_axis, units) == 32);
+  CHECK(offsetof(weir_shard_axis, start) == 64);
+  CHECK(offsetof(weir_shard_axis, step) == 72);
+
+  CHECK(sizeof(weir_shard_output) == 360);
   CHECK(offsetof(weir_shard_output, kind) == 64);
   CHECK(offsetof(weir_shard_output, dtype) == 68);
   CHECK(offsetof(weir_shard_output, rate_hz) == 72);
@@ -40,8 +48,14 @@ TEST_CASE("every ABI struct has the size and field offsets shards were built aga
   CHECK(offsetof(weir_shard_output, max_bytes) == 88);
   CHECK(offsetof(weir_shard_output, units) == 96);
   CHECK(offsetof(weir_shard_output, labels) == 128);
+  CHECK(offsetof(weir_shard_output, frame_elements) == 256);
+  CHECK(offsetof(weir_shard_output, array_dtype) == 260);
+  CHECK(offsetof(weir_shard_output, array_rank) == 264);
+  CHECK(offsetof(weir_shard_output, array_dims) == 268);
+  CHECK(offsetof(weir_shard_output, reserved_out) == 276);
+  CHECK(offsetof(weir_shard_output, axis) == 280);
 
-  CHECK(sizeof(weir_shard_config) == 8280);
+  CHECK(sizeof(weir_shard_config) == 11608);
   CHECK(offsetof(weir_shard_config, struct_size) == 4);
   CHECK(offsetof(weir_shard_config, instance) == 8);
   CHECK(offsetof(weir_shard_config, input_channel) == 16);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,11 @@ TEST_CASE("configure declares one f32 spectrum channel named, sized and scaled f
     CHECK(out.samples_per_block == 257);
     CHECK(std::string(out.units) == "V^2/Hz");
     CHECK(out.rate_hz == doctest::Approx(257 * kRate / 512));  // bins x spectra per second
+    CHECK(out.frame_elements == 257);  // one spectrum of N/2+1 bins per block
+    CHECK(std::string(out.axis.name) == "frequency");
+    CHECK(std::string(out.axis.units) == "Hz");
+    CHECK(out.axis.start == 0.0);
+    CHECK(out.axis.step == doctest::Approx(kRate / 512));  // 100 Hz bins
     fft_api().stop(result.shard);
   }
   SUBCASE("amplitude in dB, 50 % overlap and linear averaging over 4") {
@@ -101,6 +107,8 @@ TEST_CASE("configure declares one f32 spectrum channel named, sized and scaled f
     CHECK(std::string(cfg.outputs[0].name) == "lab.spectrum");
     CHECK(std::string(cfg.outputs[0].units) == "V^2");
     CHECK(cfg.outputs[0].samples_per_block == 513);  // size 1024 by default
+    CHECK(cfg.outputs[0].frame_elements == 513);
+    CHECK(cfg.outputs[0].axis.step == doctest::Approx(kRate / 1024));
     fft_api().stop(result.shard);
   }
 }
@@ -162,6 +170,38 @@ TEST_CASE("configure refuses bad parameters naming the kind, the parameter, the 
     auto b = fft_config();
     b.param("size", "1k");
     CHECK(refusal(b).find("not an integer") != std::string::npos);
+  }
+}
+
+TEST_CASE("a sine's peak sits on the frequency axis the fft declares") {
+  for (const char* size : {"512", "1000", "4096"}) {
+    CAPTURE(size);
+    auto b = fft_config(WEIR_DTYPE_F32, 4096);
+    b.param("size", size).param("overlap", "0").param("spectrum", "amplitude").param("window", "flattop");
+    auto& cfg = b.build();
+    const auto configured = weir::shard_test::configure(fft_api(), cfg);
+    REQUIRE_MESSAGE(configured.shard != nullptr, configured.error);
+    weir::shard_test::FakeHost host(cfg);
+    const weir_shard_output out = host.output(0);
+    const std::uint32_t n = static_cast<std::uint32_t>(std::stoul(size));
+    REQUIRE(out.frame_elements == n / 2 + 1);
+    CHECK(out.samples_per_block == out.frame_elements);
+    CHECK(out.axis.step == kRate / n);  // rate / N exactly as computed
+
+    const double tone_hz = 3000;  // 30 bins of 100 Hz at N = 512
+    std::vector<float> samples(4096);
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      samples[i] = static_cast<float>(std::sin(2 * std::numbers::pi * tone_hz * static_cast<double>(i) / kRate));
+    const weir_shard_host table = host.table();
+    const weir_shard_block in{samples.data(), 4096, 0, 0, 0, 0, 0};
+    REQUIRE(fft_api().process(configured.shard, &in, &table) == 0);
+    fft_api().stop(configured.shard);
+    REQUIRE_FALSE(host.published.empty());
+    const auto& s = host.published[0].samples;
+    REQUIRE(s.size() == out.frame_elements);
+    const auto peak = static_cast<std::size_t>(std::max_element(s.begin(), s.end()) - s.begin());
+    CHECK(std::abs(out.axis.start + static_cast<double>(peak) * out.axis.step - tone_hz) <= out.axis.step / 2);
+    CHECK(host.misuse == 0);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "weir/shard.h"
 #include "weir/shard_host/loader.hpp"
+#include "weir/shard_host/output_shape.hpp"
 #include "weir/shard_host/params.hpp"
 
 namespace weir::supervisor {
@@ -66,6 +67,7 @@ core::Result<std::vector<core::ChannelSpec>> resolve_shard(const config::ShardDe
     spec.dtype = static_cast<core::Dtype>(o.dtype);
     spec.rate_hz = o.rate_hz;
     spec.samples_per_block = o.samples_per_block;
+    spec.frame = shard_host::frame_shape(o);  // what the host will create: `weir check` shows it
     spec.units = o.units;
     spec.labels = split_labels(o.labels);
     out.push_back(std::move(spec));

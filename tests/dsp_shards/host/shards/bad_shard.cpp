@@ -1,5 +1,6 @@
 // Broken shard objects, one per defect, each built from this file with one WEIR_TEST_BAD value:
 //   1 wrong abi_version   2 wrong struct_size   3 NULL table   4 NULL process   5 no entry symbol
+//   6 built for ABI version 1 (before frame shapes and array keys), whatever the host asks for
 // The host must refuse every one of them with a message naming the .so and the defect.
 #include <cstdint>
 
@@ -11,7 +12,7 @@ weir_shard* configure(weir_shard_config*, char*, size_t) { return nullptr; }
 int process(weir_shard*, const weir_shard_block*, const weir_shard_host*) { return 0; }
 void stop(weir_shard*) {}
 
-constexpr std::uint32_t kAbiVersion = WEIR_TEST_BAD == 1 ? 99U : WEIR_SHARD_ABI_VERSION;
+constexpr std::uint32_t kAbiVersion = WEIR_TEST_BAD == 1 ? 99U : WEIR_TEST_BAD == 6 ? 1U : WEIR_SHARD_ABI_VERSION;
 constexpr std::uint32_t kStructSize =
     WEIR_TEST_BAD == 2 ? static_cast<std::uint32_t>(sizeof(weir_shard_api)) - 8U : sizeof(weir_shard_api);
 
