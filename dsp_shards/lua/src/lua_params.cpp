@@ -13,8 +13,8 @@ const weir_shard_param kParams[kParamCount] = {
     {"function", WEIR_PARAM_TEXT, 0, "process", 0, 0, nullptr,
      "global function of the script called once per block with the block's view"},
     {"outputs", WEIR_PARAM_TEXT, 0, "", 0, 0, nullptr,
-     "what the script may write: key:NAME (f64), keybytes:NAME:MAXBYTES, channel:NAME (f32), "
-     "comma-separated"},
+     "what the script may write: key:NAME (f64), keybytes:NAME:MAXBYTES, array:NAME:N (N f64 elements), "
+     "channel:NAME (f32), comma-separated"},
     {"memory_mb", WEIR_PARAM_INT, 0, "64", 1, static_cast<double>(kMaxMemoryMb), nullptr,
      "Lua heap limit in MiB; an allocation past it fails the block"},
     {"instructions", WEIR_PARAM_INT, 0, "10000000", 0, static_cast<double>(kMaxInstructions), nullptr,
@@ -75,7 +75,7 @@ core::Result<void> check_name(std::string_view name, const std::string& where) {
 core::Result<OutputDecl> parse_one(std::string_view entry, const std::string& where) {
   const auto colon = entry.find(':');
   if (colon == std::string_view::npos) {
-    return fail(Errc::invalid_argument, where + ": expected KIND:NAME (key, keybytes or channel)");
+    return fail(Errc::invalid_argument, where + ": expected KIND:NAME (key, keybytes, array or channel)");
   }
   const std::string_view kind = entry.substr(0, colon);
   std::string_view rest = entry.substr(colon + 1);
@@ -85,23 +85,27 @@ core::Result<OutputDecl> parse_one(std::string_view entry, const std::string& wh
     out.max_bytes = sizeof(double);
   } else if (kind == "channel") {
     out.kind = OutputKind::channel;
-  } else if (kind == "keybytes") {
+  } else if (kind == "keybytes" || kind == "array") {
+    const bool array = kind == "array";
+    const char* count_name = array ? "N" : "MAXBYTES";
+    const std::uint64_t most = array ? kMaxKeyBytes / sizeof(double) : kMaxKeyBytes;
     const auto last = rest.rfind(':');
     if (last == std::string_view::npos) {
-      return fail(Errc::invalid_argument, where + ": expected keybytes:NAME:MAXBYTES");
+      return fail(Errc::invalid_argument, where + ": expected " + std::string(kind) + ":NAME:" + count_name);
     }
     const std::string_view size = rest.substr(last + 1);
-    std::uint64_t bytes = 0;
-    const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), bytes);
-    if (size.empty() || ec != std::errc{} || end != size.data() + size.size() || bytes == 0 || bytes > kMaxKeyBytes) {
-      return fail(Errc::invalid_argument, where + ": MAXBYTES '" + std::string(size) + "' is not an integer in [1, " +
-                                              std::to_string(kMaxKeyBytes) + "]");
+    std::uint64_t count = 0;
+    const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), count);
+    if (size.empty() || ec != std::errc{} || end != size.data() + size.size() || count == 0 || count > most) {
+      return fail(Errc::invalid_argument, where + ": " + count_name + " '" + std::string(size) +
+                                              "' is not an integer in [1, " + std::to_string(most) + "]");
     }
     rest = rest.substr(0, last);
-    out = OutputDecl{std::string(rest), OutputKind::key_bytes, bytes};
+    out = OutputDecl{std::string(rest), array ? OutputKind::key_array : OutputKind::key_bytes,
+                     array ? count * sizeof(double) : count};
   } else {
     return fail(Errc::invalid_argument,
-                where + ": unknown kind '" + std::string(kind) + "' (expected key, keybytes or channel)");
+                where + ": unknown kind '" + std::string(kind) + "' (expected key, keybytes, array or channel)");
   }
   if (auto ok = check_name(rest, where); !ok) return tl::make_unexpected(ok.error());
   return out;

@@ -165,6 +165,24 @@ int weir_set(lua_State* L) {
   if (out.kind == OutputKind::key_f64) {
     const double value = luaL_checknumber(L, 2);
     rc = host->set_key(host->self, index, &value, sizeof value);
+  } else if (out.kind == OutputKind::key_array) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const std::size_t elements = out.max_bytes / sizeof(double);
+    const lua_Unsigned given = lua_rawlen(L, 2);
+    if (given != elements) {
+      return luaL_error(L, "weir.set: '%s' is an array of %I numbers, not %I", out.name.c_str(), as_integer(elements),
+                        as_integer(given));
+    }
+    for (std::size_t i = 0; i < elements; ++i) {  // into the preallocated scratch: no allocation per block
+      lua_rawgeti(L, 2, static_cast<lua_Integer>(i + 1));
+      int is_number = 0;
+      shard->array_scratch[i] = lua_tonumberx(L, -1, &is_number);
+      lua_pop(L, 1);
+      if (is_number == 0) {
+        return luaL_error(L, "weir.set: '%s' element %I is not a number", out.name.c_str(), as_integer(i + 1));
+      }
+    }
+    rc = host->set_key(host->self, index, shard->array_scratch.data(), out.max_bytes);
   } else {
     std::size_t bytes = 0;
     const char* value = luaL_checklstring(L, 2, &bytes);

@@ -33,6 +33,13 @@ void declare_outputs(const LuaShard& shard, weir_shard_config& cfg) {
       out.dtype = WEIR_DTYPE_F32;
       out.rate_hz = cfg.input_rate_hz;
       out.samples_per_block = cfg.input_samples_per_block;
+    } else if (decl.kind == OutputKind::key_array) {
+      out.kind = WEIR_OUTPUT_KEY;
+      out.key_type = WEIR_KEY_ARRAY;
+      out.max_bytes = decl.max_bytes;
+      out.array_dtype = WEIR_DTYPE_F64;
+      out.array_rank = 1;
+      out.array_dims[0] = static_cast<std::uint32_t>(decl.max_bytes / sizeof(double));
     } else {
       out.kind = WEIR_OUTPUT_KEY;
       out.key_type = decl.kind == OutputKind::key_f64 ? WEIR_KEY_F64 : WEIR_KEY_BYTES;
@@ -64,6 +71,9 @@ core::Result<std::unique_ptr<LuaShard>> build(weir_shard_config& cfg) {
   shard->function_name = std::move(params->function);
   shard->outputs = std::move(params->outputs);
   shard->scratch.assign(cfg.input_samples_per_block, 0.0F);
+  for (const OutputDecl& out : shard->outputs)
+    if (out.kind == OutputKind::key_array && out.max_bytes / sizeof(double) > shard->array_scratch.size())
+      shard->array_scratch.assign(out.max_bytes / sizeof(double), 0.0);
   shard->samples_per_block = cfg.input_samples_per_block;
   shard->input_dtype = cfg.input_dtype;
   shard->rate_hz = cfg.input_rate_hz;

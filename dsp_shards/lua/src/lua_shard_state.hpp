@@ -21,12 +21,12 @@ inline constexpr std::uint32_t kMaxMemoryMb = 65536;         // refuse a heap li
 inline constexpr std::int64_t kMaxInstructions = 2'147'483'647;   // lua_sethook takes an int count
 inline constexpr std::size_t kMaxKeyBytes = 1U << 20;        // refuse keybytes outputs larger than 1 MiB
 
-enum class OutputKind : std::uint8_t { key_f64, key_bytes, channel };
+enum class OutputKind : std::uint8_t { key_f64, key_bytes, key_array, channel };
 
 struct OutputDecl {
   std::string name;
   OutputKind kind;
-  std::uint64_t max_bytes;  // key_bytes only
+  std::uint64_t max_bytes;  // key_bytes: the largest value; key_array: elements x 8 (f64 elements)
 };
 
 // Counted by the lua_Alloc; used_bytes <= limit_bytes always holds.
@@ -73,6 +73,7 @@ struct LuaShard {
   std::string function_name;
   std::vector<OutputDecl> outputs;  // index i is cfg->outputs[i]
   std::vector<float> scratch;       // one block: weir.emit converts a table here before it claims
+  std::vector<double> array_scratch;  // the largest array output: weir.set converts a table here
   std::uint32_t samples_per_block = 0;
   std::uint32_t input_dtype = 0;
   double rate_hz = 0.0;

@@ -64,13 +64,15 @@ TEST_CASE("a bad outputs declaration is refused naming the entry") {
     const char* error;
   };
   const Case cases[] = {
-      {"key:a,foo:b", "outputs: entry 2 'foo:b': unknown kind 'foo' (expected key, keybytes or channel)"},
+      {"key:a,foo:b", "outputs: entry 2 'foo:b': unknown kind 'foo' (expected key, keybytes, array or channel)"},
       {"adc0.peak", "outputs: entry 1 'adc0.peak': expected KIND:NAME"},
       {"key:", "outputs: entry 1 'key:': empty name"},
       {"key:a,,key:b", "outputs: entry 2 '': expected KIND:NAME"},
       {"keybytes:state", "outputs: entry 1 'keybytes:state': expected keybytes:NAME:MAXBYTES"},
       {"keybytes:state:0", "MAXBYTES '0' is not an integer in [1, 1048576]"},
       {"keybytes:state:12x", "MAXBYTES '12x' is not an integer"},
+      {"array:hist", "outputs: entry 1 'array:hist': expected array:NAME:N"},
+      {"array:hist:0", "N '0' is not an integer in [1, 131072]"},
       {"channel:adc0 x", "name 'adc0 x' holds a blank or ':'"},
       {"key:a,channel:a", "outputs: entry 2 'channel:a': name declared twice"},
       {"key:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "name longer than 63 bytes"},

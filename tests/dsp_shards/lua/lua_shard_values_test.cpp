@@ -247,6 +247,32 @@ TEST_CASE("a keybytes output takes a string up to its declared size") {
   CHECK(host.key_writes[0].size() == 1);
 }
 
+TEST_CASE("an array output takes a table of exactly its declared numbers as f64 elements") {
+  ScriptDir dir;
+  const auto script = dir.write("array.lua", {
+                                                 "function process(block)",
+                                                 "  if block.sequence == 1 then weir.set('adc0.hist', {1, 2}) return end",
+                                                 "  weir.set('adc0.hist', {block.sequence, 0.5, -3})",
+                                                 "end",
+                                             });
+  LuaShardUnderTest shard({{"script", script}, {"outputs", "array:adc0.hist:3"}});
+  REQUIRE_MESSAGE(shard.ok(), shard.error());
+  const weir_shard_output& out = shard.config().outputs[0];
+  CHECK(out.key_type == WEIR_KEY_ARRAY);
+  CHECK(out.array_dtype == WEIR_DTYPE_F64);
+  CHECK(out.array_rank == 1);
+  CHECK(out.array_dims[0] == 3);
+  CHECK(out.max_bytes == 3 * sizeof(double));
+  FakeHost host;
+  const std::vector<float> samples(kBlock, 0.0F);
+  REQUIRE(shard.process(host, samples.data(), kBlock, 7) == 0);
+  CHECK(host.array<double>(0) == std::vector<double>{7.0, 0.5, -3.0});
+  CHECK(shard.process(host, samples.data(), kBlock, 1) == WEIR_LUA_SCRIPT_ERROR);  // two numbers, not three
+  CHECK(shard.last_error().find("array.lua:2: weir.set: 'adc0.hist' is an array of 3 numbers, not 2") !=
+        std::string::npos);
+  CHECK(host.writes(0).size() == 1);
+}
+
 TEST_CASE("the example peak.lua runs as its README says") {
   LuaShardUnderTest shard({{"script", WEIR_LUA_EXAMPLES_DIR "/peak.lua"},
                            {"outputs", "key:adc0.peak,key:adc0.rms,channel:adc0.clipped"}},
