@@ -95,6 +95,18 @@ core::Result<void> attr_u32_array(hid_t object, const char* name, std::span<cons
   return write_attr(object, name, H5T_NATIVE_UINT32, space->get(), values.empty() ? &none : values.data());
 }
 
+core::Result<void> attr_text_list(hid_t object, const char* name, std::span<const std::string> values) {
+  const hsize_t dims[1] = {values.size()};
+  auto space = check<Space>(H5Screate_simple(1, dims, nullptr), "H5Screate_simple", name);
+  if (!space) return tl::make_unexpected(space.error());
+  const Type type = text_type();
+  std::vector<const char*> texts;
+  texts.reserve(values.size());
+  for (const std::string& v : values) texts.push_back(v.c_str());
+  const char* none = "";
+  return write_attr(object, name, type.get(), space->get(), texts.empty() ? &none : texts.data());
+}
+
 core::Result<void> rewrite_text(hid_t object, const char* name, std::string_view value) {
   const Type type = text_type();
   const std::string copy(value);

@@ -80,6 +80,15 @@ core::Result<std::uint64_t> dataset_length(hid_t dataset, const Place& place) {
   return std::uint64_t{dims[0]};
 }
 
+core::Result<std::uint64_t> data_elements(hid_t dataset, const Place& place) {
+  Space space(H5Dget_space(dataset));
+  const int rank = space ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (rank != 1 && rank != 2) return tl::make_unexpected(refuse(place, "is not a one- or two-dimensional dataset"));
+  hsize_t dims[2] = {0, 1};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  return std::uint64_t{dims[0]} * dims[1];
+}
+
 core::Result<Dataset> open_dataset(hid_t group, const std::string& name, const Place& place) {
   if (!has_link(group, name)) return tl::make_unexpected(refuse(place, "lacks the dataset " + name));
   Dataset dataset(H5Dopen2(group, name.c_str(), H5P_DEFAULT));

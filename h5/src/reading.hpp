@@ -36,6 +36,8 @@ struct Place {
 
 /// Number of elements of a 1-D dataset.
 [[nodiscard]] core::Result<std::uint64_t> dataset_length(hid_t dataset, const Place& place);
+/// The elements of a channel's data: 1-D, or rows x cols (a frame channel, format 1.2).
+[[nodiscard]] core::Result<std::uint64_t> data_elements(hid_t dataset, const Place& place);
 
 /// Reads a whole 1-D numeric dataset `name` of `group` as T (u64 or u32), refusing a missing one.
 template <class T>

@@ -56,6 +56,55 @@ core::Result<BlockTables> read_tables(hid_t group, const detail::Place& place) {
   return t;
 }
 
+// A frame channel's shape and axis (format 1.2): data's frames_per_block and frame_elements, the
+// axis dataset named by the group's axes[1]. Plain samples (frames_per_block 0) when data has none.
+core::Result<core::FrameShape> read_frame(hid_t group, hid_t data, const detail::Place& place,
+                                          std::uint32_t samples_per_block) {
+  core::FrameShape frame;
+  if (!has_attr(data, kAttrFrameElements)) return frame;
+  auto frames = detail::u64_attr(data, kAttrFramesPerBlock, place);
+  if (!frames) return tl::make_unexpected(frames.error());
+  auto elements = detail::u64_attr(data, kAttrFrameElements, place);
+  if (!elements) return tl::make_unexpected(elements.error());
+  if (*frames == 0 || *elements == 0 || *frames * *elements != samples_per_block)
+    return tl::make_unexpected(detail::refuse(place, "frames_per_block x frame_elements is not samples_per_block"));
+  frame.frames_per_block = static_cast<std::uint32_t>(*frames);
+  frame.frame_elements = static_cast<std::uint32_t>(*elements);
+  // axes = ["time", "<axis link>"]: the axis dataset's link.
+  Attribute axes(H5Aopen(group, kAttrAxes, H5P_DEFAULT));
+  Space space(axes ? H5Aget_space(axes.get()) : H5I_INVALID_HID);
+  if (!space || H5Sget_simple_extent_npoints(space.get()) != 2)
+    return tl::make_unexpected(detail::refuse(place, "is a frame channel whose axes are not (time, axis)"));
+  const Type text(H5Tcopy(H5T_C_S1));
+  H5Tset_size(text.get(), H5T_VARIABLE);
+  H5Tset_cset(text.get(), H5T_CSET_UTF8);
+  char* names[2] = {nullptr, nullptr};
+  if (H5Aread(axes.get(), text.get(), names) < 0)
+    return tl::make_unexpected(detail::refuse(place, "cannot read its axes"));
+  std::string link = names[1] != nullptr ? names[1] : "";
+  H5Dvlen_reclaim(text.get(), space.get(), H5P_DEFAULT, names);
+  auto axis = detail::open_dataset(group, link, place);
+  if (!axis) return tl::make_unexpected(axis.error());
+  const detail::Place here{place.file, place.path + "/" + link};
+  std::string name = link;
+  if (name == kDefaultFrameAxis) name.clear();
+  const std::string suffix = kFrameAxisSuffix;
+  if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+  frame.axis.name = name;
+  for (auto [attr, out] : {std::pair{kAttrUnits, &frame.axis.units}, std::pair{kAttrAxisValuesKey, &frame.axis.values_key}})
+    if (has_attr(axis->get(), attr)) {
+      auto text_value = detail::text_attr(axis->get(), attr, here);
+      if (!text_value) return tl::make_unexpected(text_value.error());
+      *out = *text_value;
+    }
+  for (auto [attr, out] : {std::pair{kAttrAxisStart, &frame.axis.start}, std::pair{kAttrAxisStep, &frame.axis.step}}) {
+    auto value = detail::f64_attr(axis->get(), attr, here);
+    if (!value) return tl::make_unexpected(value.error());
+    *out = *value;
+  }
+  return frame;
+}
+
 // The channel `out` holds for this group, added on first sight; refuses one that changes shape.
 core::Result<RecordedChannel*> channel_for(hid_t group, hid_t data, const std::string& link,
                                            const detail::Place& place, std::vector<RecordedChannel>& out) {
@@ -67,6 +116,10 @@ core::Result<RecordedChannel*> channel_for(hid_t group, hid_t data, const std::s
   }
   auto meta = detail::read_metadata(data, detail::Place{place.file, place.path + "/" + kData});
   if (!meta) return tl::make_unexpected(meta.error());
+  if (auto frame = read_frame(group, data, place, meta->samples_per_block); frame)
+    meta->frame = std::move(*frame);
+  else
+    return tl::make_unexpected(frame.error());
   auto found = std::find_if(out.begin(), out.end(), [&](const RecordedChannel& c) { return c.name == name; });
   if (found == out.end()) {
     meta->name = name;
@@ -88,7 +141,7 @@ core::Result<void> read_channel(hid_t entry, const std::string& link, const File
   if (!group) return tl::make_unexpected(detail::refuse(place, "cannot be opened as a group"));
   auto data = detail::open_dataset(group.get(), kData, place);
   if (!data) return tl::make_unexpected(data.error());
-  auto data_length = detail::dataset_length(data->get(), detail::Place{file.path, place.path + "/" + kData});
+  auto data_length = detail::data_elements(data->get(), detail::Place{file.path, place.path + "/" + kData});
   if (!data_length) return tl::make_unexpected(data_length.error());
   auto channel = channel_for(group.get(), data->get(), link, place, out);
   if (!channel) return tl::make_unexpected(channel.error());

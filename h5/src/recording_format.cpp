@@ -50,4 +50,13 @@ std::string encode_name(std::string_view name) {
   return out;
 }
 
+std::string frame_axis_link(std::string_view axis_name) {
+  if (axis_name.empty()) return kDefaultFrameAxis;
+  std::string link = encode_name(axis_name);
+  for (const char* taken : {kTime, kData, kBlockSequence, kBlockOffset, kBlockSamples, kBlockRealtimeNs,
+                            kBlockMonotonicNs, kBlockFlags, kGaps, kClockSteps})
+    if (link == taken) return link + kFrameAxisSuffix;
+  return link;
+}
+
 }  // namespace weir::h5

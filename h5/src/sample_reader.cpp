@@ -52,9 +52,13 @@ core::Result<void> SampleReader::load(std::uint64_t index, std::uint64_t batch_b
   first_ = index;
   end_ = end;
   if (samples == 0) return {};
-  const hsize_t start[1] = {head.offset}, count[1] = {samples};
+  // A frame channel's data is rows of frame_elements: whole rows, the same bytes in the same order.
+  const std::uint64_t cols = channel_->frame.framed() ? channel_->frame.frame_elements : 0;
+  const int rank = cols > 0 ? 2 : 1;
+  const hsize_t start[2] = {cols > 0 ? head.offset / cols : head.offset, 0};
+  const hsize_t count[2] = {cols > 0 ? samples / cols : samples, cols};
   Space file_space(H5Dget_space(data_.get()));
-  Space memory_space(H5Screate_simple(1, count, nullptr));
+  Space memory_space(H5Screate_simple(rank, count, nullptr));
   if (!file_space || !memory_space ||
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
       H5Dread(data_.get(), memory_type_.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0) {

@@ -89,6 +89,7 @@ core::Result<std::vector<Lane>> open_lanes(const core::Arena& arena, const Recor
     spec.units = c.units;
     spec.labels = c.labels;
     spec.samples_per_block = c.samples_per_block;
+    spec.frame = c.frame;
     spec.ring_blocks = options.ring_blocks;
     spec.full_policy = options.full_policy;
     spec.wait_timeout_ns = options.wait_timeout_ns;

@@ -35,12 +35,18 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   if (!group) return tl::make_unexpected(group.error());
   g.group_ = std::move(*group);
   const hid_t gid = g.group_.get();
+  const bool framed = channel.frame.framed() && channel.frame.frame_elements > 0;
+  g.row_elements_ = framed ? channel.frame.frame_elements : 1;
+  const std::string frame_axis = framed ? h5::frame_axis_link(channel.frame.axis.name) : std::string();
   for (auto ok : {h5::attr_text(gid, h5::kAttrSignal, h5::kData), h5::attr_text(gid, h5::kAttrChannel, channel.name),
-                  h5::attr_text(gid, h5::kAttrPolicy, channel.policy), h5::attr_text(gid, h5::kAttrAxes, h5::kTime),
+                  h5::attr_text(gid, h5::kAttrPolicy, channel.policy),
                   h5::attr_u32(gid, h5::kAttrTimeIndices, 0)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_));
+  if (auto ok = g.write_axes(frame_axis); !ok) return tl::make_unexpected(ok.error());
   // The time axis exists, written, before SWMR starts; the first block rewrites its start in place.
-  const std::vector<double> axis{std::numeric_limits<double>::quiet_NaN(), 1.0 / channel.rate_hz};
+  // A frame channel's time steps by frames.
+  const std::vector<double> axis{std::numeric_limits<double>::quiet_NaN(),
+                                 static_cast<double>(g.row_elements_) / channel.rate_hz};
   const std::string time_what = g.what_ + "/" + h5::kTime;
   if (auto ok = h5::write_numbers(gid, h5::kTime, time_what, axis); !ok) return tl::make_unexpected(ok.error());
   g.time_ = h5::Dataset(H5Dopen2(gid, h5::kTime, H5P_DEFAULT));
@@ -54,9 +60,13 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.compressed_ = compress > 0;
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));
+  // A frame channel's elements are rows of frame_elements samples: chunks of whole frames.
+  const std::uint64_t rows = g.row_elements_;
   auto data = Column::create(gid,
-                             ColumnSpec{h5::kData, g.sample_type_.get(), g.sample_type_.get(), channel.sample_bytes,
-                                        chunk, channel.samples_per_block, compress, false},
+                             ColumnSpec{h5::kData, g.sample_type_.get(), g.sample_type_.get(),
+                                        channel.sample_bytes * rows, std::max<std::uint64_t>(1, chunk / rows),
+                                        std::max<std::uint64_t>(1, channel.samples_per_block / rows), compress, false,
+                                        nullptr, framed ? rows : 0},
                              g.what_ + "/" + h5::kData);
   if (!data) return tl::make_unexpected(data.error());
   g.data_ = std::move(*data);
@@ -71,6 +81,10 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
                   h5::attr_text(did, h5::kAttrFirstSampleTime, ""),
                   h5::attr_u64(did, h5::kAttrFirstSampleNs, 0), h5::attr_u64(did, h5::kAttrFirstSampleIndex, 0)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
+  if (framed)
+    for (auto ok : {h5::attr_u32(did, h5::kAttrFramesPerBlock, channel.frame.frames_per_block),
+                    h5::attr_u32(did, h5::kAttrFrameElements, channel.frame.frame_elements)})
+      if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
 
   const std::uint64_t unwritten = h5::kUnwrittenSequence;
   const auto table = [&](Column& out, const char* name, hid_t type, std::size_t bytes) -> core::Result<void> {
@@ -113,11 +127,13 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
 }
 
 void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
-  const std::uint64_t offset = data_.size();
-  data_.commit(meta.samples);
+  // A frame channel keeps whole frames: a torn last frame of a short block is not recorded.
+  const std::uint64_t offset = data_.size() * row_elements_;
+  const std::uint32_t rows = static_cast<std::uint32_t>(meta.samples / row_elements_);
+  data_.commit(rows);
   stage(sequence_, meta.sequence);
   stage(offset_, offset);
-  stage(samples_, meta.samples);
+  stage(samples_, static_cast<std::uint32_t>(rows * row_elements_));
   stage(realtime_, meta.realtime_ns);
   stage(monotonic_, meta.monotonic_ns);
   stage(flags_, meta.flags);
@@ -157,6 +173,32 @@ core::Result<void> ChannelGroup::write_first_block_attrs() {
   if (auto ok = h5::write_rows(time_.get(), H5T_NATIVE_DOUBLE, 0, 1, 0, &start_s, what_ + "/" + h5::kTime); !ok)
     return ok;
   first_pending_ = false;
+  return {};
+}
+
+core::Result<void> ChannelGroup::write_axes(const std::string& frame_axis) {
+  const hid_t gid = group_.get();
+  if (frame_axis.empty()) return h5::attr_text(gid, h5::kAttrAxes, h5::kTime);
+  // NeXus: axes names one axis per dimension of data, each AXISNAME_indices the dimension it scales.
+  const std::vector<std::string> axes{h5::kTime, frame_axis};
+  const std::string indices = frame_axis + h5::kAttrIndicesSuffix;
+  for (auto ok : {h5::attr_text_list(gid, h5::kAttrAxes, axes), h5::attr_u32(gid, indices.c_str(), 1)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), what_));
+  const core::FrameShape& frame = channel_.frame;
+  std::vector<double> values(frame.frame_elements);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = frame.axis.start + static_cast<double>(i) * frame.axis.step;
+  const std::string what = what_ + "/" + frame_axis;
+  if (auto ok = h5::write_numbers(gid, frame_axis, what, values); !ok) return ok;
+  const h5::Dataset axis(H5Dopen2(gid, frame_axis.c_str(), H5P_DEFAULT));
+  if (!axis) return tl::make_unexpected(h5::error("H5Dopen2", what));
+  const std::string name = frame.axis.name.empty() ? std::string(h5::kDefaultFrameAxis) : frame.axis.name;
+  for (auto ok : {h5::attr_text(axis.get(), h5::kAttrUnits, frame.axis.units),
+                  h5::attr_text(axis.get(), h5::kAttrLongName,
+                                frame.axis.units.empty() ? name : name + " (" + frame.axis.units + ")"),
+                  h5::attr_f64(axis.get(), h5::kAttrAxisStart, frame.axis.start),
+                  h5::attr_f64(axis.get(), h5::kAttrAxisStep, frame.axis.step),
+                  h5::attr_text(axis.get(), h5::kAttrAxisValuesKey, frame.axis.values_key)})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), what));
   return {};
 }
 
@@ -215,7 +257,7 @@ std::uint64_t ChannelGroup::roll_back(std::uint64_t next_sequence) noexcept {
 
 std::uint64_t ChannelGroup::bytes_written() const noexcept {
   constexpr std::uint64_t kRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);  // the six tables
-  const std::uint64_t samples = compressed_ ? 0 : data_.written() * channel_.sample_bytes;
+  const std::uint64_t samples = compressed_ ? 0 : samples_written() * channel_.sample_bytes;
   return samples + sequence_.written() * kRowBytes + gaps_.written() * sizeof(GapRow);
 }
 

@@ -10,6 +10,7 @@
 
 #include "column.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
 #include "weir/h5/handle.hpp"
 #include "weir/h5/recording_format.hpp"
@@ -31,6 +32,7 @@ struct ChannelStatic {
   std::uint32_t samples_per_block = 0;
   std::uint32_t ring_blocks = 0;
   std::string policy;  // the recorder's consumer policy
+  core::FrameShape frame;  // framed: data is frames x frame_elements (format 1.2)
 };
 
 /// A block's metadata for the tables.
@@ -71,8 +73,8 @@ class ChannelGroup {
   [[nodiscard]] const ChannelStatic& channel() const noexcept { return channel_; }
   [[nodiscard]] std::uint64_t blocks() const noexcept { return sequence_.size(); }
   [[nodiscard]] std::uint64_t blocks_written() const noexcept { return sequence_.written(); }
-  [[nodiscard]] std::uint64_t samples() const noexcept { return data_.size(); }
-  [[nodiscard]] std::uint64_t samples_written() const noexcept { return data_.written(); }
+  [[nodiscard]] std::uint64_t samples() const noexcept { return data_.size() * row_elements_; }
+  [[nodiscard]] std::uint64_t samples_written() const noexcept { return data_.written() * row_elements_; }
   [[nodiscard]] std::uint64_t chunk_blocks() const noexcept { return chunk_blocks_; }
   /// Bytes handed to HDF5 so far: table rows, and samples when uncompressed (compressed sizes are
   /// only known to the file). HDF5 under SWMR holds a dataset's first chunks back from the file
@@ -91,6 +93,7 @@ class ChannelGroup {
   ChannelGroup() = default;
   [[nodiscard]] core::Result<void> write_first_block_attrs();
   [[nodiscard]] core::Result<void> write_tables(bool partial);
+  [[nodiscard]] core::Result<void> write_axes(const std::string& frame_axis);
 
   ChannelStatic channel_;
   std::string what_;
@@ -100,6 +103,7 @@ class ChannelGroup {
   h5::Type sample_type_, gap_file_type_, gap_mem_type_, step_file_type_, step_mem_type_;
   Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_, steps_;
   std::uint64_t chunk_blocks_ = 0;
+  std::uint64_t row_elements_ = 1;  // samples in one row of data: frame_elements when framed, else 1
   bool compressed_ = false;
   std::uint64_t handed_last_sequence_ = 0;  // sequence of the last row handed to HDF5
   std::uint64_t durable_next_ = 0;          // sequence after the last row the last flush made durable

@@ -22,14 +22,15 @@ constexpr double kEvictWrittenFirst = 1.0;      // preempt fully written chunks 
 }  // namespace
 
 core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::string what) {
-  const hsize_t zero[1] = {0};
-  const hsize_t unlimited[1] = {H5S_UNLIMITED};
-  const hsize_t chunk[1] = {spec.chunk};
-  auto space = h5::check<h5::Space>(H5Screate_simple(1, zero, unlimited), "H5Screate_simple", what);
+  const int rank = spec.cols > 0 ? 2 : 1;
+  const hsize_t zero[2] = {0, spec.cols};
+  const hsize_t unlimited[2] = {H5S_UNLIMITED, spec.cols};
+  const hsize_t chunk[2] = {spec.chunk, spec.cols};
+  auto space = h5::check<h5::Space>(H5Screate_simple(rank, zero, unlimited), "H5Screate_simple", what);
   if (!space) return tl::make_unexpected(space.error());
   auto dcpl = h5::check<h5::PropList>(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", what);
   if (!dcpl) return tl::make_unexpected(dcpl.error());
-  if (auto ok = h5::check(H5Pset_chunk(dcpl->get(), 1, chunk), "H5Pset_chunk", what); !ok)
+  if (auto ok = h5::check(H5Pset_chunk(dcpl->get(), rank, chunk), "H5Pset_chunk", what); !ok)
     return tl::make_unexpected(ok.error());
   if (spec.fill != nullptr)
     if (auto ok = h5::check(H5Pset_fill_value(dcpl->get(), spec.mem_type, spec.fill), "H5Pset_fill_value", what); !ok)
@@ -59,6 +60,7 @@ core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::s
   c.what_ = std::move(what);
   c.buffer_.resize((spec.chunk + spec.slack) * spec.element_bytes);
   c.element_bytes_ = spec.element_bytes;
+  c.cols_ = spec.cols;
   c.chunk_ = spec.chunk;
   c.filtered_ = spec.deflate > 0;
   return c;
@@ -68,11 +70,11 @@ core::Result<void> Column::write_range(std::uint64_t first, std::uint64_t count,
   if (count == 0) return {};
   const std::uint64_t end = first + count;
   if (end > extent_) {
-    const hsize_t size[1] = {end};
+    const hsize_t size[2] = {end, cols_};
     if (auto ok = h5::check(H5Dset_extent(dataset_.get(), size), "H5Dset_extent", what_); !ok) return ok;
     extent_ = end;
   }
-  if (auto ok = h5::write_rows(dataset_.get(), mem_type_, first, count, 0, data, what_); !ok) return ok;
+  if (auto ok = h5::write_rows(dataset_.get(), mem_type_, first, count, cols_, data, what_); !ok) return ok;
   written_ = std::max(written_, end);
   return {};
 }
@@ -108,7 +110,7 @@ core::Result<void> Column::roll_back() noexcept {
   staged_ = durable_ - base_;
   written_ = durable_;
   if (extent_ <= durable_) return {};
-  const hsize_t size[1] = {durable_};
+  const hsize_t size[2] = {durable_, cols_};
   if (H5Dset_extent(dataset_.get(), size) < 0) return tl::make_unexpected(core::Error{core::Errc::io_error, ""});
   extent_ = durable_;
   return {};

@@ -1,5 +1,5 @@
 #pragma once
-// One 1-D, chunked, extendible dataset that grows at its end. Elements are staged in memory and
+// One 1-D (or rows x cols), chunked, extendible dataset that grows at its end. Elements are staged in memory and
 // reach HDF5 a whole chunk at a time (one H5Dset_extent + one hyperslab H5Dwrite per chunk instead
 // of one per block); write_partial() hands over the staged tail at a flush, so what a reader or a
 // crash sees is every element up to the last flush.
@@ -25,6 +25,8 @@ struct ColumnSpec {
   int deflate = 0;                   // shuffle + deflate at this level; 0: no filter
   bool cache = true;                 // false: no chunk cache, every write goes to the file at once
   const void* fill = nullptr;        // fill value (a mem_type element) of rows extended but never written
+  std::uint64_t cols = 0;            // > 0: a 2-D dataset of rows x cols; an element is a row (element_bytes
+                                     // its bytes), fill is not supported
 };
 
 class Column {
@@ -66,6 +68,7 @@ class Column {
   std::string what_;
   std::vector<std::byte> buffer_;  // chunk + slack elements; element 0 is dataset index base_
   std::size_t element_bytes_ = 0;
+  std::uint64_t cols_ = 0;      // 0: 1-D
   std::uint64_t chunk_ = 0;
   std::uint64_t base_ = 0;      // a multiple of chunk_: staging always starts on a chunk boundary
   std::uint64_t staged_ = 0;    // elements in buffer_

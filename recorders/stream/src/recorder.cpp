@@ -223,6 +223,7 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   info.samples_per_block = c.samples_per_block;
   info.ring_blocks = c.ring_blocks;
   info.policy = core::policy_name(options_.policy);
+  info.frame = c.frame;
   const std::uint64_t dropped = d.dropped_at_source.load(std::memory_order_relaxed);
   follows_.push_back(Follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss});
   return {};

@@ -24,6 +24,8 @@ namespace weir::h5 {
 [[nodiscard]] core::Result<void> attr_f64(hid_t object, const char* name, double value);
 /// A 1-D u32 attribute of values.size() elements.
 [[nodiscard]] core::Result<void> attr_u32_array(hid_t object, const char* name, std::span<const std::uint32_t> values);
+/// A 1-D attribute of values.size() variable-length UTF-8 strings (NeXus `axes`).
+[[nodiscard]] core::Result<void> attr_text_list(hid_t object, const char* name, std::span<const std::string> values);
 
 /// Overwrite an existing attribute's value in place (its type unchanged). Allowed under SWMR, where
 /// creating an attribute is not: such attributes are created early with a placeholder value.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
 #include "weir/h5/handle.hpp"
 #include "weir/h5/recording_format.hpp"
@@ -46,6 +47,7 @@ struct RecordedChannel {
   std::string units;
   std::vector<std::string> labels;
   std::uint32_t samples_per_block = 0;
+  core::FrameShape frame;  // a frame channel's shape and axis (format 1.2); plain samples otherwise
   std::vector<RecordedBlock> blocks;
   std::vector<RecordedGap> gaps;        // every such gap row of every file, in file order
   std::uint64_t missing_after = 0;      // gap rows past the last block (the recording ended inside a gap)

@@ -1,5 +1,5 @@
 #pragma once
-// The recording file format (docs/design/recording.md, format 1.1), declared once: every name, fixed
+// The recording file format (docs/design/recording.md, format 1.2), declared once: every name, fixed
 // value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
 // share. A change here is a change of the format: update the design document with it.
 //
@@ -28,8 +28,8 @@ namespace weir::h5 {
 // understand (docs/design/recording.md, "Versions").
 inline constexpr char kFormatName[] = "weir-recording";
 inline constexpr std::uint32_t kFormatMajor = 1;                // readers refuse other majors
-inline constexpr std::uint32_t kFormatMinor = 1;                // what this build writes
-inline constexpr char kFormatWritten[] = "weir-recording 1.1";  // the weir_format this build writes
+inline constexpr std::uint32_t kFormatMinor = 2;                // what this build writes
+inline constexpr char kFormatWritten[] = "weir-recording 1.2";  // the weir_format this build writes
 
 // Root attributes.
 inline constexpr char kAttrFormat[] = "weir_format";
@@ -81,6 +81,24 @@ inline constexpr char kAttrSamplesPerBlock[] = "samples_per_block";  // u32
 inline constexpr char kAttrFirstSampleTime[] = "first_sample_time";  // text; empty until the first block
 inline constexpr char kAttrFirstSampleNs[] = "first_sample_ns";      // u64
 inline constexpr char kAttrFirstSampleIndex[] = "first_sample_index";  // u64: channel-stream index of data[0]
+
+// Frame channels (1.2): a channel whose descriptor declares a frame shape (core::FrameShape) records
+// `data` as 2-D (frames x frame_elements), one row per frame, chunked and extendible along frames;
+// block_offset and block_samples still count elements (row * frame_elements + column). The group's
+// `axes` is the text list (kTime, <axis name>) with kAttrTimeIndices 0 and "<axis name>_indices" 1
+// (kAttrIndicesSuffix); `time` is (start, step) per frame, step = frame_elements / sample_rate_hz;
+// the axis dataset, named after the axis (kDefaultFrameAxis when the channel names none), holds the
+// frame_elements f64 values start + i * step with attributes units and long_name. `data` gains
+// kAttrFramesPerBlock and kAttrFrameElements. The axis dataset's kAttrAxisValuesKey names the KV key
+// of explicit axis values when the channel declares one (the dataset still holds start + i * step).
+inline constexpr char kAttrFramesPerBlock[] = "frames_per_block";  // u32, of data
+inline constexpr char kAttrFrameElements[] = "frame_elements";     // u32, of data
+inline constexpr char kAttrIndicesSuffix[] = "_indices";           // NeXus AXISNAME_indices
+inline constexpr char kAttrAxisStart[] = "axis_start";             // f64, of the axis dataset
+inline constexpr char kAttrAxisStep[] = "axis_step";               // f64, of the axis dataset
+inline constexpr char kAttrAxisValuesKey[] = "values_key";         // text, of the axis dataset ("" for none)
+inline constexpr char kDefaultFrameAxis[] = "element";             // the axis name when a channel gives none
+inline constexpr char kFrameAxisSuffix[] = "_in_frame";            // appended to an axis name a dataset has
 
 // The per-block tables, one row per block; authoritative: a reader uses the first n rows of each,
 // n the shortest table, up to the first row whose block_sequence is kUnwrittenSequence.
@@ -181,6 +199,11 @@ struct GapRow {
 /// The compound type of GapRow: packed (25 bytes, the file's) or as in memory.
 /// Thread: one per process (serial HDF5).
 [[nodiscard]] Type gap_row_type(bool packed);
+
+/// The link name of a frame channel's axis dataset: the axis name (escaped as encode_name does),
+/// kDefaultFrameAxis when empty, plus kFrameAxisSuffix when a dataset of the group has that name
+/// (a trigger's "time" axis becomes "time_in_frame"). Thread: any.
+[[nodiscard]] std::string frame_axis_link(std::string_view axis_name);
 
 /// The link name of a channel or key group: '%' -> "%25", '/' -> "%2F", a lone "." -> "%2E".
 /// The kAttrChannel and kAttrKey attributes hold the names as they are. Thread: any.
