@@ -8,8 +8,19 @@ namespace weir::acq::detail {
 
 namespace {
 
-std::string shape(core::Dtype dtype, std::uint32_t block) {
-  return std::string("dtype ") + core::dtype_name(dtype) + " and blocks of " + std::to_string(block) + " samples";
+std::string shape(core::Dtype dtype, std::uint32_t block, const core::FrameShape& frame) {
+  std::string text =
+      std::string("dtype ") + core::dtype_name(dtype) + " and blocks of " + std::to_string(block) + " samples";
+  if (frame.framed())
+    text += " in " + std::to_string(frame.frames_per_block) + " frames of " + std::to_string(frame.frame_elements);
+  return text;
+}
+
+// Whether a channel found in the arena takes the recorded blocks as they are: same dtype, block size
+// and frame shape (a plain channel and a framed one of the same size are not the same stream).
+bool same_shape(const RecordedChannel& c, core::Dtype dtype, std::uint32_t block, const core::FrameShape& frame) {
+  return dtype == c.dtype && block == c.samples_per_block && frame.frames_per_block == c.frame.frames_per_block &&
+         frame.frame_elements == c.frame.frame_elements;
 }
 
 // The file a channel first appears in, for messages.
@@ -62,10 +73,12 @@ core::Result<std::vector<Lane>> open_lanes(const core::Arena& arena, const Recor
                                            const std::vector<const RecordedChannel*>& chosen,
                                            const ReplayOptions& options) {
   const std::string where = arena.location().describe();
-  const auto refuse = [&](const RecordedChannel& c, core::Dtype dtype, std::uint32_t block) {
+  const auto refuse = [&](const RecordedChannel& c, core::Dtype dtype, std::uint32_t block,
+                          const core::FrameShape& frame) {
     return core::fail(core::Errc::invalid_argument,
-                      "replay: channel '" + c.name + "' in " + where + " has " + shape(dtype, block) +
-                          "; the recording '" + file_of(recording, c) + "' has " + shape(c.dtype, c.samples_per_block));
+                      "replay: channel '" + c.name + "' in " + where + " has " + shape(dtype, block, frame) +
+                          "; the recording '" + file_of(recording, c) + "' has " +
+                          shape(c.dtype, c.samples_per_block, c.frame));
   };
   // Every check before anything is created.
   const std::vector<core::ChannelInfo> existing = core::list_channels(arena);
@@ -75,8 +88,8 @@ core::Result<std::vector<Lane>> open_lanes(const core::Arena& arena, const Recor
     const auto found =
         std::find_if(existing.begin(), existing.end(), [&](const core::ChannelInfo& e) { return e.name == c.name; });
     if (found == existing.end()) continue;
-    if (found->dtype != c.dtype || found->samples_per_block != c.samples_per_block)
-      return refuse(c, found->dtype, found->samples_per_block);
+    if (!same_shape(c, found->dtype, found->samples_per_block, found->frame))
+      return refuse(c, found->dtype, found->samples_per_block, found->frame);
     missing[i] = false;
   }
   for (std::size_t i = 0; i < chosen.size(); ++i) {
@@ -103,8 +116,8 @@ core::Result<std::vector<Lane>> open_lanes(const core::Arena& arena, const Recor
     auto writer = core::ChannelWriter::open(arena, c.name);
     if (!writer) return tl::make_unexpected(core::with_context(writer.error(), "replay"));
     const core::ChannelDesc& d = writer->desc();  // re-checked: another process may have created it meanwhile
-    if (d.dtype != c.dtype || d.samples_per_block != c.samples_per_block)
-      return refuse(c, d.dtype, d.samples_per_block);
+    if (const core::FrameShape frame = core::frame_shape(d); !same_shape(c, d.dtype, d.samples_per_block, frame))
+      return refuse(c, d.dtype, d.samples_per_block, frame);
     lanes.emplace_back(recording, c, std::move(*writer), missing[i]);
   }
   return lanes;

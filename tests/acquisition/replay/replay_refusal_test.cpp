@@ -130,6 +130,31 @@ TEST_CASE("an existing channel of another dtype or block size is refused naming 
   CHECK_FALSE(core::find_channel(*arena, "adc0"));  // nothing was created
 }
 
+TEST_CASE("an existing framed channel of the recording's block size is refused for a plain recording") {
+  ScratchDir dir("replay-frames");
+  write_recording(dir.file("run.h5"), {u32_channel("adc0", {{0, 4}}, 0)});
+  ArenaGuard guard(unique_name("replay-frames"));
+  auto arena = core::Arena::create(guard.where(), replay_arena());
+  REQUIRE(arena);
+  core::ChannelSpec spec;
+  spec.name = "adc0";
+  spec.dtype = core::Dtype::u32;
+  spec.rate_hz = 64000;
+  spec.samples_per_block = 64;
+  spec.frame.frames_per_block = 2;  // same dtype and block size, but two frames of 32
+  spec.frame.frame_elements = 32;
+  REQUIRE(core::create_channel(*arena, spec));
+
+  auto recording = acq::open_recording(std::vector<std::string>{dir.file("run.h5")});
+  REQUIRE(recording);
+  const std::atomic<bool> stop{false};
+  auto report = acq::run_replay(*arena, *recording, acq::ReplayOptions{}, stop);
+  REQUIRE_FALSE(report);
+  const std::string& why = report.error().what;
+  CHECK(has(why, "dtype u32 and blocks of 64 samples in 2 frames of 32"));
+  CHECK(has(why, "the recording"));
+}
+
 TEST_CASE("patterns that match no channel are an error listing the recording's channels") {
   ScratchDir dir("replay-nomatch");
   write_recording(dir.file("run.h5"), {u32_channel("adc0", {{0, 2}}, 0)});
