@@ -190,14 +190,14 @@ herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
 }
 
 // Whether a member of /entry is a channel: a group that is not marked as something else (key logs
-// are an NXcollection of NXlog groups).
+// are an NXcollection of NXlog groups; an array key's plot (1.2) is an NXdata with source_keys).
 bool is_channel(hid_t entry, const std::string& name, const std::string& path) {
   H5O_info_t info{};
   if (H5Oget_info_by_name(entry, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_GROUP) return false;
   Group group(H5Gopen2(entry, name.c_str(), H5P_DEFAULT));
   if (!group || !has_attr(group.get(), kAttrNxClass)) return name != kKeys;
   auto nx_class = detail::text_attr(group.get(), kAttrNxClass, detail::Place{path, "/" + std::string(kEntry) + "/" + name});
-  return nx_class && *nx_class == kNxData;
+  return nx_class && *nx_class == kNxData && !has_attr(group.get(), kAttrPlotSource);
 }
 
 core::Result<void> read_file(const std::string& path, std::uint32_t index, std::optional<std::uint64_t>& incarnation,

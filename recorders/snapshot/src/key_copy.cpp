@@ -1,5 +1,6 @@
 // /keys: every key slot copied whole by core's SlotCopier, so the key, value, type, labels and
 // epoch of a row all come from the same version.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "parts.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/slot_copier.hpp"
 
 namespace weir::rec::detail {
@@ -16,7 +18,7 @@ namespace {
 constexpr std::size_t kKeyBatchRows = 4096;            // rows per HDF5 write
 constexpr std::uint64_t kKeyChunkRows = 256;           // rows per HDF5 chunk: small tables stay small
 constexpr std::uint64_t kKeyBatchBytes = 64ULL << 20;  // or fewer, once their values reach this
-constexpr const char* kTypeNames[] = {"none", "bytes", "text", "i64", "u64", "f64", "vector"};
+constexpr const char* kTypeNames[] = {"none", "bytes", "text", "i64", "u64", "f64", "vector", "array"};
 
 // The memory layout of one /keys row; the file type is this, packed.
 struct KeyRow {
@@ -35,6 +37,9 @@ struct KeyRow {
   std::uint32_t owner_pid;
   double number;
   hvl_t value;
+  const char* array_dtype;                 // array values: the element dtype's name; "" otherwise
+  std::uint8_t array_rank;                 // 1 or 2; 0 for other values
+  std::array<std::uint32_t, 2> array_dims;  // [n, 0] or [rows, cols]
 };
 
 h5::Type key_row_type() {
@@ -56,6 +61,11 @@ h5::Type key_row_type() {
   H5Tinsert(t.get(), "owner_pid", HOFFSET(KeyRow, owner_pid), H5T_NATIVE_UINT32);
   H5Tinsert(t.get(), "number", HOFFSET(KeyRow, number), H5T_NATIVE_DOUBLE);
   H5Tinsert(t.get(), "value", HOFFSET(KeyRow, value), bytes.get());
+  const hsize_t two[1] = {2};
+  const h5::Type dims(H5Tarray_create2(H5T_NATIVE_UINT32, 1, two));
+  H5Tinsert(t.get(), "array_dtype", HOFFSET(KeyRow, array_dtype), text.get());
+  H5Tinsert(t.get(), "array_rank", HOFFSET(KeyRow, array_rank), H5T_NATIVE_UINT8);
+  H5Tinsert(t.get(), "array_dims", HOFFSET(KeyRow, array_dims), dims.get());
   return t;
 }
 
@@ -114,7 +124,10 @@ core::Result<void> flush(Appender& table, std::vector<core::SlotCopy>& batch, st
                      r.changed_ns,
                      r.owner_pid,
                      number_of(c),
-                     hvl_t{c.value.size(), const_cast<std::byte*>(c.value.data())}};  // HDF5 only reads it
+                     hvl_t{c.value.size(), const_cast<std::byte*>(c.value.data())},  // HDF5 only reads it
+                     r.type == core::ValueType::array ? core::dtype_name(r.array.elem) : "",
+                     static_cast<std::uint8_t>(r.type == core::ValueType::array ? r.array.rank : 0),
+                     r.type == core::ValueType::array ? r.array.dims : std::array<std::uint32_t, 2>{}};
   }
   return table.append(rows.data(), count);
 }

@@ -278,7 +278,14 @@ core::Result<void> Recorder::open_segment() {
   for (const Follow& f : follows_) channels.push_back(f.info);
   std::vector<KeySpec> keys;
   const std::uint32_t width = kv_.value_bytes();  // a text log holds whole values
-  for (const KeyFollow& k : keys_) keys.push_back(KeySpec{k.name, k.numeric, width});
+  for (const KeyFollow& k : keys_) {
+    // An array key's log takes the dtype and shape the key has now (SWMR fixes them for the segment).
+    KeySpec spec{k.name, k.numeric, width, {}};
+    core::ValueView view;
+    if (kv_.view(k.name, view) == core::KvStatus::ok && view.info().type == core::ValueType::array && view.valid())
+      spec.array = view.info().array;
+    keys.push_back(std::move(spec));
+  }
   std::uint64_t reserve = kCloseReserveBytes;
   for (const ChannelStatic& c : channels) {
     const std::uint64_t block = std::uint64_t{c.samples_per_block} * c.sample_bytes;

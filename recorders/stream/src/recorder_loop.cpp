@@ -117,6 +117,18 @@ core::Result<void> Recorder::sample_keys() {
     k.logged = true;
     KeyLog& log = segment_.key(k.slot);
     const std::span<const std::byte> bytes(k.buffer.data(), info.length);
+    if (log.is_array()) {  // a value of another type or shape is refused, and counted
+      auto logged = log.add_array(t, info.type == core::ValueType::array ? info.array : core::ArrayShape{}, bytes);
+      if (!logged) return tl::make_unexpected(logged.error());
+      if (!*logged && log.refused() == 1)
+        notice("key '" + k.name + "': its dtype or shape changed; not logged until the next file");
+      if (log.pending())
+        if (auto ok = log.write_pending(); !ok) return ok;
+      continue;
+    }
+    // An array value in a plain log (the key was empty or of another type when the file opened):
+    // its dataset can only be made in a new file.
+    if (info.type == core::ValueType::array) array_in_plain_log_ = true;
     double number = std::numeric_limits<double>::quiet_NaN();
     std::uint64_t word = 0;
     std::memcpy(&word, k.buffer.data(), std::min<std::size_t>(sizeof word, info.length));
@@ -238,6 +250,11 @@ void Recorder::run() {
       break;
     }
     bool rotate_now = control_.rotate.exchange(false, std::memory_order_relaxed);
+    if (array_in_plain_log_) {
+      array_in_plain_log_ = false;
+      rotate_now = true;
+      notice("a key became an array: a new file logs it as one");
+    }
     if (now >= discover_at) {
       discover_at = now + kDiscoverEveryNs;
       if (discover()) rotate_now = true;

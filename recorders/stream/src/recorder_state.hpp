@@ -89,6 +89,7 @@ class Recorder {
   std::vector<KeyFollow> keys_;
   std::optional<core::Watcher> watcher_;
   std::uint32_t key_watches_ = 0;
+  bool array_in_plain_log_ = false;  // sample_keys saw an array value in a plain log: rotate
   Segment segment_;
   std::vector<std::string> files_;
   std::uint64_t reserve_bytes_ = 0;        // free disk below which recording stops

@@ -9,6 +9,7 @@
 #include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
 #include "weir/h5/recording_format.hpp"
+#include "weir/h5/sample_type.hpp"
 #include "weir/recorder/format.hpp"
 
 #ifndef WEIR_VERSION
@@ -35,7 +36,106 @@ core::Result<void> write_root_attrs(hid_t root, const SegmentMeta& m) {
   return {};
 }
 
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// A fixed-size 1-D dataset of n elements (one chunk: SWMR writes chunked datasets), written later.
+core::Result<h5::Dataset> create_vector(hid_t group, const char* name, core::Dtype dtype, std::uint32_t n,
+                                        const std::string& what) {
+  const hsize_t dims[1] = {n};
+  auto space = h5::check<h5::Space>(H5Screate_simple(1, dims, nullptr), "H5Screate_simple", what);
+  if (!space) return tl::make_unexpected(space.error());
+  auto dcpl = h5::check<h5::PropList>(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", what);
+  if (!dcpl) return tl::make_unexpected(dcpl.error());
+  if (auto ok = h5::check(H5Pset_chunk(dcpl->get(), 1, dims), "H5Pset_chunk", what); !ok)
+    return tl::make_unexpected(ok.error());
+  const h5::Type type = h5::sample_type(dtype);
+  return h5::check<h5::Dataset>(H5Dcreate2(group, name, type.get(), space->get(), H5P_DEFAULT, dcpl->get(), H5P_DEFAULT),
+                                "H5Dcreate2", what);
+}
+
+core::Result<void> write_vector(hid_t dataset, core::Dtype dtype, const std::vector<std::byte>& value,
+                                const std::string& what) {
+  const h5::Type type = h5::sample_type(dtype);
+  return h5::check(H5Dwrite(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()), "H5Dwrite", what);
+}
+
 }  // namespace
+
+core::Result<void> Segment::create_plots(const std::vector<ChannelStatic>& channels) {
+  using namespace h5;  // the format's names
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    const KeyLog& signal = keys_[i];
+    if (!signal.is_array() || signal.array().rank != 1) continue;
+    ArrayPlot plot;
+    plot.signal = i;
+    plot.axis = plot.units = keys_.size();
+    plot.axis_key = signal.key() + kAxisSuffix;
+    for (std::size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j].key() == plot.axis_key) plot.axis = j;
+      if (keys_[j].key() == plot.axis_key + kUnitsSuffix) plot.units = j;
+    }
+    if (plot.axis == keys_.size()) continue;
+    const KeyLog& axis = keys_[plot.axis];
+    if (!axis.is_array() || axis.array().rank != 1 || axis.array().dims[0] != signal.array().dims[0]) continue;
+    std::string link = encode_name(signal.key());
+    if (std::any_of(channels.begin(), channels.end(), [&](const ChannelStatic& c) { return encode_name(c.name) == link; }))
+      link += kPlotCollisionSuffix;
+    plot.axis_name = ends_with(signal.key(), kSpectrumSuffix) ? kPlotEnergy : kPlotAxis;
+    plot.what = path_.string() + " /" + kEntry + "/" + link;
+    auto group = create_group(entry_.get(), link, plot.what, kNxData);
+    if (!group) return tl::make_unexpected(group.error());
+    plot.group = std::move(*group);
+    const hid_t id = plot.group.get();
+    for (auto ok : {attr_text(id, kAttrSignal, kPlotSignal), attr_text(id, kAttrAxes, plot.axis_name),
+                    attr_u32(id, (plot.axis_name + "_indices").c_str(), 0),
+                    attr_text(id, kAttrPlotSource, signal.key() + ", " + plot.axis_key)})
+      if (!ok) return tl::make_unexpected(with_context(ok.error(), plot.what));
+    const std::uint32_t n = signal.array().dims[0];
+    auto counts = create_vector(id, kPlotSignal, signal.array().elem, n, plot.what + "/" + kPlotSignal);
+    if (!counts) return tl::make_unexpected(counts.error());
+    plot.counts = std::move(*counts);
+    auto values = create_vector(id, plot.axis_name.c_str(), axis.array().elem, n, plot.what + "/" + plot.axis_name);
+    if (!values) return tl::make_unexpected(values.error());
+    plot.axis_values = std::move(*values);
+    // Filled in when the values are known: SWMR rewrites attributes in place but cannot add them.
+    for (auto ok : {attr_text(plot.counts.get(), kAttrLongName, signal.key()),
+                    attr_text(plot.axis_values.get(), kAttrUnits, ""),
+                    attr_text(plot.axis_values.get(), kAttrLongName, plot.axis_key)})
+      if (!ok) return tl::make_unexpected(with_context(ok.error(), plot.what));
+    plots_.push_back(std::move(plot));
+  }
+  return {};
+}
+
+core::Result<void> Segment::write_plots() {
+  using namespace h5;  // the format's names
+  for (ArrayPlot& p : plots_) {
+    const KeyLog& signal = keys_[p.signal];
+    const KeyLog& axis = keys_[p.axis];
+    if (signal.rows() != p.signal_rows && !signal.last_array().empty()) {
+      if (auto ok = write_vector(p.counts.get(), signal.array().elem, signal.last_array(), p.what); !ok) return ok;
+      p.signal_rows = signal.rows();
+    }
+    if (axis.rows() != p.axis_rows && !axis.last_array().empty()) {
+      if (auto ok = write_vector(p.axis_values.get(), axis.array().elem, axis.last_array(), p.what); !ok) return ok;
+      p.axis_rows = axis.rows();
+    }
+    if (p.units < keys_.size()) {
+      const std::string units = keys_[p.units].last_text();
+      if (!units.empty() && (!p.units_written || units != p.units_text)) {
+        const std::string label = p.axis_name + " (" + units + ")";
+        for (auto ok : {rewrite_text(p.axis_values.get(), kAttrUnits, units),
+                        rewrite_text(p.axis_values.get(), kAttrLongName, label)})
+          if (!ok) return tl::make_unexpected(with_context(ok.error(), p.what));
+        p.units_text = units;
+        p.units_written = true;
+      }
+    }
+  }
+  return {};
+}
 
 core::Result<void> Segment::create_clock(const HostClock& clock) {
   using namespace h5;  // the format's names
@@ -118,10 +218,11 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
     const std::string start_time = h5::iso8601_ns(meta.start_ns);
     s.keys_.reserve(keys.size());
     for (const KeySpec& k : keys) {
-      auto log = KeyLog::create(s.keys_group_.get(), k.name, k.numeric, k.text_width, start_time, file);
+      auto log = KeyLog::create(s.keys_group_.get(), k, start_time, file);
       if (!log) return tl::make_unexpected(log.error());
       s.keys_.push_back(std::move(*log));
     }
+    if (auto ok = s.create_plots(channels); !ok) return tl::make_unexpected(ok.error());
   }
   // Every object exists now: from here on HDF5 only appends, and readers may follow.
   if (auto ok = h5::check(H5Fstart_swmr_write(s.file_.get()), "H5Fstart_swmr_write", file); !ok)
@@ -136,6 +237,7 @@ core::Result<void> Segment::flush() {
     if (auto ok = c.flush(); !ok) return ok;
   for (KeyLog& k : keys_)
     if (auto ok = k.flush(); !ok) return ok;
+  if (auto ok = write_plots(); !ok) return ok;
   if (auto ok = clock_offsets_.write_partial(); !ok) return ok;
   if (auto ok = h5::check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", path_.string()); !ok) return ok;
   for (ChannelGroup& c : channels_) c.mark_durable();
@@ -150,6 +252,7 @@ void Segment::roll_back_keys() noexcept {
 
 core::Result<void> Segment::close_file() {
   channels_.clear();  // datasets and groups first: the file closes only when nothing in it is open
+  plots_.clear();
   keys_.clear();
   clock_offsets_ = Column();
   clock_group_.reset();

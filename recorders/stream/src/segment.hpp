@@ -32,12 +32,6 @@ struct SegmentMeta {
   HostClock clock;  // the host clock's state as the segment opens
 };
 
-struct KeySpec {
-  std::string name;
-  bool numeric = true;
-  std::uint32_t text_width = 0;
-};
-
 class Segment {
  public:
   /// Creates the file (never over an existing one: fails with already_exists), every group,
@@ -80,11 +74,25 @@ class Segment {
   [[nodiscard]] core::Result<void> create_clock(const HostClock& clock);
   void add_clock_offset(std::uint8_t event) noexcept;
 
+  /// An NXdata of an array key against its axis key (recording_format.hpp, "Array keys").
+  struct ArrayPlot {
+    std::size_t signal = 0, axis = 0, units = 0;  // key logs; units == keys_.size(): none
+    std::string axis_name, axis_key, what;
+    h5::Group group;
+    h5::Dataset counts, axis_values;
+    std::uint64_t signal_rows = 0, axis_rows = 0;  // the logs' rows when last written
+    std::string units_text;
+    bool units_written = false;
+  };
+  [[nodiscard]] core::Result<void> create_plots(const std::vector<ChannelStatic>& channels);
+  [[nodiscard]] core::Result<void> write_plots();
+
   h5::Group entry_, keys_group_, clock_group_;
   h5::Type offset_file_type_, offset_mem_type_;
   Column clock_offsets_;
   std::vector<ChannelGroup> channels_;
   std::vector<KeyLog> keys_;
+  std::vector<ArrayPlot> plots_;
 };
 
 }  // namespace weir::rec

@@ -1,10 +1,14 @@
 // Snapshot files: an existing file is never overwritten unless asked, a failed snapshot leaves no
-// file under either name, and periodic snapshots go into numbered files that are never reused.
+// file under either name, and periodic snapshots go into numbered files that are never reused; an
+// array key's row says its dtype and shape.
 #include <doctest/doctest.h>
+#include <hdf5.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "proc_util.hpp"
@@ -12,6 +16,7 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/h5/handle.hpp"
 #include "weir/snapshot/periodic.hpp"
 #include "weir/snapshot/snapshot.hpp"
 
@@ -160,6 +165,70 @@ TEST_CASE("a schedule's poll writes only when due and counts the periods a slow 
   CHECK(late->number == 2);
   CHECK(schedule->missed() == 2);
   CHECK(schedule->next_due_ns() == now + 4 * kPeriodNs);
+}
+
+TEST_CASE("an array key's row carries its element dtype and shape beside its bytes") {
+  ScratchDir dir("snap-array");
+  ArenaGuard guard(unique_name("snap-array"));
+  auto arena = core::Arena::create(guard.where(), small_arena());
+  REQUIRE(arena);
+  core::KvStore kv(*arena);
+  const std::array<std::uint32_t, 3> counts{7, 0, 9};
+  const std::array<float, 4> grid{1.5F, 2.5F, 3.5F, 4.5F};
+  REQUIRE(kv.set_array("counts", core::ArrayShape{core::Dtype::u32, 1, {3, 0}}, std::as_bytes(std::span(counts))) ==
+          core::KvStatus::ok);
+  REQUIRE(kv.set_array("grid", core::ArrayShape{core::Dtype::f32, 2, {2, 2}}, std::as_bytes(std::span(grid))) ==
+          core::KvStatus::ok);
+  REQUIRE(kv.set_text("name", "x") == core::KvStatus::ok);
+  const std::string path = dir.file("a.h5");
+  REQUIRE(rec::snapshot_to_hdf5(*arena, path));
+
+  struct Row {  // the fields wanted, picked out of the table by name
+    char* key;
+    char* dtype;
+    std::uint8_t rank;
+    std::uint32_t dims[2];
+  };
+  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  REQUIRE(file);
+  h5::Dataset table(H5Dopen2(file.get(), "keys", H5P_DEFAULT));
+  REQUIRE(table);
+  h5::Type text(H5Tcopy(H5T_C_S1));
+  H5Tset_size(text.get(), H5T_VARIABLE);
+  H5Tset_cset(text.get(), H5T_CSET_UTF8);
+  const hsize_t two[1] = {2};
+  h5::Type dims(H5Tarray_create2(H5T_NATIVE_UINT32, 1, two));
+  h5::Type type(H5Tcreate(H5T_COMPOUND, sizeof(Row)));
+  H5Tinsert(type.get(), "key", HOFFSET(Row, key), text.get());
+  H5Tinsert(type.get(), "array_dtype", HOFFSET(Row, dtype), text.get());
+  H5Tinsert(type.get(), "array_rank", HOFFSET(Row, rank), H5T_NATIVE_UINT8);
+  H5Tinsert(type.get(), "array_dims", HOFFSET(Row, dims), dims.get());
+  h5::Space space(H5Dget_space(table.get()));
+  const auto n = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get()));
+  std::vector<Row> rows(n);
+  REQUIRE(n == 3);
+  REQUIRE(H5Dread(table.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) >= 0);
+  int seen = 0;
+  for (const Row& r : rows) {
+    const std::string key = r.key, dtype = r.dtype;
+    if (key == "counts") {
+      CHECK(dtype == "u32");
+      CHECK(r.rank == 1);
+      CHECK(r.dims[0] == 3);
+      CHECK(r.dims[1] == 0);
+    } else if (key == "grid") {
+      CHECK(dtype == "f32");
+      CHECK(r.rank == 2);
+      CHECK(r.dims[0] == 2);
+      CHECK(r.dims[1] == 2);
+    } else {
+      CHECK(dtype.empty());
+      CHECK(r.rank == 0);
+    }
+    ++seen;
+  }
+  CHECK(seen == 3);
+  H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, rows.data());
 }
 
 }  // TEST_SUITE

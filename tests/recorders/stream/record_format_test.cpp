@@ -2,8 +2,10 @@
 // variable-length UTF-8 everywhere and text keys whole, every channel's time axis.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <atomic>
 #include <fstream>
+#include <span>
 #include <thread>
 
 #include "harness.hpp"
@@ -170,6 +172,70 @@ TEST_CASE("a block stamped earlier than the one before it is recorded as a clock
   INFO(checked.out << checked.err);
   CHECK(checked.code == 0);
   CHECK(contains(checked.out, "ok steps adc0 [(5, " + jump + ")]"));
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("recorders.stream.format") {
+
+TEST_CASE("an array key is logged in its dtype and shape; another shape is refused and counted; a key that "
+          "becomes an array starts a new file" *
+          doctest::timeout(30)) {
+  ScratchArena scratch("recarray");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, kBlock, 0, 100'000);
+  make_channels(scratch.arena(), sim);
+  core::KvStore kv(scratch.arena());
+  const core::ArrayShape grid{core::Dtype::f64, 2, {2, 3}};
+  std::array<double, 6> values{};
+  const auto put = [&](double base) {
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = base + static_cast<double>(i);
+    return kv.set_array("arr.grid", grid, std::as_bytes(std::span(values)));
+  };
+  REQUIRE(put(0) == core::KvStatus::ok);
+  REQUIRE(kv.set_u64("arr.later", 1) == core::KvStatus::ok);  // a number when the first file opens
+  rec::RecordOptions options;
+  options.channels = {"adc0"};
+  options.keys = {"arr.*"};
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  SimWriter writer(scratch.arena(), sim);
+  std::this_thread::sleep_for(200ms);
+  REQUIRE(put(10) == core::KvStatus::ok);
+  std::this_thread::sleep_for(200ms);
+  const std::array<double, 2> other{1, 2};  // another shape: refused in this file
+  REQUIRE(kv.set_array("arr.grid", core::ArrayShape{core::Dtype::f64, 1, {2, 0}}, std::as_bytes(std::span(other))) ==
+          core::KvStatus::ok);
+  std::this_thread::sleep_for(200ms);
+  REQUIRE(put(20) == core::KvStatus::ok);
+  std::this_thread::sleep_for(200ms);
+  const std::array<std::int16_t, 4> later{1, -2, 3, -4};
+  REQUIRE(kv.set_array("arr.later", core::ArrayShape{core::Dtype::i16, 1, {4, 0}}, std::as_bytes(std::span(later))) ==
+          core::KvStatus::ok);
+  std::this_thread::sleep_for(400ms);
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 2);
+  const std::string script =
+      "import sys, h5py, numpy as np\n"
+      "a = h5py.File(sys.argv[1], 'r')['entry/keys']\n"
+      "g = a['arr.grid']\n"
+      "v = g['value']\n"
+      "assert v.dtype == np.float64 and v.shape == (3, 2, 3), v\n"
+      "assert np.array_equal(v[:, 0, 0], [0, 10, 20]) and np.array_equal(v[2].ravel(), np.arange(6) + 20), v[:]\n"
+      "assert v.attrs['dtype'] == 'f64' and list(v.attrs['shape']) == [2, 3]\n"
+      "assert int(g.attrs['refused_rows']) == 1 and g['time'].shape == (3,)\n"
+      "assert a['arr.later/value'].dtype == np.float64\n"
+      "b = h5py.File(sys.argv[2], 'r')['entry/keys']\n"
+      "w = b['arr.later/value']\n"
+      "assert w.dtype == np.int16 and np.array_equal(w[-1], [1, -2, 3, -4]), w[:]\n"
+      "assert b['arr.grid/value'].shape[1:] == (2, 3)\n"
+      "print('ok arrays')\n";
+  const Exit checked = run_program({WEIR_PYTHON, "-c", script, summary->files[0], summary->files[1]});
+  INFO(checked.out << checked.err);
+  CHECK(checked.code == 0);
+  CHECK(contains(checked.out, "ok arrays"));
 }
 
 }  // TEST_SUITE

@@ -14,6 +14,7 @@
 //   /entry/clock         NX_class = kNxCollection (1.1): clock provenance, ClockOffsetRow table
 //   /entry/keys          NX_class = kNxCollection (only when keys are recorded)
 //   /entry/keys/<key>    NX_class = kNxLog, key; datasets time (f64 s) and value
+//   /entry/<key>         NX_class = kNxData (1.2): an array key plotted against its <key>_axis key
 #include <array>
 #include <cstdint>
 #include <string>
@@ -123,6 +124,27 @@ inline constexpr char kKeyTime[] = "time";       // f64 s since the segment's st
 inline constexpr char kKeyValue[] = "value";     // f64, or text (1.0: fixed ASCII, NUL-padded)
 inline constexpr char kAttrStart[] = "start";    // of time: the segment's start_time
 inline constexpr char kTimeUnits[] = "s";        // units of time
+
+// Array keys (1.2). An array key's log has `value` of rank 2 (changes x elements) or 3 (changes x
+// rows x cols) in the key's own element dtype (sample_type.hpp), chunked and extendible along
+// changes, with attributes kAttrDtype and kAttrArrayShape. A value whose element dtype or shape
+// differs from the dataset's (fixed when the segment opens: SWMR cannot add datasets) is not
+// logged; the log's group counts it in kAttrArrayRefused, and the next segment takes the new shape.
+inline constexpr char kAttrArrayShape[] = "shape";           // u32[rank]: the shape of one value
+inline constexpr char kAttrArrayRefused[] = "refused_rows";  // u64, on the key's group: values not logged
+// A recorded rank-1 array key K with a recorded key K + kAxisSuffix of as many elements gets an
+// NXdata beside the channels, /entry/<K> (/entry/<K> + kPlotCollisionSuffix when a channel has that
+// name), written at each flush and at close with the latest values: signal = kPlotSignal, axes =
+// the axis dataset (kPlotEnergy for a key ending in kSpectrumSuffix, else kPlotAxis),
+// <axis>_indices = 0, the axis's units from the text key K + kAxisSuffix + kUnitsSuffix, long_names.
+inline constexpr char kAxisSuffix[] = "_axis";
+inline constexpr char kUnitsSuffix[] = "_units";
+inline constexpr char kSpectrumSuffix[] = ".spectrum";
+inline constexpr char kPlotCollisionSuffix[] = "_key";
+inline constexpr char kPlotSignal[] = "counts";
+inline constexpr char kPlotEnergy[] = "energy";
+inline constexpr char kPlotAxis[] = "axis";
+inline constexpr char kAttrPlotSource[] = "source_keys";  // text: "K, K_axis"
 
 // Every text attribute and text dataset is a variable-length UTF-8 string (format 1.1). Format 1.0
 // wrote stop_time and first_sample_time as fixed 32-byte NUL-padded strings and text key values as

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Checks an MCA spectrum recorded from the detector bench (format 1.2), with h5py and numpy:
+check_spectrum.py DIR KEY BINS RANGE LINES...
+
+- the array key KEY (det0.spectrum) is logged as (changes x BINS) uint32, whole;
+- the last spectrum's sum is the last <x>.counts but for the pulses out of the binned range:
+  counts is every accepted pulse, out-of-range heights included (mca.cpp), which the mca does not
+  publish apart; so sum <= counts, and counts - sum is under 2 % (pile-up sums above RANGE). The
+  recorder may read the keys of two publishes, so the count of the same publish is any logged one;
+- /entry/KEY is an NXdata whose `counts` is the last logged spectrum and whose `energy` axis is the
+  last logged KEY_axis, which is the mca's calibration: bin centres (i + 0.5) * RANGE / BINS;
+- the spectrum's largest peaks are where the simulator's lines (LINES, heights after the
+  trapezoid: the line times the shaper's 1.037, dsp_shards/events/README.md) fall, within a few bins.
+Exits non-zero with a message on the first failure."""
+import glob
+import sys
+
+import h5py
+import numpy as np
+
+TRAPEZOID_GAIN = 1.037  # the trapezoid's measure of the simulator's peak-normalised pulse
+PEAK_TOLERANCE_BINS = 4
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def main():
+    directory, key, bins, full_range = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    lines = [float(x) for x in sys.argv[5:]]
+    base = key[: -len(".spectrum")]
+    files = sorted(glob.glob(directory + "/**/*.h5", recursive=True))
+    check(files, "no HDF5 file under " + directory)
+    spectra, sums, counts = [], [], []
+    last = None
+    for name in files:
+        with h5py.File(name, "r") as f:
+            check(text(f.attrs["weir_format"]) == "weir-recording 1.2", name + ": weir_format")
+            keys = f["entry/keys"]
+            counts += list(keys[base + ".counts"]["value"][:])
+            if key not in keys or keys[key]["value"].ndim != 2:
+                continue  # the key was not an array yet when this file opened
+            log = keys[key]
+            value = log["value"]
+            check(value.dtype == np.uint32, "%s: %s dtype %s" % (name, key, value.dtype))
+            check(value.shape[1] == bins, "%s: %s has %d bins, not %d" % (name, key, value.shape[1], bins))
+            check(value.shape[0] == log["time"].shape[0], name + ": value and time rows differ")
+            check(text(value.attrs["dtype"]) == "u32", name + ": dtype attribute")
+            check(list(value.attrs["shape"]) == [bins], name + ": shape attribute")
+            check(int(log.attrs["refused_rows"]) == 0, name + ": refused rows")
+            rows = value[:]
+            spectra.append(rows)
+            sums += [int(r.sum()) for r in rows]
+            axis_log = keys[key + "_axis"]["value"]
+            check(axis_log.dtype == np.float32 and axis_log.shape[1] == bins, name + ": axis key's shape")
+            axis = axis_log[-1] if axis_log.shape[0] else None
+            units = keys[key + "_axis_units"]["value"]
+            plot = f["entry/" + key]
+            check(text(plot.attrs["NX_class"]) == "NXdata", name + ": NX_class")
+            check(text(plot.attrs["signal"]) == "counts", name + ": signal")
+            check(text(plot.attrs["axes"]) == "energy", name + ": axes")
+            check(int(plot.attrs["energy_indices"]) == 0, name + ": energy_indices")
+            check(plot["counts"].dtype == np.uint32 and plot["counts"].shape == (bins,), name + ": counts' shape")
+            if len(rows):
+                check(np.array_equal(plot["counts"][:], rows[-1]), name + ": counts is not the last spectrum")
+            if axis is not None:
+                check(np.array_equal(plot["energy"][:], axis), name + ": energy is not the recorded axis key")
+                want = (np.arange(bins) + 0.5) * full_range / bins
+                check(np.allclose(axis, want, rtol=1e-6), name + ": axis is not the bin centres")
+            if units.shape[0]:
+                check(text(plot["energy"].attrs["units"]) == text(units[-1]), name + ": energy units")
+                check(text(units[-1]) in text(plot["energy"].attrs["long_name"]), name + ": energy long_name")
+            last = rows[-1] if len(rows) else last
+    check(last is not None, "no spectrum recorded")
+    check(counts, "no counts recorded")
+    check(any(0 <= int(c) - sums[-1] <= 0.02 * int(c) for c in counts),
+          "the last spectrum holds %d counts; the counts key: %s" % (sums[-1], [int(c) for c in counts[-4:]]))
+    check(all(b >= a for a, b in zip(sums, sums[1:])), "the spectrum lost counts between changes")
+    check(sums[-1] > 1000, "only %d counts" % sums[-1])
+    # The largest peaks, largest first: each taken out with its neighbourhood before the next.
+    smooth = np.convolve(last.astype(np.float64), np.ones(3), mode="same")
+    peaks = []
+    for _ in lines:
+        i = int(np.argmax(smooth))
+        peaks.append(i)
+        smooth[max(0, i - 20) : i + 21] = 0
+    expected = [line * TRAPEZOID_GAIN / (full_range / bins) - 0.5 for line in lines]
+    for want in expected:
+        near = min(peaks, key=lambda p: abs(p - want))
+        check(abs(near - want) <= PEAK_TOLERANCE_BINS, "no peak near bin %.1f: peaks at %s" % (want, peaks))
+    print("spectrum ok: %d files, %d spectra, %d counts, peaks at %s (expected %s)"
+          % (len(files), len(sums), sums[-1], sorted(peaks), ["%.1f" % e for e in expected]))
+
+
+if __name__ == "__main__":
+    main()

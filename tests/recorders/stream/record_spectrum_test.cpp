@@ -1,0 +1,57 @@
+// The detector bench recorded for a few seconds: its MCA spectrum is a (changes x bins) u32 array
+// key, whole, and an NXdata of counts against the calibrated energy axis (format 1.2), read back
+// with h5py (check_spectrum.py) against the simulator's lines and with h5dump.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "harness.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_SUITE("recorders.stream.spectrum") {
+
+TEST_CASE("the detector bench's file holds the whole MCA spectrum, as counts against energy" *
+          doctest::timeout(120)) {
+  TempDir dir;
+  std::string lua = read_file(WEIR_EXAMPLES_DIR "/pipelines/detector_bench.lua");
+  const std::string arena = "specrec" + std::to_string(::getpid());
+  REQUIRE(lua.find("name = \"detector\"") != std::string::npos);
+  REQUIRE(lua.find("bins = 1024, range = 1.5") != std::string::npos);  // what the checker is told
+  replace_all(lua, "name = \"detector\"", "name = \"" + arena + "\"");
+  replace_all(lua, "out = \"runs/\"", "out = \"" + dir.str() + "/runs/\"");
+  const std::string pipeline = dir.file("detector_bench.lua");
+  std::ofstream(pipeline) << lua;
+
+  const Exit run = run_program({WEIR_CLI_PATH, "run", pipeline, "--duration", "3", "--status-every", "0"},
+                               std::chrono::seconds(60));
+  REQUIRE_MESSAGE(run.code == 0, (run.out + run.err));
+  CHECK_MESSAGE(run.out.find("errors 0") != std::string::npos, run.out);
+
+  // The simulator's lines (acquisition/include/weir/acq/signal_generator.hpp), in volts at the MCA.
+  const Exit check = run_program({WEIR_PYTHON, std::string(WEIR_RECORDER_SCRIPTS) + "/check_spectrum.py", dir.str(),
+                                  "det0.spectrum", "1024", "1.5", "0.662", "1.173", "1.332"});
+  CHECK_MESSAGE(check.code == 0, (check.out + check.err));
+  MESSAGE(check.out);
+  const std::vector<std::string> files = h5_files(dir.str() + "/runs");
+  REQUIRE_FALSE(files.empty());
+  for (const std::string& file : files) {
+    const Exit dump = h5dump(file);
+    CHECK_MESSAGE(dump.code == 0, (file + ": " + dump.err));
+    CHECK(dump.out.find("\"det0.spectrum\"") != std::string::npos);
+  }
+}
+
+}  // TEST_SUITE
