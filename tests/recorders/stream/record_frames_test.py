@@ -4,11 +4,13 @@ adc0.psd, both recorded losslessly. Checks with h5py that the PSD is a 2-D datas
 N/2+1) with its NeXus axes, that its frequency axis is k*fs/N, and that its averaged spectrum
 equals a Welch estimate computed here from the recorded adc0 samples with the fft shard's
 documented definition (dsp_shards/spectral/README.md: periodic Hann, hop N/2, one-sided,
-psd = c_k <|X_k|^2> / (N cg)^2 / (enbw fs / N)); and that h5dump -H reads the file.
+psd = c_k <|X_k|^2> / (N cg)^2 / (enbw fs / N)); that h5dump -H reads the file; and that
+`weir replay` brings the PSD channel back framed, with its axis.
 
 Usage: record_frames_test.py WEIR H5DUMP
 """
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -87,6 +89,28 @@ def welch(x):
     return psd, len(frames)
 
 
+def replayed(path):
+    """Replays the recording into a fresh arena: the PSD channel comes back framed, with its axis."""
+    arena = NAME + "_replay"
+    try:
+        run("create", arena)
+        run("replay", path, arena, "--speed", "max")
+        ls = json.loads(subprocess.run([WEIR, "ls", arena, "--json"], capture_output=True, text=True, check=True).stdout)
+        channels = {c["name"]: c for c in ls["channels"]}
+        frame = channels.get("adc0.psd", {}).get("frame")
+        check(frame is not None and frame["frames_per_block"] == 1 and frame["frame_elements"] == N // 2 + 1,
+              "replayed adc0.psd frame %s" % frame)
+        if frame is not None:
+            axis = frame["axis"]
+            check(axis["name"] == "frequency" and axis["units"] == "Hz" and abs(axis["step"] - FS / N) < 1e-9,
+                  "replayed axis %s" % axis)
+        check(channels.get("adc0", {}).get("frame") is None, "the sample channel came back framed")
+        written = channels.get("adc0.psd", {}).get("blocks_written")
+        check(written is not None and written > 0, "nothing replayed into adc0.psd (%s)" % written)
+    finally:
+        subprocess.run([WEIR, "rm", arena], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main():
     with tempfile.TemporaryDirectory() as out:
         record(out)
@@ -131,6 +155,7 @@ def main():
             print("ok psd %s, %d spectra, max error %.2g of the peak" % (data.shape, len(psd), err))
         dump = subprocess.run([H5DUMP, "-H", path], capture_output=True, text=True)
         check(dump.returncode == 0 and "frequency" in dump.stdout, "h5dump -H failed: %s" % dump.stderr[-400:])
+        replayed(path)
     for e in errors:
         print("error " + e)
     return 1 if errors else 0
