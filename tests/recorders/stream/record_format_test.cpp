@@ -51,6 +51,27 @@ class InProcessRecorder {
   std::thread thread_;
 };
 
+// Records `channels`, simulated at 100 kHz on paced (real) clock stamps, for `run_for` into one file
+// under `dir`; returns its path.
+std::string record_paced(const ScratchArena& scratch, const TempDir& dir, const std::vector<std::string>& channels,
+                         std::chrono::milliseconds run_for) {
+  const acq::SimOptions sim = sim_options(channels, kBlock, 0, 100'000);
+  make_channels(scratch.arena(), sim);
+  rec::RecordOptions options;
+  options.channels = channels;
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  {
+    SimWriter writer(scratch.arena(), sim);
+    std::this_thread::sleep_for(run_for);
+  }
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 1);
+  return summary->files[0];
+}
+
 }  // namespace
 
 TEST_SUITE("recorders.stream.format") {
@@ -93,22 +114,9 @@ TEST_CASE("every channel's NXdata has a time axis matching its block stamps, and
           doctest::timeout(30)) {
   ScratchArena scratch("recaxis");
   TempDir dir;
-  const acq::SimOptions sim = sim_options({"adc0", "adc1"}, kBlock, 0, 100'000);  // paced: real stamps
-  make_channels(scratch.arena(), sim);
-  rec::RecordOptions options;
-  options.channels = {"adc*"};
-  options.out = dir.str();
-  options.flush_ms = 50;
-  InProcessRecorder recorder(scratch.arena(), options);
-  {
-    SimWriter writer(scratch.arena(), sim);
-    std::this_thread::sleep_for(500ms);
-  }
-  const auto& summary = recorder.stop();
-  REQUIRE(summary);
-  REQUIRE(summary->files.size() == 1);
+  const std::string file = record_paced(scratch, dir, {"adc0", "adc1"}, 500ms);
   // The simulator stamps each block at its nominal time, so every block lies on the axis.
-  const Exit checked = check_recording("axes", summary->files[0], {"1e-6"});
+  const Exit checked = check_recording("axes", file, {"1e-6"});
   INFO(checked.out << checked.err);
   CHECK(checked.code == 0);
   CHECK(contains(checked.out, "ok axes adc0 "));
@@ -120,21 +128,8 @@ TEST_CASE("each file records its clock provenance: the host's synchronisation an
           doctest::timeout(30)) {
   ScratchArena scratch("recclock");
   TempDir dir;
-  const acq::SimOptions sim = sim_options({"adc0"}, kBlock, 0, 100'000);
-  make_channels(scratch.arena(), sim);
-  rec::RecordOptions options;
-  options.channels = {"adc0"};
-  options.out = dir.str();
-  options.flush_ms = 50;
-  InProcessRecorder recorder(scratch.arena(), options);
-  {
-    SimWriter writer(scratch.arena(), sim);
-    std::this_thread::sleep_for(300ms);
-  }
-  const auto& summary = recorder.stop();
-  REQUIRE(summary);
-  REQUIRE(summary->files.size() == 1);
-  const Exit checked = check_recording("clock", summary->files[0]);
+  const std::string file = record_paced(scratch, dir, {"adc0"}, 300ms);
+  const Exit checked = check_recording("clock", file);
   INFO(checked.out << checked.err);
   CHECK(checked.code == 0);
   CHECK(contains(checked.out, "ok clock source "));
