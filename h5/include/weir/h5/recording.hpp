@@ -12,6 +12,7 @@
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
+#include "weir/core/kv_store.hpp"
 #include "weir/h5/handle.hpp"
 #include "weir/h5/recording_format.hpp"
 
@@ -77,6 +78,59 @@ struct Recording {
 /// across files of one arena incarnation: `arena_created_ns`), a channel whose dtype, block size or
 /// rate changes between files, and a run without channels. Thread: one per process (serial HDF5).
 [[nodiscard]] core::Result<Recording> open_recording(std::span<const std::string> files);
+
+/// One file's log of a key (/entry/keys/<link>): how its values are stored there.
+struct RecordedKeyLog {
+  std::uint32_t file = 0;  // index into Recording::files
+  std::string link;        // the log group's name under /entry/keys
+  core::ValueType type = core::ValueType::f64;  // f64 (numbers), text, or array (format 1.2)
+  core::ArrayShape array;                       // an array log's element dtype and shape
+};
+
+/// One logged value of a key: when, and where it is stored.
+struct RecordedKeyChange {
+  std::uint64_t realtime_ns = 0;  // the file's start_ns + time
+  std::uint32_t log = 0;          // index into RecordedKey::logs
+  std::uint64_t row = 0;          // row of that log's `value`
+};
+
+/// A key logged by a recording: its logs (one per file that has it) and every logged value, in
+/// file order. The values stay in the files (KeyReader).
+struct RecordedKey {
+  std::string name;  // the log group's `key` attribute
+  std::vector<RecordedKeyLog> logs;
+  std::vector<RecordedKeyChange> changes;
+};
+
+/// The keys the files of `recording` log under /entry/keys, in order of first appearance. Refuses,
+/// naming the file and the log, a log whose time or value is missing or unreadable, an array log
+/// without its dtype or shape, and (when a file logs keys) a file without start_ns. A log's rows
+/// are the first n of time and value, n the shorter. Thread: one per process (serial HDF5).
+[[nodiscard]] core::Result<std::vector<RecordedKey>> read_keys(const Recording& recording);
+
+/// One logged value as bytes: a f64, text (UTF-8, no NUL), or an array's elements in its dtype.
+struct KeyValue {
+  core::ValueType type = core::ValueType::f64;
+  core::ArrayShape array;           // for an array value
+  std::span<const std::byte> data;  // valid until the reader's next call
+};
+
+/// Reads a key's logged values, one at a time: keeps its current log's `value` open and nothing
+/// else. Thread: one per process (serial HDF5).
+class KeyReader {
+ public:
+  KeyReader(const Recording& recording, const RecordedKey& key);
+
+  /// The value of change `index` of the key.
+  [[nodiscard]] core::Result<KeyValue> value(std::uint64_t index);
+
+ private:
+  const Recording* recording_;
+  const RecordedKey* key_;
+  Dataset value_;  // `value` of log open_log_
+  std::uint32_t open_log_ = UINT32_MAX;
+  std::vector<std::byte> staged_;
+};
 
 /// Reads blocks' samples out of a recording's files, a batch at a time, for one channel: keeps its
 /// current file's `data` open and nothing else. Thread: one per process (serial HDF5).
