@@ -24,6 +24,7 @@ struct ReplayArgs {
   std::vector<std::string> positional;  // FILE.h5... NAME
   std::string speed = "1.0";
   std::vector<std::string> channels;
+  std::vector<std::string> keys;
   bool loop = false;
   std::uint64_t loops = 0;
   ChannelWriterArgs writer;
@@ -56,6 +57,12 @@ void print_text(const std::string& where, const acq::ReplayReport& r) {
       r.blocks_published, r.samples_published, r.blocks_dropped, r.blocks_missing, r.blocks_missing == 1 ? "" : "s");
   if (r.speed != 0) fmt::print("; max lateness {:.3f} ms", static_cast<double>(r.max_lateness_ns) / kNsPerMs);
   fmt::print("\n");
+  if (!r.keys.empty()) {
+    fmt::print("  {} logged key value{} written to {} key{}", r.keys_written, r.keys_written == 1 ? "" : "s",
+               r.keys.size(), r.keys.size() == 1 ? "" : "s");
+    if (r.keys_failed != 0) fmt::print(", {} refused (first: {})", r.keys_failed, r.key_failure);
+    fmt::print("\n");
+  }
   for (const acq::ReplayChannelReport& c : r.channels)
     fmt::print("  {:<16} {:<8} {:>10} blocks {:>12} samples {:>6} gaps {:>8} missing {:>8} dropped\n", c.name,
                c.created ? "created" : "attached", c.blocks_published, c.samples_published, c.gaps, c.blocks_missing,
@@ -74,6 +81,8 @@ void print_json_report(const std::string& where, const acq::ReplayReport& r) {
         .number("recorded_drops", c.recorded_drops);
     channels.raw(one.str());
   }
+  JsonArray keys;
+  for (const std::string& k : r.keys) keys.text(k);
   JsonObject out;
   out.text("arena", where)
       .raw("files", files.str())
@@ -87,6 +96,9 @@ void print_json_report(const std::string& where, const acq::ReplayReport& r) {
       .real("recorded_s", r.recorded_s)
       .real("elapsed_s", r.elapsed_s)
       .number("max_lateness_ns", r.max_lateness_ns)
+      .raw("keys", keys.str())
+      .number("keys_written", r.keys_written)
+      .number("keys_failed", r.keys_failed)
       .raw("channels", channels.str());
   print_json(out);
 }
@@ -100,6 +112,7 @@ int run_replay_command(const ReplayArgs& args) {
   acq::ReplayOptions o;
   o.speed = *speed;
   o.channels = args.channels;
+  o.keys = args.keys;
   o.loop = args.loop || args.loops > 0;
   o.max_loops = args.loops;
   args.writer.apply_to(o);
@@ -135,6 +148,10 @@ void add_replay_command(CLI::App& app, Action& action) {
                   "lossless consumers allow")
       ->capture_default_str();
   sub->add_option("--channels", args->channels, "replay only channels matching these shell patterns");
+  sub->add_option("--keys", args->keys,
+                  "also replay the logged keys matching these shell patterns, each value written at its "
+                  "recorded time as its type (numbers as f64, text, arrays with their dtype and shape); "
+                  "default: no keys");
   sub->add_flag("--loop", args->loop, "start over at the end until Ctrl-C");
   sub->add_option("--loops", args->loops, "replay this many passes (implies --loop)")->check(CLI::PositiveNumber);
   add_channel_writer_options(*sub, args->writer, "replay");

@@ -21,6 +21,7 @@ inline constexpr std::int64_t kReplayStopPollNs = 100'000'000;  // a paced wait 
 struct ReplayOptions {
   double speed = 1.0;                 // recorded time / replay time; 0: as fast as consumers allow ("max")
   std::vector<std::string> channels;  // shell patterns (fnmatch) of channels to replay; empty: all
+  std::vector<std::string> keys;      // shell patterns of logged keys to replay; empty: none
   bool loop = false;                  // start over at the end, until stop (or max_loops)
   std::uint64_t max_loops = 0;        // with loop: stop after this many passes (0: until stop)
   std::uint64_t read_bytes = kReplayReadBytes;
@@ -49,6 +50,10 @@ struct ReplayReport {
   std::uint64_t samples_published = 0;
   std::uint64_t blocks_dropped = 0;
   std::uint64_t blocks_missing = 0;
+  std::vector<std::string> keys;  // the logged keys replayed (options.keys matched)
+  std::uint64_t keys_written = 0;  // logged values written to the arena's keys
+  std::uint64_t keys_failed = 0;   // values the arena refused (a value too large, no free slot, ...)
+  std::string key_failure;         // the first refusal: key and status
   std::uint64_t loops = 0;  // passes completed
   double speed = 0;         // as asked; 0 for max
   double recorded_s = 0;    // one pass of the recording, by its monotonic stamps
@@ -71,7 +76,13 @@ struct ReplayReport {
 /// published where they were lost with ChannelWriter::skip, so every reader counts exactly them as
 /// lost blocks; blocks recorded as dropped at the source never had sequence numbers and are only
 /// reported (recorded_drops). A looped pass shifts realtime stamps by
-/// one recorded span per pass. Returns the first cold-path failure (a channel, a file read).
+/// one recorded span per pass. With options.keys, the key logs (h5::read_keys) of the matching keys
+/// are replayed too: each logged value is written to the arena's key when its recorded realtime,
+/// taken from the realtime of the channels' first block, comes due on the same clock (values logged
+/// before that block at once, before any block), f64 numbers as f64, text as text, arrays with
+/// their element dtype and shape (KvStore::set_array); a value the arena refuses is counted and
+/// the replay goes on. Fails, before anything is created, when no logged key matches the patterns
+/// given. Returns the first cold-path failure (a channel, a file read).
 /// Thread: any one thread; `stop` may be set from any thread or a signal handler.
 [[nodiscard]] core::Result<ReplayReport> run_replay(const core::Arena& arena, const Recording& recording,
                                                     const ReplayOptions& options, const std::atomic<bool>& stop);
