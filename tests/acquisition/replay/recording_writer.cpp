@@ -11,6 +11,7 @@
 #include "weir/h5/handle.hpp"
 #include "weir/h5/recording_format.hpp"
 #include "weir/h5/sample_type.hpp"
+#include "weir/h5/types.hpp"
 
 namespace weir::test {
 
@@ -45,6 +46,35 @@ void write_dataset(hid_t group, const char* name, hid_t type, const void* data, 
   Dataset dataset(H5Dcreate2(group, name, type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT));
   REQUIRE(dataset);
   if (count > 0) REQUIRE(H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+}
+
+// A key's log group and its two datasets, as the recorder writes them.
+void write_key(hid_t keys, const RecKey& k, const RecFileOptions& o) {
+  const Group log = group(keys, encode_name(k.name).c_str(), kNxLog, o);
+  text_attr(log.get(), kAttrKey, k.name, o.fixed_strings);
+  write_dataset(log.get(), kKeyTime, H5T_NATIVE_DOUBLE, k.time.data(), k.time.size());
+  if (!k.text.empty()) {
+    std::vector<const char*> values;
+    for (const std::string& t : k.text) values.push_back(t.c_str());
+    const Type text = text_type();
+    write_dataset(log.get(), kKeyValue, text.get(), values.data(), values.size());
+  } else if (!k.array.empty()) {
+    const int rank = 1 + static_cast<int>(k.shape.size());
+    hsize_t dims[3] = {k.array.size(), k.shape[0], k.shape.size() > 1 ? k.shape[1] : 0};
+    hsize_t max_dims[3] = {H5S_UNLIMITED, dims[1], dims[2]}, chunk[3] = {16, dims[1], dims[2]};
+    Space space(H5Screate_simple(rank, dims, max_dims));
+    PropList plist(H5Pcreate(H5P_DATASET_CREATE));
+    REQUIRE(H5Pset_chunk(plist.get(), rank, chunk) >= 0);
+    Dataset value(H5Dcreate2(log.get(), kKeyValue, H5T_NATIVE_UINT32, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT));
+    REQUIRE(value);
+    std::vector<std::uint32_t> rows;
+    for (const std::vector<std::uint32_t>& r : k.array) rows.insert(rows.end(), r.begin(), r.end());
+    REQUIRE(H5Dwrite(value.get(), H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) >= 0);
+    text_attr(value.get(), kAttrDtype, "u32", o.fixed_strings);
+    require(attr_u32_array(value.get(), kAttrArrayShape, k.shape));
+  } else {
+    write_dataset(log.get(), kKeyValue, H5T_NATIVE_DOUBLE, k.numbers.data(), k.numbers.size());
+  }
 }
 
 std::vector<std::byte> samples_of(const RecChannel& c, std::vector<std::uint64_t>& offsets) {
@@ -154,8 +184,10 @@ void write_recording(const std::string& path, const std::vector<RecChannel>& cha
   text_attr(root, kAttrVersion, "0.1.0", o.fixed_strings);
   require(attr_u64(root, kAttrRun, o.run));
   require(attr_u64(root, kAttrSegment, o.segment));
-  text_attr(root, kAttrStartTime, iso8601_ns(kStartNs), o.fixed_strings);
-  text_attr(root, kAttrStopTime, iso8601_ns(kStartNs + kNsPerSecond), o.fixed_strings);
+  const std::uint64_t start_ns = o.start_ns != 0 ? o.start_ns : kStartNs;
+  text_attr(root, kAttrStartTime, iso8601_ns(start_ns), o.fixed_strings);
+  text_attr(root, kAttrStopTime, iso8601_ns(start_ns + kNsPerSecond), o.fixed_strings);
+  require(attr_u64(root, kAttrStartNs, start_ns));
   text_attr(root, kAttrHost, "testhost", o.fixed_strings);
   text_attr(root, kAttrArena, "recorded", o.fixed_strings);
   text_attr(root, kAttrArenaGeometry, "slots=64", o.fixed_strings);
@@ -170,6 +202,7 @@ void write_recording(const std::string& path, const std::vector<RecChannel>& cha
   const double time[2] = {0.0, 0.5}, value[2] = {21.5, 21.7};
   write_dataset(temperature.get(), kKeyTime, H5T_NATIVE_DOUBLE, time, 2);
   write_dataset(temperature.get(), kKeyValue, H5T_NATIVE_DOUBLE, value, 2);
+  for (const RecKey& k : o.keys) write_key(keys.get(), k, o);
   REQUIRE(file.reset());
 }
 

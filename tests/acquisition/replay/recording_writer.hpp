@@ -37,6 +37,17 @@ struct RecChannel {
   std::vector<RecGap> gaps;
 };
 
+/// A key's log: its values at times (s since the file's start) as f64 numbers, text, or an array
+/// of u32 elements of one shape (rows of shape's elements each).
+struct RecKey {
+  std::string name;
+  std::vector<double> time;
+  std::vector<double> numbers;               // a f64 log
+  std::vector<std::string> text;             // a text log (variable-length UTF-8)
+  std::vector<std::vector<std::uint32_t>> array;  // an array log, dtype u32
+  std::vector<std::uint32_t> shape;               // of one array value: [n] or [rows, cols]
+};
+
 struct RecFileOptions {
   std::string format = h5::kFormatWritten;  // "" leaves weir_format out
   std::uint64_t run = 1;
@@ -46,6 +57,8 @@ struct RecFileOptions {
   bool short_offsets = false;          // block_offset one row short of the other tables (a killed recorder)
   bool unwritten_rows = false;         // a trailing block row and gap row left at the format's fill values
   std::uint64_t arena_created_ns = 0;  // 0 leaves the attribute out
+  std::uint64_t start_ns = 0;          // the file's start (start_time, start_ns); 0: 2024-01-01T00:00:00Z
+  std::vector<RecKey> keys;            // key logs beside the fixed "temperature" log
 };
 
 /// The value of sample i of recorded block seq for the u32 pattern.
