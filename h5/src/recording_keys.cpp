@@ -176,43 +176,36 @@ core::Result<KeyValue> KeyReader::value(std::uint64_t index) {
   Space memory_space(H5Screate_simple(rank, count, nullptr));
   KeyValue out;
   out.type = log.type;
-  switch (log.type) {
-    case core::ValueType::array: {
-      out.array = log.array;
-      staged_.resize(log.array.bytes());
-      const Type memory = sample_type(log.array.elem);
+  if (log.type == core::ValueType::array) {
+    out.array = log.array;
+    staged_.resize(log.array.bytes());
+    const Type memory = sample_type(log.array.elem);
+    if (H5Dread(value_.get(), memory.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0)
+      return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
+  } else if (log.type == core::ValueType::text) {
+    Type stored(H5Dget_type(value_.get()));
+    if (H5Tis_variable_str(stored.get()) > 0) {
+      const Type memory = text_type();
+      char* text = nullptr;
+      if (H5Dread(value_.get(), memory.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, &text) < 0)
+        return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
+      const std::size_t length = text != nullptr ? std::strlen(text) : 0;
+      staged_.resize(length);
+      if (length != 0) std::memcpy(staged_.data(), text, length);
+      H5Dvlen_reclaim(memory.get(), memory_space.get(), H5P_DEFAULT, &text);
+    } else {  // format 1.0: fixed ASCII, NUL-padded
+      const std::size_t width = H5Tget_size(stored.get());
+      const Type memory = fixed_text_type(static_cast<std::uint32_t>(width), H5T_CSET_ASCII);
+      staged_.assign(width, std::byte{0});
       if (H5Dread(value_.get(), memory.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0)
         return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
-      break;
+      const auto nul = std::find(staged_.begin(), staged_.end(), std::byte{0});
+      staged_.erase(nul, staged_.end());
     }
-    case core::ValueType::text: {
-      Type stored(H5Dget_type(value_.get()));
-      if (H5Tis_variable_str(stored.get()) > 0) {
-        const Type memory = text_type();
-        char* text = nullptr;
-        if (H5Dread(value_.get(), memory.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, &text) < 0)
-          return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
-        const std::size_t length = text != nullptr ? std::strlen(text) : 0;
-        staged_.resize(length);
-        if (length != 0) std::memcpy(staged_.data(), text, length);
-        H5Dvlen_reclaim(memory.get(), memory_space.get(), H5P_DEFAULT, &text);
-      } else {  // format 1.0: fixed ASCII, NUL-padded
-        const std::size_t width = H5Tget_size(stored.get());
-        const Type memory = fixed_text_type(static_cast<std::uint32_t>(width), H5T_CSET_ASCII);
-        staged_.assign(width, std::byte{0});
-        if (H5Dread(value_.get(), memory.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0)
-          return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
-        const auto nul = std::find(staged_.begin(), staged_.end(), std::byte{0});
-        staged_.erase(nul, staged_.end());
-      }
-      break;
-    }
-    default: {
-      staged_.resize(sizeof(double));
-      if (H5Dread(value_.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0)
-        return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
-      break;
-    }
+  } else {  // f64
+    staged_.resize(sizeof(double));
+    if (H5Dread(value_.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, staged_.data()) < 0)
+      return core::fail(core::Errc::io_error, where + ": cannot read row " + std::to_string(change.row));
   }
   out.data = std::span<const std::byte>(staged_.data(), staged_.size());
   return out;
