@@ -1,6 +1,6 @@
 // The "mca" shard: pulse-height spectrum (a u32 array key, one element per bin, little-endian), live
-// and dead time, and the accepted and piled-up counts, all written together every `publish` seconds
-// of stream time. The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
+// and dead time, and the accepted, piled-up and out-of-range counts, all written together every
+// `publish` seconds of stream time (sum of the spectrum + out of range = accepted, in every publish). The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
 // units are written once, so a reader can show counts against height or energy.
 #include <algorithm>
 #include <bit>
@@ -69,6 +69,7 @@ struct McaShard {
   std::string axis_units;
   std::uint32_t spectrum = 0, live = 0, dead = 0, counts = 0, pileups = 0;  // output indices
   std::uint32_t spectrum_axis = 0, spectrum_axis_units = 0;                  // output indices
+  std::uint32_t out_of_range = 0;                                            // output index
   bool axis_written = false;  // the calibration never changes: written until one write succeeds
   std::uint64_t publish_every = 0;     // samples; 0: every block
   std::uint64_t since_publish = 0;
@@ -184,6 +185,10 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   auto axis_units = detail::add_key(cfg, ".spectrum_axis_units", WEIR_KEY_TEXT, kMaxUnitsBytes);
   if (!axis_units) return tl::make_unexpected(axis_units.error());
   shard->spectrum_axis_units = *axis_units;
+  // Declared last, so that the earlier outputs keep their indices.
+  auto out_of_range = detail::add_key(cfg, ".out_of_range", WEIR_KEY_U64, 8);
+  if (!out_of_range) return tl::make_unexpected(out_of_range.error());
+  shard->out_of_range = *out_of_range;
   return shard;
 }
 
@@ -223,6 +228,10 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
   (void)host.set_key(host.self, shard.counts, word, sizeof word);
   detail::put_u64_le(counts.piled_up, word);
   (void)host.set_key(host.self, shard.pileups, word, sizeof word);
+  // Accepted but not binned (height below 0 or at or above the range): with the spectrum's sum it
+  // makes up `counts` exactly, both taken from the same state as the spectrum above.
+  detail::put_u64_le(counts.out_of_range, word);
+  (void)host.set_key(host.self, shard.out_of_range, word, sizeof word);
 }
 
 int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {

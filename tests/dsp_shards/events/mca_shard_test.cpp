@@ -35,7 +35,7 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   ShardConfig b("adc0", WEIR_DTYPE_I16, 4096, 1e6, "V", {{"bins", "512"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 7);
+  REQUIRE(b.config().output_count == 8);
   const auto& spectrum = b.config().outputs[output_index(b.config(), "adc0.spectrum")];
   CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
   CHECK(spectrum.key_type == WEIR_KEY_ARRAY);
@@ -53,8 +53,13 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum_axis_units")].key_type == WEIR_KEY_TEXT);
   for (const char* name : {"adc0.live_s", "adc0.dead_s"})
     CHECK(b.config().outputs[output_index(b.config(), name)].key_type == WEIR_KEY_F64);
-  for (const char* name : {"adc0.counts", "adc0.pileups"})
+  for (const char* name : {"adc0.counts", "adc0.pileups", "adc0.out_of_range"})
     CHECK(b.config().outputs[output_index(b.config(), name)].key_type == WEIR_KEY_U64);
+  // Declared last: the calibration keys keep outputs 5 and 6.
+  CHECK(output_index(b.config(), "adc0.spectrum_axis") == 5);
+  CHECK(output_index(b.config(), "adc0.spectrum_axis_units") == 6);
+  CHECK(output_index(b.config(), "adc0.out_of_range") == 7);
+  CHECK(b.config().outputs[7].max_bytes == 8);
   api->stop(shard);
 }
 
@@ -160,6 +165,8 @@ TEST_CASE("the mca spectrum is a u32 array whose counts sum to the pulses found,
   const std::uint64_t found = fake.u64(index("adc0.counts"));
   CHECK(found > 100);
   CHECK(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0}) == found);
+  CHECK(fake.u64(index("adc0.out_of_range")) == 0);
+  CHECK(fake.writes(index("adc0.out_of_range")).size() == fake.writes(index("adc0.counts")).size());
   for (const std::string& write : fake.writes(index("adc0.spectrum"))) CHECK(write.size() == bins * 4);
 
   // The calibration: bin centres after gain, written once, in the units given.
@@ -169,6 +176,63 @@ TEST_CASE("the mca spectrum is a u32 array whose counts sum to the pulses found,
   const double width = range * 1000 / bins;
   for (std::uint32_t i = 0; i < bins; ++i) CHECK(axis[i] == doctest::Approx((i + 0.5) * width).epsilon(1e-6));
   CHECK(fake.last_key(index("adc0.spectrum_axis_units")) == "keV");
+  CHECK(fake.misuse == 0);
+  api->stop(shard);
+}
+
+TEST_CASE("the mca publishes the pulses out of the binned range, so that the spectrum adds up to the counts" *
+          doctest::timeout(30)) {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 4096;
+  const double rate = 1e6;
+  // A range of 1.0 cuts off the simulator's 1.173 and 1.332 lines (times the trapezoid's 1.037).
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
+                {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"}, {"bins", "256"},
+                 {"range", "1.0"}, {"publish", "0.05"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.config(), name)); };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+
+  weir::acq::SignalConfig signal;
+  signal.kind = weir::acq::SignalKind::pulses;
+  signal.sample_rate_hz = rate;
+  signal.seed = 3;
+  auto generator = weir::acq::SignalGenerator::create(signal, block);
+  REQUIRE(generator);
+  std::vector<float> samples(block);
+  for (std::uint64_t n = 0; n < 100; ++n) {
+    generator->fill(std::span<float>(samples));
+    const weir_shard_block in{samples.data(), block, 0, n, 0, 0, n * block};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  }
+  // Every publish: the spectrum, counts and out_of_range written together, from one state.
+  const std::vector<std::string> spectra = fake.writes(index("adc0.spectrum"));
+  const std::vector<std::string> counts = fake.writes(index("adc0.counts"));
+  const std::vector<std::string> outside = fake.writes(index("adc0.out_of_range"));
+  REQUIRE(spectra.size() > 2);
+  REQUIRE(counts.size() == spectra.size());
+  REQUIRE(outside.size() == spectra.size());
+  const auto u64 = [](const std::string& bytes) {
+    REQUIRE(bytes.size() == 8);
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+    return v;
+  };
+  for (std::size_t w = 0; w < spectra.size(); ++w) {
+    REQUIRE(spectra[w].size() == 256 * 4);
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < 4 * 256; ++i)  // little-endian u32 words: byte i weighs 256^(i % 4)
+      sum += std::uint64_t{static_cast<unsigned char>(spectra[w][i])} << (8 * (i % 4));
+    CHECK_MESSAGE(sum + u64(outside[w]) == u64(counts[w]), "publish ", w);
+  }
+  const std::uint64_t out_of_range = fake.u64(index("adc0.out_of_range"));
+  const std::uint64_t accepted = fake.u64(index("adc0.counts"));
+  CHECK(out_of_range > 0);
+  CHECK(out_of_range < accepted);
+  const std::vector<std::uint32_t> bins = fake.array<std::uint32_t>(index("adc0.spectrum"));
+  CHECK(std::accumulate(bins.begin(), bins.end(), std::uint64_t{0}) + out_of_range == accepted);
   CHECK(fake.misuse == 0);
   api->stop(shard);
 }

@@ -3,10 +3,12 @@
 check_spectrum.py DIR KEY BINS RANGE LINES...
 
 - the array key KEY (det0.spectrum) is logged as (changes x BINS) uint32, whole;
-- the last spectrum's sum is the last <x>.counts but for the pulses out of the binned range:
-  counts is every accepted pulse, out-of-range heights included (mca.cpp), which the mca does not
-  publish apart; so sum <= counts, and counts - sum is under 2 % (pile-up sums above RANGE). The
-  recorder may read the keys of two publishes, so the count of the same publish is any logged one;
+- the last spectrum's sum + the last <x>.out_of_range is the last <x>.counts, exactly: counts is
+  every accepted pulse, out-of-range heights included, and the mca writes the three from one state
+  in each publish. Rows of equal time need not match (the recorder reads the keys one by one, and
+  may read them across two publishes), but the last rows do: `weir run` stops the shards before the
+  recorders, whose final pass then logs every key's last value, all of the shard's last publish.
+  out_of_range stays under 2 % of counts (pile-up sums above RANGE);
 - /entry/KEY is an NXdata whose `counts` is the last logged spectrum and whose `energy` axis is the
   last logged KEY_axis, which is the mca's calibration: bin centres (i + 0.5) * RANGE / BINS;
 - the spectrum's largest peaks are where the simulator's lines (LINES, heights after the
@@ -42,13 +44,14 @@ def main():
     base = key[: -len(".spectrum")]
     files = sorted(glob.glob(directory + "/**/*.h5", recursive=True))
     check(files, "no HDF5 file under " + directory)
-    spectra, sums, counts = [], [], []
+    spectra, sums, counts, out_of_range = [], [], [], []
     last = None
     for name in files:
         with h5py.File(name, "r") as f:
             check(text(f.attrs["weir_format"]) == "weir-recording 1.2", name + ": weir_format")
             keys = f["entry/keys"]
             counts += list(keys[base + ".counts"]["value"][:])
+            out_of_range += list(keys[base + ".out_of_range"]["value"][:])
             if key not in keys or keys[key]["value"].ndim != 2:
                 continue  # the key was not an array yet when this file opened
             log = keys[key]
@@ -84,8 +87,12 @@ def main():
             last = rows[-1] if len(rows) else last
     check(last is not None, "no spectrum recorded")
     check(counts, "no counts recorded")
-    check(any(0 <= int(c) - sums[-1] <= 0.02 * int(c) for c in counts),
-          "the last spectrum holds %d counts; the counts key: %s" % (sums[-1], [int(c) for c in counts[-4:]]))
+    check(out_of_range, "no out_of_range recorded")
+    last_counts, last_out = int(counts[-1]), int(out_of_range[-1])
+    check(sums[-1] + last_out == last_counts,
+          "the last spectrum holds %d counts and out_of_range is %d, but counts is %d"
+          % (sums[-1], last_out, last_counts))
+    check(last_out <= 0.02 * last_counts, "%d of %d counts out of range" % (last_out, last_counts))
     check(all(b >= a for a, b in zip(sums, sums[1:])), "the spectrum lost counts between changes")
     check(sums[-1] > 1000, "only %d counts" % sums[-1])
     # The largest peaks, largest first: each taken out with its neighbourhood before the next.
@@ -99,8 +106,8 @@ def main():
     for want in expected:
         near = min(peaks, key=lambda p: abs(p - want))
         check(abs(near - want) <= PEAK_TOLERANCE_BINS, "no peak near bin %.1f: peaks at %s" % (want, peaks))
-    print("spectrum ok: %d files, %d spectra, %d counts, peaks at %s (expected %s)"
-          % (len(files), len(sums), sums[-1], sorted(peaks), ["%.1f" % e for e in expected]))
+    print("spectrum ok: %d files, %d spectra, %d counts + %d out of range, peaks at %s (expected %s)"
+          % (len(files), len(sums), sums[-1], last_out, sorted(peaks), ["%.1f" % e for e in expected]))
 
 
 if __name__ == "__main__":
