@@ -278,12 +278,16 @@ core::Result<void> Recorder::open_segment() {
   for (const Follow& f : follows_) channels.push_back(f.info);
   std::vector<KeySpec> keys;
   const std::uint32_t width = kv_.value_bytes();  // a text log holds whole values
-  for (const KeyFollow& k : keys_) {
-    // An array key's log takes the dtype and shape the key has now (SWMR fixes them for the segment).
+  for (KeyFollow& k : keys_) {
+    // A key's log takes the kind the key has now (SWMR fixes datasets for the segment): an array's
+    // dtype and shape, text for a text key; a key still empty keeps its kind and is watched for text.
     KeySpec spec{k.name, k.numeric, width, {}};
     core::ValueView view;
-    if (kv_.view(k.name, view) == core::KvStatus::ok && view.info().type == core::ValueType::array && view.valid())
-      spec.array = view.info().array;
+    const bool seen = kv_.view(k.name, view) == core::KvStatus::ok && view.valid();
+    const core::ValueType type = seen ? view.info().type : core::ValueType::none;
+    if (type == core::ValueType::array) spec.array = view.info().array;
+    if (type == core::ValueType::text || type == core::ValueType::bytes) spec.numeric = false;
+    k.empty_at_open = type == core::ValueType::none;
     keys.push_back(std::move(spec));
   }
   std::uint64_t reserve = kCloseReserveBytes;

@@ -126,9 +126,14 @@ core::Result<void> Recorder::sample_keys() {
         if (auto ok = log.write_pending(); !ok) return ok;
       continue;
     }
-    // An array value in a plain log (the key was empty or of another type when the file opened):
-    // its dataset can only be made in a new file.
-    if (info.type == core::ValueType::array) array_in_plain_log_ = true;
+    // An array value in a plain log, or the first text of a key that was empty when the file opened
+    // (its log is numeric): the right dataset can only be made in a new file, which logs the value.
+    const bool is_text = info.type == core::ValueType::text || info.type == core::ValueType::bytes;
+    if (info.type == core::ValueType::array || (is_text && log.numeric() && k.empty_at_open)) {
+      key_kind_changed_ = true;
+      continue;
+    }
+    k.empty_at_open = false;
     double number = std::numeric_limits<double>::quiet_NaN();
     std::uint64_t word = 0;
     std::memcpy(&word, k.buffer.data(), std::min<std::size_t>(sizeof word, info.length));
@@ -250,10 +255,10 @@ void Recorder::run() {
       break;
     }
     bool rotate_now = control_.rotate.exchange(false, std::memory_order_relaxed);
-    if (array_in_plain_log_) {
-      array_in_plain_log_ = false;
+    if (key_kind_changed_) {
+      key_kind_changed_ = false;
       rotate_now = true;
-      notice("a key became an array: a new file logs it as one");
+      notice("a key took an array or text value its log in this file cannot hold: a new file logs it");
     }
     if (now >= discover_at) {
       discover_at = now + kDiscoverEveryNs;

@@ -39,6 +39,7 @@ struct KeyFollow {
   bool numeric = true;
   std::size_t slot = kNoSlot;
   bool logged = false;             // a value was logged in the open segment
+  bool empty_at_open = false;      // the key held no value when the open segment was made
   std::uint64_t last_epoch = 0;    // the slot epoch of the last value logged
   std::vector<std::byte> buffer;   // value_bytes, allocated once
 };
@@ -89,7 +90,8 @@ class Recorder {
   std::vector<KeyFollow> keys_;
   std::optional<core::Watcher> watcher_;
   std::uint32_t key_watches_ = 0;
-  bool array_in_plain_log_ = false;  // sample_keys saw an array value in a plain log: rotate
+  bool key_kind_changed_ = false;  // sample_keys saw an array in a plain log, or text in the numeric log of a
+                                   // key that was empty when the file opened: rotate
   Segment segment_;
   std::vector<std::string> files_;
   std::uint64_t reserve_bytes_ = 0;        // free disk below which recording stops
