@@ -23,6 +23,15 @@ std::vector<std::uint32_t> spectrum_of(const FakeHost& fake, std::uint32_t outpu
   return bins;
 }
 
+// The simulator's detector pulses (Poisson arrivals, the line spectrum) at `rate`, in blocks of `block`.
+auto pulses(double rate, std::uint32_t block, std::uint64_t seed) {
+  weir::acq::SignalConfig signal;
+  signal.kind = weir::acq::SignalKind::pulses;
+  signal.sample_rate_hz = rate;
+  signal.seed = seed;
+  return weir::acq::SignalGenerator::create(signal, block);
+}
+
 }  // namespace
 
 TEST_SUITE("dsp.events.mca_shard") {
@@ -94,11 +103,7 @@ TEST_CASE("the mca shard analyses simulator pulses and publishes a consistent sp
   FakeHost fake(b.config());
   const weir_shard_host host = fake.table();
 
-  weir::acq::SignalConfig signal;
-  signal.kind = weir::acq::SignalKind::pulses;
-  signal.sample_rate_hz = rate;
-  signal.seed = 5;
-  auto generator = weir::acq::SignalGenerator::create(signal, block);
+  auto generator = pulses(rate, block, 5);
   REQUIRE(generator);
   std::vector<float> samples(block);
   const std::uint64_t blocks = 245;  // ~1 s
@@ -147,11 +152,7 @@ TEST_CASE("the mca spectrum is a u32 array whose counts sum to the pulses found,
   CHECK(spectrum.array_rank == 1);
   CHECK(spectrum.array_dims[0] == bins);
 
-  weir::acq::SignalConfig signal;
-  signal.kind = weir::acq::SignalKind::pulses;
-  signal.sample_rate_hz = rate;
-  signal.seed = 11;
-  auto generator = weir::acq::SignalGenerator::create(signal, block);
+  auto generator = pulses(rate, block, 11);
   REQUIRE(generator);
   std::vector<float> samples(block);
   for (std::uint64_t n = 0; n < 100; ++n) {
@@ -195,11 +196,7 @@ TEST_CASE("the mca publishes the pulses out of the binned range, so that the spe
   FakeHost fake(b.config());
   const weir_shard_host host = fake.table();
 
-  weir::acq::SignalConfig signal;
-  signal.kind = weir::acq::SignalKind::pulses;
-  signal.sample_rate_hz = rate;
-  signal.seed = 3;
-  auto generator = weir::acq::SignalGenerator::create(signal, block);
+  auto generator = pulses(rate, block, 3);
   REQUIRE(generator);
   std::vector<float> samples(block);
   for (std::uint64_t n = 0; n < 100; ++n) {
