@@ -73,13 +73,13 @@ bool recv_all(int fd, std::byte* p, std::size_t n) noexcept {
 
 std::string wait_ready(const Control& control, std::uint32_t count,
                        std::vector<std::unique_ptr<ChildProcess>>& children) {
-  const std::int64_t deadline_ns = now_ns() + kChildReadyTimeoutNs;
+  const std::int64_t deadline_ns = core::monotonic_ns() + kChildReadyTimeoutNs;
   while (control.ready.load(std::memory_order_relaxed) < count) {
     for (auto& child : children) {
       int status = 0;
       if (!child->running(status)) return exit_text(status);
     }
-    if (now_ns() > deadline_ns) return "reader child never got ready; killed";
+    if (core::monotonic_ns() > deadline_ns) return "reader child never got ready; killed";
     const timespec pause{0, kReadyPollNs};
     (void)::nanosleep(&pause, nullptr);
   }
@@ -118,7 +118,7 @@ TransferResult transfer_ring(const TransferSpec& spec, const CpuPlan& cpus, cons
       ring.release();
       ++r.blocks;
     }
-    r.end_ns = now_ns();
+    r.end_ns = core::monotonic_ns();
     return send_report(fd, r);
   };
   auto write_all = [&](std::string& err) {
@@ -170,7 +170,7 @@ std::optional<CostOutcome> ring_writer_cost(const CpuPlan& cpus, std::uint32_t r
         return kChildStalled;
       }
     }
-    r.end_ns = now_ns();
+    r.end_ns = core::monotonic_ns();
     return send_report(fd, r);
   };
   std::uint64_t n = 0;
@@ -206,7 +206,7 @@ TransferResult transfer_unix(const TransferSpec& spec, const CpuPlan& cpus, cons
       r.sum += touch_block(buffer.data(), spec.block_bytes);
       ++r.blocks;
     }
-    r.end_ns = now_ns();
+    r.end_ns = core::monotonic_ns();
     return send_report(fd, r);
   };
   auto write_all = [&](std::string& err) {
@@ -286,7 +286,7 @@ TransferResult transfer_zmq(const TransferSpec& spec, const CpuPlan& cpus, const
       r.sum += touch_block(block, spec.block_bytes);
       ++r.blocks;
     }
-    r.end_ns = now_ns();
+    r.end_ns = core::monotonic_ns();
     return send_report(fd, r);
   };
   auto write_all = [&](std::string& err) {

@@ -82,7 +82,7 @@ class Patience {
       cpu_relax();
       return true;
     }
-    const std::int64_t t = now_ns();
+    const std::int64_t t = core::monotonic_ns();
     if (yielding_since_ns_ == 0) yielding_since_ns_ = t;
     if (t - yielding_since_ns_ > kStallTimeoutNs) return false;
     (void)::sched_yield();
@@ -239,7 +239,7 @@ template <class ChildBody, class WriteAll>
   std::vector<std::unique_ptr<ChildProcess>> children;
   Control* control = start_readers(map, cpus, 1, child_body, children, error);
   if (control == nullptr) return std::nullopt;
-  const std::int64_t start_ns = now_ns();
+  const std::int64_t start_ns = core::monotonic_ns();
   if (!write_all(error)) return std::nullopt;  // the child is killed on the way out
   ReaderReport report;
   if (error = collect(*children.back(), report); !error.empty()) return std::nullopt;
@@ -270,11 +270,11 @@ template <class ReaderBody, class WriteOne>
   Control* control = start_readers(map, cpus, readers, reader_body, children, error);
   if (control == nullptr) return std::nullopt;
   std::uint64_t blocks = 0;
-  const std::int64_t start_ns = now_ns();
+  const std::int64_t start_ns = core::monotonic_ns();
   std::int64_t elapsed_ns = 0;
   for (;;) {
     if (!write_one(error)) return std::nullopt;  // the children are killed on the way out
-    if (++blocks % kClockEvery == 0 && (elapsed_ns = now_ns() - start_ns) >= run_ns) break;
+    if (++blocks % kClockEvery == 0 && (elapsed_ns = core::monotonic_ns() - start_ns) >= run_ns) break;
   }
   control->stop.store(1, std::memory_order_relaxed);
   CostOutcome outcome;

@@ -144,7 +144,7 @@ TransferResult transfer_channel(const TransferSpec& spec, const SuiteContext& s,
             break;
         }
       }
-      r.end_ns = now_ns();
+      r.end_ns = core::monotonic_ns();
       if (rc == kChildOk) rc = send_report(fd, r);
     }  // the reader leaves the consumer table before the arena is closed
     attached->close();
@@ -277,7 +277,7 @@ int lossy_reader(const SuiteContext& s, std::string_view channel, Control& contr
           break;
       }
     }
-    r.end_ns = now_ns();
+    r.end_ns = core::monotonic_ns();
     if (rc == kChildOk) rc = send_report(fd, r);
   }
   attached->close();
@@ -419,7 +419,7 @@ int slowed_reader(const SuiteContext& s, std::string_view channel, std::uint64_t
           break;
       }
     }
-    r.end_ns = now_ns();
+    r.end_ns = core::monotonic_ns();
     r.end_cursor = reader->cursor();
     r.row_read = reader->row().blocks_read.load(std::memory_order_relaxed);
     r.row_lost = reader->row().blocks_lost.load(std::memory_order_relaxed);
@@ -450,14 +450,14 @@ void run_overload(const SuiteContext& s) {
     if (children.back() == nullptr) return s.results.note_error(name, "pipe or fork failed");
     if (std::string error = wait_ready(*control, 1, children); !error.empty()) return s.results.note_error(name, error);
     std::uint64_t published = 0;
-    const std::int64_t start_ns = now_ns();
+    const std::int64_t start_ns = core::monotonic_ns();
     for (;;) {
       std::span<std::byte> out;
       if (writer->claim(out) != core::ClaimStatus::ok)
         return s.results.note_error(name, "claim dropped a block with only a lossy reader attached");
       fill_block(out.data(), source.data(), kOverloadBlockBytes, writer->next_sequence());
       writer->publish(samples);
-      if (++published % kClockEvery == 0 && now_ns() - start_ns >= run_ns) break;
+      if (++published % kClockEvery == 0 && core::monotonic_ns() - start_ns >= run_ns) break;
     }
     const std::uint64_t final_head = writer->next_sequence();
     control->final_head.store(final_head, std::memory_order_relaxed);

@@ -48,9 +48,9 @@ bool ChildProcess::running(int& status) noexcept {
 }
 
 bool ChildProcess::wait_exit(std::int64_t timeout_ns, int& status) noexcept {
-  const std::int64_t deadline_ns = now_ns() + timeout_ns;
+  const std::int64_t deadline_ns = core::monotonic_ns() + timeout_ns;
   while (running(status)) {
-    if (now_ns() > deadline_ns) return false;
+    if (core::monotonic_ns() > deadline_ns) return false;
     const timespec slice{0, kWaitSliceNs};
     (void)::nanosleep(&slice, nullptr);
   }
@@ -60,9 +60,9 @@ bool ChildProcess::wait_exit(std::int64_t timeout_ns, int& status) noexcept {
 bool ChildProcess::read_exact(void* out, std::size_t n, std::int64_t timeout_ns) noexcept {
   auto* bytes = static_cast<char*>(out);
   std::size_t got = 0;
-  const std::int64_t deadline_ns = now_ns() + timeout_ns;
+  const std::int64_t deadline_ns = core::monotonic_ns() + timeout_ns;
   while (got < n) {
-    if (now_ns() > deadline_ns) return false;
+    if (core::monotonic_ns() > deadline_ns) return false;
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, kPollSliceMs);
     if (ready < 0 && errno != EINTR) return false;

@@ -33,7 +33,7 @@ enum class [[nodiscard]] RecvStatus : std::uint8_t {
 struct alignas(core::kCacheLine) BareWord {  // off size
   std::atomic<std::uint32_t> seq;            //   0   4  the futex word: the last sequence number sent
   std::uint32_t reserved;                    //   4   4  zero
-  std::atomic<std::int64_t> sent_ns;         //   8   8  the sender's now_ns() just before it stored seq
+  std::atomic<std::int64_t> sent_ns;         //   8   8  the sender's core::monotonic_ns() just before it stored seq
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free);
 static_assert(std::is_standard_layout_v<BareWord> && sizeof(BareWord) == core::kCacheLine);
@@ -58,31 +58,31 @@ class BareEnd {
 
   /// Stamps and sends sequence number seq (truncated to the 32-bit word) and wakes the other end.
   [[nodiscard]] bool send(std::uint64_t seq) noexcept {
-    out_.sent_ns.store(now_ns(), std::memory_order_relaxed);  // ordered before seq by its release store
+    out_.sent_ns.store(core::monotonic_ns(), std::memory_order_relaxed);  // ordered before seq by its release store
     out_.seq.store(static_cast<std::uint32_t>(seq), std::memory_order_release);  // the stamp is visible first
     if (mode_ == BareMode::futex) (void)futex_call(out_.seq, FUTEX_WAKE, 1, nullptr);
     return true;
   }
 
-  /// Waits up to timeout_ns for sequence number seq; latency_ns is now_ns() once it is here, less
+  /// Waits up to timeout_ns for sequence number seq; latency_ns is core::monotonic_ns() once it is here, less
   /// the sender's stamp.
   RecvStatus receive(std::uint64_t seq, std::int64_t timeout_ns, std::int64_t& latency_ns) noexcept {
     const auto want = static_cast<std::uint32_t>(seq);
-    const std::int64_t deadline_ns = now_ns() + timeout_ns;
+    const std::int64_t deadline_ns = core::monotonic_ns() + timeout_ns;
     for (int i = 0;; ++i) {
       const std::uint32_t got = in_.seq.load(std::memory_order_acquire);  // pairs with send's release
       if (got == want) {
         const std::int64_t sent_ns = in_.sent_ns.load(std::memory_order_relaxed);  // after the acquire above
-        latency_ns = now_ns() - sent_ns;
+        latency_ns = core::monotonic_ns() - sent_ns;
         return RecvStatus::ok;
       }
       if (got != want - 1) return RecvStatus::wrong_value;  // strict alternation: only the last one
       if (mode_ == BareMode::spin) {
         cpu_relax();
-        if ((i & kSpinClockMask) == kSpinClockMask && now_ns() > deadline_ns) return RecvStatus::timed_out;
+        if ((i & kSpinClockMask) == kSpinClockMask && core::monotonic_ns() > deadline_ns) return RecvStatus::timed_out;
         continue;
       }
-      const std::int64_t left_ns = deadline_ns - now_ns();
+      const std::int64_t left_ns = deadline_ns - core::monotonic_ns();
       if (left_ns <= 0) return RecvStatus::timed_out;
       const timespec ts{static_cast<time_t>(left_ns / kNsPerSecond), static_cast<long>(left_ns % kNsPerSecond)};
       (void)futex_call(in_.seq, FUTEX_WAIT, got, &ts);  // returns at once if seq moved past `got`

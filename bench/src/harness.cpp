@@ -28,9 +28,9 @@ std::int64_t percentile(std::span<const std::int64_t> sorted, double q) noexcept
 double clock_read_ns() {
   std::vector<double> batches;
   for (int b = 0; b < kClockBatches; ++b) {
-    const std::int64_t start_ns = now_ns();
+    const std::int64_t start_ns = core::monotonic_ns();
     std::int64_t last_ns = start_ns;
-    for (int i = 0; i < kClockBatchCalls; ++i) last_ns = now_ns();
+    for (int i = 0; i < kClockBatchCalls; ++i) last_ns = core::monotonic_ns();
     batches.push_back(static_cast<double>(last_ns - start_ns) / kClockBatchCalls);
   }
   return summarize(std::move(batches)).median_ns;

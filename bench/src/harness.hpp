@@ -44,9 +44,6 @@ struct Config {
   [[nodiscard]] std::int64_t rep_ns() const noexcept { return quick ? kRepTargetNs / kQuickDivisor : kRepTargetNs; }
 };
 
-/// CLOCK_MONOTONIC in ns (core's clock): every timed interval of the benchmarks.
-[[nodiscard]] inline std::int64_t now_ns() noexcept { return core::monotonic_ns(); }
-
 /// Makes the compiler assume `value` is read (and memory written) here, so work feeding it stays.
 template <class T>
 inline void keep(const T& value) noexcept {
@@ -75,7 +72,7 @@ struct Stats {
 /// q of all samples at or below it. Requires: sorted is sorted and not empty.
 [[nodiscard]] std::int64_t percentile(std::span<const std::int64_t> sorted, double q) noexcept;
 
-/// What one now_ns() costs here, the median of a few batches of back-to-back reads: the overhead
+/// What one core::monotonic_ns() costs here, the median of a few batches of back-to-back reads: the overhead
 /// inside each `before; op; after` sample of the cases that time single calls.
 [[nodiscard]] double clock_read_ns();
 
@@ -90,9 +87,9 @@ struct Measured {
 template <class Op>
 [[nodiscard, gnu::flatten]] std::int64_t time_loop(Op& op, std::uint64_t n, std::uint64_t& failures) noexcept {
   std::uint64_t bad = 0;
-  const std::int64_t start_ns = now_ns();
+  const std::int64_t start_ns = core::monotonic_ns();
   for (std::uint64_t i = 0; i < n; ++i) bad += op(i) ? 0U : 1U;
-  const std::int64_t elapsed_ns = now_ns() - start_ns;
+  const std::int64_t elapsed_ns = core::monotonic_ns() - start_ns;
   failures += bad;
   return elapsed_ns;
 }

@@ -131,21 +131,21 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
     for (std::uint64_t b = 0; b < o.blocks; ++b)
       if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
     control.stop = true;  // a clean stop drains every block published before it
-    started_ns = now_ns();
+    started_ns = core::monotonic_ns();
   } else {
     writer = std::thread([&] {
       auto writers = open_writers(*arena, o.channels);
       if (!writers) writer_failed = true;
       while (writers && !control.started.load(std::memory_order_acquire) && !control.stop.load(std::memory_order_relaxed))
         std::this_thread::yield();  // the recorder registers its readers before the first block
-      started_ns = now_ns();
+      started_ns = core::monotonic_ns();
       for (std::uint64_t b = 0; writers && b < o.blocks; ++b)
         if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
       control.stop = true;  // a clean stop drains every published block before closing
     });
   }
   auto summary = rec::record(*arena, options, control);
-  const std::int64_t ended_ns = now_ns();
+  const std::int64_t ended_ns = core::monotonic_ns();
   control.stop = true;
   if (writer.joinable()) writer.join();
   if (!summary) return tl::make_unexpected(summary.error());
@@ -191,11 +191,11 @@ core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) 
   }
   if (auto ok = h5::check(H5Fstart_swmr_write(f->get()), "H5Fstart_swmr_write", file); !ok)
     return tl::make_unexpected(ok.error());
-  const std::int64_t start = now_ns();  // as for the recorder: from an open file to a closed one
+  const std::int64_t start = core::monotonic_ns();  // as for the recorder: from an open file to a closed one
   const hsize_t count[1] = {samples};
   h5::Space mem{H5Screate_simple(1, count, nullptr)};
   const std::int64_t flush_every = std::int64_t{o.flush_ms} * 1'000'000;
-  std::int64_t flush_at = now_ns() + flush_every;
+  std::int64_t flush_at = core::monotonic_ns() + flush_every;
   for (std::uint64_t b = 0; b < o.blocks; ++b) {
     const float* src = blocks.data() + std::size_t{samples} * (b % kDistinctBlocks);
     for (h5::Dataset& d : datasets) {
@@ -207,14 +207,14 @@ core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) 
       if (H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mem.get(), fs.get(), H5P_DEFAULT, src) < 0)
         return tl::make_unexpected(h5::error("H5Dwrite", file));
     }
-    if (now_ns() >= flush_at) {
-      flush_at = now_ns() + flush_every;
+    if (core::monotonic_ns() >= flush_at) {
+      flush_at = core::monotonic_ns() + flush_every;
       if (H5Fflush(f->get(), H5F_SCOPE_LOCAL) < 0) return tl::make_unexpected(h5::error("H5Fflush", file));
     }
   }
   datasets.clear();
   if (!f->reset()) return tl::make_unexpected(h5::error("H5Fclose", file));
-  return result_of(o, static_cast<double>(now_ns() - start) / 1e9, file);
+  return result_of(o, static_cast<double>(core::monotonic_ns() - start) / 1e9, file);
 }
 
 }  // namespace weir::bench

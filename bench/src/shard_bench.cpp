@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/shard_host/host_limits.hpp"
 #include "weir/shard_host/loader.hpp"
@@ -27,7 +28,6 @@ using shard_host::InstanceSpec;
 using shard_host::kBlocksPerTurn;
 using shard_host::kWaitSliceNs;
 using shard_host::load_shard;
-using shard_host::monotonic_now_ns;
 using shard_host::resolve_params;
 using shard_host::ShardInstance;
 using shard_host::Watchdog;
@@ -109,19 +109,19 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
     }
   };
   if (options.prefill) feed();
-  const std::int64_t begin = monotonic_now_ns();
+  const std::int64_t begin = core::monotonic_ns();
   std::thread feeder(options.prefill ? std::function<void()>([] {}) : std::function<void()>(feed));
 
   const std::int64_t deadline = begin + std::llround(options.timeout_s * kNsPerS);
   Watchdog off(0, {});
   ShardBenchResult result;
   std::uint64_t handled = 0;
-  while (handled + dropped.load(std::memory_order_relaxed) < options.blocks && monotonic_now_ns() < deadline) {
+  while (handled + dropped.load(std::memory_order_relaxed) < options.blocks && core::monotonic_ns() < deadline) {
     const std::uint32_t n = (*instance)->poll(kBlocksPerTurn, off, 0);
     handled += n;
     if (n < kBlocksPerTurn) (void)watcher->wait(kWaitSliceNs);
   }
-  const std::int64_t finished = monotonic_now_ns();
+  const std::int64_t finished = core::monotonic_ns();
   give_up.store(true, std::memory_order_relaxed);
   feeder.join();
   const InstanceReport r = (*instance)->finish();

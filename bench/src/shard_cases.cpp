@@ -60,7 +60,7 @@ double bare_fft_blocks_per_s(std::uint64_t blocks, std::uint64_t distinct) {
   float* frame = fftwf_alloc_real(kFftSize);
   fftwf_complex* spectrum = fftwf_alloc_complex(kBins);
   fftwf_plan plan = fftwf_plan_dft_r2c_1d(static_cast<int>(kFftSize), frame, spectrum, FFTW_MEASURE);
-  const std::int64_t start = now_ns();
+  const std::int64_t start = core::monotonic_ns();
   for (std::uint64_t b = 0; b < blocks; ++b) {
     const float* in = input.data() + (b % distinct) * kFftSize;
     for (std::uint32_t i = 0; i < kFftSize; ++i) frame[i] = in[i] * window[i];
@@ -70,7 +70,7 @@ double bare_fft_blocks_per_s(std::uint64_t blocks, std::uint64_t distinct) {
       power[k] = (spectrum[k][0] * spectrum[k][0] + spectrum[k][1] * spectrum[k][1]) * scale;
     keep(power[b % kBins]);
   }
-  const std::int64_t elapsed = now_ns() - start;
+  const std::int64_t elapsed = core::monotonic_ns() - start;
   fftwf_destroy_plan(plan);
   fftwf_free(spectrum);
   fftwf_free(frame);

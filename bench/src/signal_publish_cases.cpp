@@ -173,10 +173,10 @@ void run_waiter_case(const Config& config, const std::string& name, WaiterShared
   if (pid < 0) return results.note_error(name, "fork failed");
   ChildProcess child(pid, -1);
   int status = 0;
-  const std::int64_t ready_deadline_ns = now_ns() + kChildStartTimeoutNs;
+  const std::int64_t ready_deadline_ns = core::monotonic_ns() + kChildStartTimeoutNs;
   while (shared.ready.load(std::memory_order_acquire) == 0) {  // pairs with the child's release
     if (!child.running(status)) return results.note_error(name, exit_text(status, "waiter child"));
-    if (now_ns() > ready_deadline_ns) return results.note_error(name, "waiter child never got ready");
+    if (core::monotonic_ns() > ready_deadline_ns) return results.note_error(name, "waiter child never got ready");
     const timespec slice{0, kReadyPollNs};
     (void)::nanosleep(&slice, nullptr);
   }
@@ -189,21 +189,21 @@ void run_waiter_case(const Config& config, const std::string& name, WaiterShared
   for (std::uint32_t rep = 1; rep <= total_reps; ++rep) {
     set_ns.clear();
     const std::uint64_t wakes_before = wake_calls();
-    const std::int64_t start_ns = now_ns();
+    const std::int64_t start_ns = core::monotonic_ns();
     for (std::int64_t t = start_ns; t - start_ns < config.rep_ns();) {
       const std::int64_t asleep_deadline_ns = t + kAsleepTimeoutNs;
       while (!armed(publishes)) {
-        if (now_ns() > asleep_deadline_ns) {
+        if (core::monotonic_ns() > asleep_deadline_ns) {
           return results.note_error(name, child.running(status) ? "waiter child did not wake, or not go back to sleep"
                                                                 : exit_text(status, "waiter child"));
         }
         cpu_relax();
       }
-      const std::int64_t settled_ns = now_ns();
-      while (now_ns() - settled_ns < kSettleNs) cpu_relax();
-      const std::int64_t before_ns = now_ns();
+      const std::int64_t settled_ns = core::monotonic_ns();
+      while (core::monotonic_ns() - settled_ns < kSettleNs) cpu_relax();
+      const std::int64_t before_ns = core::monotonic_ns();
       bad += publish(publishes) ? 0U : 1U;
-      t = now_ns();
+      t = core::monotonic_ns();
       set_ns.push_back(t - before_ns);
       ++publishes;
     }

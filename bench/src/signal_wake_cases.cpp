@@ -76,7 +76,7 @@ class WeirEnd {
       : kv_(arena), watcher_(watcher), send_key_(send_key), recv_key_(recv_key), spin_ns_(spin_ns) {}
 
   [[nodiscard]] bool send(std::uint64_t seq) noexcept {
-    const Message m{seq, now_ns()};
+    const Message m{seq, core::monotonic_ns()};
     std::memcpy(buf_.data(), &m, sizeof m);
     return kv_.set(send_key_, std::span<const std::byte>(buf_.data(), sizeof m)) == core::KvStatus::ok;
   }
@@ -91,7 +91,7 @@ class WeirEnd {
       return RecvStatus::wrong_value;
     Message m;
     std::memcpy(&m, buf_.data(), sizeof m);
-    latency_ns = now_ns() - m.sent_ns;
+    latency_ns = core::monotonic_ns() - m.sent_ns;
     return m.seq == seq ? RecvStatus::ok : RecvStatus::wrong_value;
   }
 
@@ -173,10 +173,10 @@ bool run_chunk(const std::string& prefix, Placement placement, const TripPlan& p
   if (pid < 0) return fail_chunk(results, prefix, "fork failed");
   ChildProcess child(pid, -1);
   int status = 0;
-  const std::int64_t ready_deadline_ns = now_ns() + kChildStartTimeoutNs;
+  const std::int64_t ready_deadline_ns = core::monotonic_ns() + kChildStartTimeoutNs;
   while (shared->ready.load(std::memory_order_acquire) == 0) {  // pairs with the child's release
     if (!child.running(status)) return fail_chunk(results, prefix, child_problem(status));
-    if (now_ns() > ready_deadline_ns) return fail_chunk(results, prefix, "child never got ready");
+    if (core::monotonic_ns() > ready_deadline_ns) return fail_chunk(results, prefix, "child never got ready");
     const timespec slice{0, kReadyPollNs};  // sleep, not spin: on one CPU the child needs it
     (void)::nanosleep(&slice, nullptr);
   }

@@ -280,10 +280,10 @@ struct TimedCase {
 };
 
 std::int64_t time_call(TimedCase& c, std::uint32_t query) {
-  const std::int64_t start_ns = now_ns();
+  const std::int64_t start_ns = core::monotonic_ns();
   c.failures += c.op(query % kQueryCount) ? 0U : 1U;
   ++c.calls;
-  return now_ns() - start_ns;
+  return core::monotonic_ns() - start_ns;
 }
 
 // Each case: one untimed call (warm-up) and one timed call to size a repetition at config.rep_ns().

@@ -72,13 +72,13 @@ int reader_loop(Control& control, int fd, std::uint32_t total_reps, Read& read) 
   const pid_t parent = ::getppid();
   control.ready.store(1, std::memory_order_relaxed);
   for (std::uint32_t rep = 1; rep <= total_reps; ++rep) {
-    const std::int64_t deadline_ns = now_ns() + kChildStartTimeoutNs;
+    const std::int64_t deadline_ns = core::monotonic_ns() + kChildStartTimeoutNs;
     while (control.go.load(std::memory_order_relaxed) < rep) {
-      if (now_ns() > deadline_ns || ::getppid() != parent) return kChildTimedOut;
+      if (core::monotonic_ns() > deadline_ns || ::getppid() != parent) return kChildTimedOut;
       cpu_relax();
     }
     RepResult r;
-    const std::int64_t start_ns = now_ns();
+    const std::int64_t start_ns = core::monotonic_ns();
     for (;;) {
       const ReadOutcome outcome = read(out.data());
       r.torn += outcome == ReadOutcome::ok && !words_agree(out.data()) ? 1U : 0U;
@@ -87,7 +87,7 @@ int reader_loop(Control& control, int fd, std::uint32_t total_reps, Read& read) 
       ++r.reads;
       if (control.stop.load(std::memory_order_relaxed) >= rep) break;  // an L1 hit until the parent writes it
     }
-    r.elapsed_ns = now_ns() - start_ns;
+    r.elapsed_ns = core::monotonic_ns() - start_ns;
     if (::write(fd, &r, sizeof r) != static_cast<ssize_t>(sizeof r)) return kChildPipeFailed;
   }
   return 0;
@@ -130,10 +130,10 @@ void run_pair(const Config& config, const std::string& prefix, ChildBody&& child
   }
   ChildProcess child(pid, fds[0]);
   int status = 0;
-  const std::int64_t ready_deadline_ns = now_ns() + kChildStartTimeoutNs;
+  const std::int64_t ready_deadline_ns = core::monotonic_ns() + kChildStartTimeoutNs;
   while (control->ready.load(std::memory_order_relaxed) == 0) {
     if (!child.running(status)) return results.note_error(prefix, exit_text(status));
-    if (now_ns() > ready_deadline_ns) return results.note_error(prefix, "reader child never got ready");
+    if (core::monotonic_ns() > ready_deadline_ns) return results.note_error(prefix, "reader child never got ready");
     cpu_relax();
   }
 
@@ -146,13 +146,13 @@ void run_pair(const Config& config, const std::string& prefix, ChildBody&& child
     std::uint64_t ops = 0, bad = 0;
     std::int64_t in_write_ns = 0;
     control->go.store(rep, std::memory_order_relaxed);
-    const std::int64_t start_ns = now_ns();
+    const std::int64_t start_ns = core::monotonic_ns();
     for (std::int64_t t = start_ns; t - start_ns < config.rep_ns();) {
-      const std::int64_t before_ns = now_ns();
+      const std::int64_t before_ns = core::monotonic_ns();
       bad += write(ops++) ? 0U : 1U;
-      t = now_ns();
+      t = core::monotonic_ns();
       in_write_ns += t - before_ns;
-      while (now_ns() - t < kWriteGapNs) cpu_relax();
+      while (core::monotonic_ns() - t < kWriteGapNs) cpu_relax();
     }
     control->stop.store(rep, std::memory_order_relaxed);
     RepResult r;
@@ -236,7 +236,7 @@ void run_bare_pair(const Config& config, Results& results) {
     auto read = [&](std::byte* out) noexcept {
       std::int64_t started_ns = 0;
       while (!lock.read(kSlot, out, bytes, core::kReadSpins)) {
-        const std::int64_t t = now_ns();
+        const std::int64_t t = core::monotonic_ns();
         if (started_ns == 0) started_ns = t;
         if (t - started_ns > core::kDefaultWaitNs) return ReadOutcome::busy;
       }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "weir/core/clock.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/shard_host/input_match.hpp"
 #include "weir/shard_host/loader.hpp"
@@ -72,7 +73,7 @@ core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& o
     options.on_started(started);
   }
 
-  const std::int64_t begin = monotonic_now_ns();
+  const std::int64_t begin = core::monotonic_ns();
   const std::int64_t end = options.duration_s > 0 ? begin + seconds_to_ns(options.duration_s) : 0;
   {
     Watchdog dog(seconds_to_ns(options.watchdog_s), std::move(parties));
@@ -80,7 +81,7 @@ core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& o
     while (!stop.load(std::memory_order_relaxed)) {  // a flag: nothing is ordered by it
       bool busy = false;
       for (std::uint32_t i = 0; i < count; ++i) busy = instances[i]->poll(kBlocksPerTurn, dog, i) == kBlocksPerTurn || busy;
-      const std::int64_t now = monotonic_now_ns();
+      const std::int64_t now = core::monotonic_ns();
       if (end != 0 && now >= end) break;
       if (busy) continue;
       // Any block published since the last wait makes this return at once: none is slept through.
@@ -88,7 +89,7 @@ core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& o
     }
     report.stopped = stop.load(std::memory_order_relaxed);
   }  // the watchdog stops before the shards do: stop() may take its time
-  report.elapsed_s = static_cast<double>(monotonic_now_ns() - begin) / kNsPerS;
+  report.elapsed_s = static_cast<double>(core::monotonic_ns() - begin) / kNsPerS;
   for (const auto& i : instances) report.instances.push_back(i->finish());
   return report;
 }

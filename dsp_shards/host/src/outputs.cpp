@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "weir/core/clock.hpp"
 #include "weir/shard_host/host_limits.hpp"
 #include "weir/shard_host/output_shape.hpp"
 #include "weir/shard_host/watchdog.hpp"
@@ -253,7 +254,7 @@ int OutputSet::set_key(void* self, std::uint32_t output, const void* value, size
       return 0;
     }
     if (st != core::KvStatus::busy) break;
-    const std::int64_t now = monotonic_now_ns();
+    const std::int64_t now = core::monotonic_ns();
     if (deadline == 0) deadline = now + kKeyWriteWaitNs;
     if (now >= deadline) break;  // held by another writer past a short bounded wait
   }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "outputs.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/shard_host/host_limits.hpp"
 
 namespace weir::shard_host {
@@ -82,7 +83,7 @@ core::Result<std::unique_ptr<ShardInstance>> ShardInstance::create(const core::A
   self->reader_.emplace(std::move(*reader));
   self->reader_->set_kind("shard:" + self->report_.kind);
   self->expected_seq_ = self->reader_->cursor();
-  self->stats_ns_ = monotonic_now_ns();
+  self->stats_ns_ = core::monotonic_ns();
   return self;
 }
 
@@ -107,10 +108,10 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     if (view.sequence > expected_seq_) skipped_ += view.sequence - expected_seq_;  // `latest` jumped ahead
     const weir_shard_block in{view.data,        view.samples,      view.flags,       view.sequence,
                               view.realtime_ns, view.monotonic_ns, view.first_sample};
-    const std::int64_t start = monotonic_now_ns();
+    const std::int64_t start = core::monotonic_ns();
     dog.arm(who, view.sequence, start);
     const int rc = api_->process(shard_, &in, host);
-    now = monotonic_now_ns();
+    now = core::monotonic_ns();
     dog.disarm();
     const bool valid = reader_->done(view);  // re-validates the seqlock; a torn block counts as lost
     const std::uint64_t written = outputs_->take_written();
@@ -124,7 +125,7 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     store_counters();
     if (++since_stats_ >= kStatsEveryBlocks || now - stats_ns_ >= kStatsEveryNs) publish_stats(now);
   }
-  if (handled < max_blocks && since_stats_ > 0) publish_stats(now != 0 ? now : monotonic_now_ns());  // drained
+  if (handled < max_blocks && since_stats_ > 0) publish_stats(now != 0 ? now : core::monotonic_ns());  // drained
   return handled;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "weir/core/clock.hpp"
 #include "weir/shard_host/host_limits.hpp"
 
 namespace weir::shard_host {
@@ -39,7 +40,7 @@ void Watchdog::run() {
   while (!wake_.wait_for(lock, std::chrono::nanoseconds(poll_ns), [this] { return stopping_; })) {
     const std::int64_t since = since_ns_.load(std::memory_order_acquire);  // pairs with arm()'s release
     if (since == 0) continue;
-    const std::int64_t stuck = monotonic_now_ns() - since;
+    const std::int64_t stuck = core::monotonic_ns() - since;
     // Re-check: the call may have ended (and another begun) between the two loads.
     if (stuck > limit_ns_ && since_ns_.load(std::memory_order_acquire) == since) fire(stuck);
   }

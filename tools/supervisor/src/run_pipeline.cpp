@@ -18,6 +18,7 @@
 #include "run_threads.hpp"
 #include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/supervisor/pipeline_shards.hpp"
 
@@ -165,14 +166,14 @@ void reload(const std::string& file, Loaded& current, Supervisor& s, Console& co
 // Waits until every live consumer has read what was written (or a timeout): what the drivers
 // acquired reaches the recorders before they are stopped.
 void wait_drained(const core::Arena& arena, std::int64_t timeout_ns, Console& console) {
-  const std::int64_t deadline = now_ns() + timeout_ns;
+  const std::int64_t deadline = core::monotonic_ns() + timeout_ns;
   for (;;) {
     std::uint64_t lag = 0;
     for (const auto& c : core::list_channels(arena))
       for (const auto& k : c.consumers)
         if (k.alive && k.policy != core::ConsumerPolicy::latest) lag = std::max(lag, k.lag);
     if (lag == 0) return;
-    if (now_ns() >= deadline) {
+    if (core::monotonic_ns() >= deadline) {
       console.log(fmt::format("stop: consumers still {} block(s) behind after {:.1f} s; stopping them anyway", lag,
                               static_cast<double>(timeout_ns) / 1e9));
       return;
@@ -185,10 +186,10 @@ void wait_drained(const core::Arena& arena, std::int64_t timeout_ns, Console& co
 // Waits until every channel the pipeline makes exists (shards' outputs), or `timeout_ns` passes.
 void wait_for_channels(const core::Arena& arena, const config::Resolved& resolved, Supervisor& supervisor,
                        std::int64_t timeout_ns, Console& console) {
-  const std::int64_t deadline = now_ns() + timeout_ns;
+  const std::int64_t deadline = core::monotonic_ns() + timeout_ns;
   for (const auto& c : resolved.channels) {
     while (!core::find_channel(arena, c.name)) {
-      if (now_ns() >= deadline) {
+      if (core::monotonic_ns() >= deadline) {
         console.log(fmt::format("channel '{}' does not exist yet; starting the recorders anyway", c.name));
         return;
       }
@@ -239,12 +240,12 @@ core::Result<void> run_pipeline(const RunOptions& args) {
   for (const auto& [channel, writer] : loaded->resolved.channel_writer)
     if (writer.rfind("driver", 0) == 0) sources.insert(channel);
   RunStatus status(*arena, sources);
-  const std::int64_t start = now_ns();
+  const std::int64_t start = core::monotonic_ns();
   std::int64_t next_status = start + 1'000'000'000;
   std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
   while (stop_signals.load(std::memory_order_relaxed) == 0) {
     supervisor.tick(100);
-    const std::int64_t now = now_ns();
+    const std::int64_t now = core::monotonic_ns();
     if (args.duration_s > 0 && static_cast<double>(now - start) / 1e9 >= args.duration_s) break;
     if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args.file, *loaded, supervisor, console, grace_ns);
     if (console.tty() && now >= next_status) {
@@ -279,8 +280,8 @@ core::Result<void> run_pipeline(const RunOptions& args) {
   });
   stopped.store(true);
   second_signal.join();
-  console.log(fmt::format("run summary ({:.1f} s):", static_cast<double>(now_ns() - start) / 1e9));
-  const double run_s = static_cast<double>(now_ns() - start) / 1e9;
+  console.log(fmt::format("run summary ({:.1f} s):", static_cast<double>(core::monotonic_ns() - start) / 1e9));
+  const double run_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
   for (const auto& p : supervisor.parts())
     console.log(fmt::format("  {:<32} {:<10} restarts {}{}{}", p->plan.title, part_status_name(p->status), p->restarts,
                             p->last_exit.empty() ? "" : ", last " + p->last_exit,

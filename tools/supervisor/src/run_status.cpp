@@ -6,10 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "weir/core/clock.hpp"
+
 namespace weir::supervisor {
 
 RunStatus::RunStatus(const core::Arena& arena, std::set<std::string> sources)
-    : arena_(&arena), sources_(std::move(sources)), last_ns_(now_ns()) {}
+    : arena_(&arena), sources_(std::move(sources)), last_ns_(core::monotonic_ns()) {}
 
 RunTotals RunStatus::sample() {
   RunTotals t;
@@ -27,7 +29,7 @@ RunTotals RunStatus::sample() {
       if (k.alive) t.max_lag = std::max(t.max_lag, k.lag);
     }
   }
-  const std::int64_t now = now_ns();
+  const std::int64_t now = core::monotonic_ns();
   const double dt = static_cast<double>(now - last_ns_) / 1e9;
   if (dt > 0 && t.samples >= last_samples_) {
     t.samples_per_s = static_cast<double>(t.samples - last_samples_) / dt;

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "weir/core/clock.hpp"
+
 namespace weir::supervisor {
 
 namespace {
@@ -68,7 +70,7 @@ void Supervisor::add(PartPlan plan, ThreadMain thread_main) {
 }
 
 void Supervisor::start(PartState& part) {
-  part.started_ns = now_ns();
+  part.started_ns = core::monotonic_ns();
   part.last_exit.clear();
   if (part.plan.thread) {
     part.thread_stop = std::make_unique<std::atomic<bool>>(false);
@@ -155,7 +157,7 @@ void Supervisor::ended(PartState& part, const std::string& how, bool clean) {
     say(fmt::format("{} finished ({})", part.plan.title, how));
     return;
   }
-  const std::int64_t now = now_ns();
+  const std::int64_t now = core::monotonic_ns();
   if (now - part.started_ns >= kHealthyRunNs) part.failures_in_row = 0;
   ++part.failures_in_row;
   if (part.failures_in_row > part.plan.max_restarts) {
@@ -199,7 +201,7 @@ void Supervisor::tick(int timeout_ms) {
       part.thread.reset();
       ended(part, fmt::format("exit {}", code), code == 0);
     }
-    if (part.status == PartStatus::backoff && !stopping_ && now_ns() >= part.next_start_ns) {
+    if (part.status == PartStatus::backoff && !stopping_ && core::monotonic_ns() >= part.next_start_ns) {
       ++part.restarts;
       start(part);
     }
@@ -209,11 +211,11 @@ void Supervisor::tick(int timeout_ms) {
 void Supervisor::stop_part(PartState& part, std::int64_t grace_ns) {
   if (part.pid > 0) {
     kill(part.pid, SIGTERM);
-    const std::int64_t deadline = now_ns() + grace_ns;
+    const std::int64_t deadline = core::monotonic_ns() + grace_ns;
     int status = 0;
     pid_t got = 0;
     rusage ru{};
-    while ((got = wait4(part.pid, &status, WNOHANG, &ru)) == 0 && now_ns() < deadline) {
+    while ((got = wait4(part.pid, &status, WNOHANG, &ru)) == 0 && core::monotonic_ns() < deadline) {
       drain_output(part, false);
       const timespec pause{0, 10'000'000};
       nanosleep(&pause, nullptr);

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "run_plan.hpp"
-#include "weir/core/clock.hpp"
 
 namespace weir::supervisor {
 
@@ -22,8 +21,6 @@ inline constexpr std::int64_t kFirstBackoffNs = 200'000'000;     // the first re
 inline constexpr std::int64_t kMaxBackoffNs = 10'000'000'000;    // and back-off doubles up to this
 inline constexpr std::int64_t kHealthyRunNs = 20'000'000'000;    // a part that ran this long starts a new count
 
-/// CLOCK_MONOTONIC in ns (core's clock): the clock of every deadline and interval of `weir run`.
-[[nodiscard]] inline std::int64_t now_ns() noexcept { return core::monotonic_ns(); }
 
 /// What a thread part runs: returns its exit code; must return soon after `stop` is set.
 using ThreadMain = std::function<int(const std::atomic<bool>& stop)>;

@@ -11,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "weir/core/clock.hpp"
 
 namespace weir::shard_host {
 
@@ -58,7 +57,5 @@ class Watchdog {
   std::thread thread_;
 };
 
-/// CLOCK_MONOTONIC in nanoseconds (core's clock; vDSO: no system call). Thread: any.
-[[nodiscard]] inline std::int64_t monotonic_now_ns() noexcept { return core::monotonic_ns(); }
 
 }  // namespace weir::shard_host
