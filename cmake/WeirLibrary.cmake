@@ -2,7 +2,6 @@
 #
 #   weir_library(NAME
 #       [INTERFACE]                 header-only: no SOURCES
-#       [SHARED]                    a shared library (default: static)
 #       SOURCES src/a.cpp ...
 #       PUBLIC  weir::core ...      what users of the library also see
 #       PRIVATE Threads::Threads ...)
@@ -14,7 +13,7 @@
 include_guard(GLOBAL)
 
 function(weir_library name)
-  cmake_parse_arguments(arg "INTERFACE;SHARED" "" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
+  cmake_parse_arguments(arg "INTERFACE" "" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "weir_library(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -35,11 +34,7 @@ function(weir_library name)
     if(NOT arg_SOURCES)
       message(FATAL_ERROR "weir_library(${name}): no SOURCES")
     endif()
-    if(arg_SHARED)
-      add_library(${target} SHARED ${arg_SOURCES})
-    else()
-      add_library(${target} ${arg_SOURCES})
-    endif()
+    add_library(${target} ${arg_SOURCES})
     target_compile_features(${target} PUBLIC cxx_std_20)
     if(EXISTS ${include_dir})
       target_include_directories(${target} PUBLIC ${include_dir})
