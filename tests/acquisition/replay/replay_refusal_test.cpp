@@ -21,6 +21,15 @@ std::string refusal(const std::vector<std::string>& files) {
 
 bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
+// The error replaying `file` into `arena` with `options` ("" when it replays).
+std::string replay_refusal(const core::Arena& arena, const std::string& file, const acq::ReplayOptions& options = {}) {
+  auto recording = acq::open_recording(std::vector<std::string>{file});
+  REQUIRE(recording);
+  const std::atomic<bool> stop{false};
+  auto report = acq::run_replay(arena, *recording, options, stop);
+  return report ? std::string{} : report.error().what;
+}
+
 }  // namespace
 
 TEST_SUITE("acquisition.replay") {
@@ -117,12 +126,8 @@ TEST_CASE("an existing channel of another dtype or block size is refused naming 
   spec.samples_per_block = 128;
   REQUIRE(core::create_channel(*arena, spec));
 
-  auto recording = acq::open_recording(std::vector<std::string>{dir.file("run.h5")});
-  REQUIRE(recording);
-  const std::atomic<bool> stop{false};
-  auto report = acq::run_replay(*arena, *recording, acq::ReplayOptions{}, stop);
-  REQUIRE_FALSE(report);
-  const std::string& why = report.error().what;
+  const std::string why = replay_refusal(*arena, dir.file("run.h5"));
+  REQUIRE_FALSE(why.empty());
   CHECK(has(why, "channel 'adc1'"));
   CHECK(has(why, "dtype f32 and blocks of 128 samples"));
   CHECK(has(why, "dtype u32 and blocks of 64 samples"));
@@ -145,12 +150,8 @@ TEST_CASE("an existing framed channel of the recording's block size is refused f
   spec.frame.frame_elements = 32;
   REQUIRE(core::create_channel(*arena, spec));
 
-  auto recording = acq::open_recording(std::vector<std::string>{dir.file("run.h5")});
-  REQUIRE(recording);
-  const std::atomic<bool> stop{false};
-  auto report = acq::run_replay(*arena, *recording, acq::ReplayOptions{}, stop);
-  REQUIRE_FALSE(report);
-  const std::string& why = report.error().what;
+  const std::string why = replay_refusal(*arena, dir.file("run.h5"));
+  REQUIRE_FALSE(why.empty());
   CHECK(has(why, "dtype u32 and blocks of 64 samples in 2 frames of 32"));
   CHECK(has(why, "the recording"));
 }
@@ -161,15 +162,12 @@ TEST_CASE("patterns that match no channel are an error listing the recording's c
   ArenaGuard guard(unique_name("replay-nomatch"));
   auto arena = core::Arena::create(guard.where(), replay_arena());
   REQUIRE(arena);
-  auto recording = acq::open_recording(std::vector<std::string>{dir.file("run.h5")});
-  REQUIRE(recording);
   acq::ReplayOptions options;
   options.channels = {"scope*"};
-  const std::atomic<bool> stop{false};
-  auto report = acq::run_replay(*arena, *recording, options, stop);
-  REQUIRE_FALSE(report);
-  CHECK(has(report.error().what, "no channel of the recording matches"));
-  CHECK(has(report.error().what, "adc0"));
+  const std::string why = replay_refusal(*arena, dir.file("run.h5"), options);
+  REQUIRE_FALSE(why.empty());
+  CHECK(has(why, "no channel of the recording matches"));
+  CHECK(has(why, "adc0"));
 }
 
 }  // TEST_SUITE
