@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "weir/h5/handle.hpp"
+#include "weir/h5/types.hpp"
 
 namespace weir::test {
 
@@ -28,10 +29,8 @@ inline std::vector<KeyValue> read_key_values(const std::string& path) {
   REQUIRE(file);
   h5::Dataset table(H5Dopen2(file.get(), "keys", H5P_DEFAULT));
   REQUIRE(table);
-  h5::Type text(H5Tcopy(H5T_C_S1));
-  H5Tset_size(text.get(), H5T_VARIABLE);
-  H5Tset_cset(text.get(), H5T_CSET_UTF8);
-  h5::Type bytes(H5Tvlen_create(H5T_NATIVE_UINT8));
+  const h5::Type text = h5::text_type();
+  const h5::Type bytes = h5::bytes_type();
   h5::Type type(H5Tcreate(H5T_COMPOUND, sizeof(Row)));
   H5Tinsert(type.get(), "key", HOFFSET(Row, key), text.get());
   H5Tinsert(type.get(), "value", HOFFSET(Row, value), bytes.get());

@@ -17,6 +17,7 @@
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/h5/handle.hpp"
+#include "weir/h5/types.hpp"
 #include "weir/snapshot/periodic.hpp"
 #include "weir/snapshot/snapshot.hpp"
 
@@ -193,9 +194,7 @@ TEST_CASE("an array key's row carries its element dtype and shape beside its byt
   REQUIRE(file);
   h5::Dataset table(H5Dopen2(file.get(), "keys", H5P_DEFAULT));
   REQUIRE(table);
-  h5::Type text(H5Tcopy(H5T_C_S1));
-  H5Tset_size(text.get(), H5T_VARIABLE);
-  H5Tset_cset(text.get(), H5T_CSET_UTF8);
+  const h5::Type text = h5::text_type();
   const hsize_t two[1] = {2};
   h5::Type dims(H5Tarray_create2(H5T_NATIVE_UINT32, 1, two));
   h5::Type type(H5Tcreate(H5T_COMPOUND, sizeof(Row)));
