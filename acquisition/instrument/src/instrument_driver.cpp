@@ -103,7 +103,7 @@ class Engine {
   tl::unexpected<core::Error> refuse(const std::string& why) const {
     return core::fail(core::Errc::invalid_argument, who_ + ": " + why);
   }
-  void count(std::uint64_t& value);
+  void count(std::uint64_t& value, std::uint64_t n = 1);
   void set_state(const char* state);
   void note(const char* kind, const std::string& message);
   bool connect();
@@ -228,12 +228,12 @@ core::Result<void> Engine::prepare(const LuaReplyParserFactory& lua_factory) {
   return {};
 }
 
-void Engine::count(std::uint64_t& value) {
-  ++value;
+void Engine::count(std::uint64_t& value, std::uint64_t n) {
+  value += n;
   for (Counter& c : counters_) {
     if (c.value != &value) continue;
     std::uint64_t now = 0;
-    if (kv_.atomic(c.key, core::AtomicOp::add, 1, now) != core::KvStatus::ok) (void)kv_.set_u64(c.key, value);
+    if (kv_.atomic(c.key, core::AtomicOp::add, n, now) != core::KvStatus::ok) (void)kv_.set_u64(c.key, value);
   }
 }
 
@@ -390,7 +390,7 @@ void Engine::push_sample(Query& q, double value) {
         }
       }
       q.channel->publish(static_cast<std::uint32_t>(q.block.size()), q.block_realtime_ns);
-      report_.counters.samples += q.block.size();
+      count(report_.counters.samples, q.block.size());
       break;
     case core::ClaimStatus::dropped: break;  // counted by the channel as dropped at the source
   }

@@ -69,5 +69,7 @@ void add_replay_command(CLI::App& app, Action& action);
 void add_check_command(CLI::App& app, Action& action);
 /// Registers run and reload. Requires: `action` outlives app.parse().
 void add_run_commands(CLI::App& app, Action& action);
+/// Registers scpi and serial. Requires: `action` outlives app.parse().
+void add_instrument_commands(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add_replay_command(app, action);
   add_check_command(app, action);
   add_run_commands(app, action);
+  add_instrument_commands(app, action);
 
   try {
     app.parse(argc, argv);

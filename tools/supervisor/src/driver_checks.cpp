@@ -2,6 +2,7 @@
 // subcommand runs it.
 #include <string_view>
 
+#include "weir/instrument/instrument_config.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
 
 namespace weir::supervisor {
@@ -18,8 +19,8 @@ struct DriverKind {
 
 constexpr DriverKind kKinds[] = {
     {"udp", "udp", nullptr},
-    {"scpi", "scpi", nullptr},
-    {"serial", "serial", nullptr},
+    {"scpi", "scpi", &acq::check_instrument_driver},
+    {"serial", "serial", &acq::check_instrument_driver},
     {"lua", "lua-driver", nullptr},
 };
 
