@@ -57,7 +57,7 @@ class Instrument:
                 return name
         return None
 
-    def handle(self, line):
+    def handle(self, line, link):
         """Returns (reply or None, action): action is None, 'drop', 'kick' or 'noterm'."""
         line = line.strip()
         if not line:
@@ -65,9 +65,10 @@ class Instrument:
         head, _, arg = line.partition(" ")
         head = head.upper()
         if head.startswith("FAKE:"):
+            link.control = True  # a control line: faults never hit its own queries
             return self.control(head[5:], arg.strip())
         is_query = head.endswith("?")
-        if is_query:
+        if is_query and not link.control:
             fault = self.take_fault()
             if fault == "stall":
                 return None, None
@@ -78,7 +79,7 @@ class Instrument:
             if fault == "garbage":
                 return "#?!garbage", None
         reply = self.command(head, arg.strip())
-        if is_query and reply is not None:
+        if is_query and reply is not None and not link.control:
             self.answered += 1
         return reply, None
 
@@ -145,6 +146,7 @@ class Link:
         self.fd = fd
         self.sock = sock
         self.inbuf = b""
+        self.control = False
 
     def send(self, data):
         view = memoryview(data)
@@ -242,7 +244,7 @@ def main():
             link.inbuf += data
             while b"\n" in link.inbuf and link in links:
                 line, link.inbuf = link.inbuf.split(b"\n", 1)
-                reply, action = inst.handle(line.decode(errors="replace").rstrip("\r"))
+                reply, action = inst.handle(line.decode(errors="replace").rstrip("\r"), link)
                 if action == "drop":
                     drop(link)
                 elif action == "kick":
