@@ -12,6 +12,9 @@ namespace weir::acq {
 
 namespace {
 
+// strchr would also find the terminating NUL: a '\0' in a format must not pass as a flag or letter.
+bool one_of(std::string_view set, char c) noexcept { return set.find(c) != std::string_view::npos; }
+
 bool append(std::span<char> out, std::size_t& at, std::string_view text) noexcept {
   if (at + text.size() > out.size()) return false;
   std::memcpy(out.data() + at, text.data(), text.size());
@@ -26,6 +29,7 @@ core::Result<CommandFormat> CommandFormat::parse(std::string_view format) {
   const auto bad = [&](const std::string& why) {
     return core::fail(core::Errc::invalid_argument, "command format \"" + std::string(format) + "\": " + why);
   };
+  if (format.find('\0') != std::string_view::npos) return bad("a NUL byte in a command");
   bool seen = false;
   for (std::size_t i = 0; i < format.size(); ++i) {
     std::string& literal = seen ? f.suffix_ : f.prefix_;
@@ -40,7 +44,7 @@ core::Result<CommandFormat> CommandFormat::parse(std::string_view format) {
     }
     if (seen) return bad("more than one conversion; a key gives one value");
     std::size_t j = i + 1;
-    while (j < format.size() && std::strchr("-+ #0", format[j]) != nullptr) ++j;
+    while (j < format.size() && one_of("-+ #0", format[j])) ++j;
     while (j < format.size() && format[j] >= '0' && format[j] <= '9') ++j;
     if (j < format.size() && format[j] == '.') {
       ++j;
@@ -48,11 +52,11 @@ core::Result<CommandFormat> CommandFormat::parse(std::string_view format) {
     }
     if (j >= format.size()) return bad("a conversion without its letter at the end");
     const char c = format[j];
-    if (std::strchr("di", c) != nullptr) {
+    if (one_of("di", c)) {
       f.arg_ = Arg::integer;
-    } else if (std::strchr("uxXo", c) != nullptr) {
+    } else if (one_of("uxXo", c)) {
       f.arg_ = Arg::unsigned_integer;
-    } else if (std::strchr("eEfFgGaA", c) != nullptr) {
+    } else if (one_of("eEfFgGaA", c)) {
       f.arg_ = Arg::real;
     } else if (c == 's') {
       f.arg_ = Arg::text;
