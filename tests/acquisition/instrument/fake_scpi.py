@@ -26,6 +26,7 @@ the next queries; -1 for ever; 0 off):
   FAKE:MEAS x      set the multimeter's reading
   FAKE:COUNT?      queries answered so far (all connections)
   FAKE:KICK        close every instrument connection now (the listener stays)
+  FAKE:RECOVERED?  ms from the last KICK to the first query answered on a newer connection (-1: not yet)
 """
 import argparse
 import os
@@ -46,6 +47,8 @@ class Instrument:
         self.output = False
         self.errors = []
         self.answered = 0
+        self.kicked_at = None  # time.monotonic() of the last FAKE:KICK
+        self.recovered_ms = -1.0
         self.faults = {"stall": args.stall, "garbage": args.garbage, "noterm": args.noterm, "drop": args.drop}
 
     def take_fault(self):
@@ -81,6 +84,8 @@ class Instrument:
         reply = self.command(head, arg.strip())
         if is_query and reply is not None and not link.control:
             self.answered += 1
+            if self.kicked_at is not None and link.opened > self.kicked_at and self.recovered_ms < 0:
+                self.recovered_ms = (time.monotonic() - self.kicked_at) * 1000.0
         return reply, None
 
     def control(self, head, arg):
@@ -92,7 +97,11 @@ class Instrument:
             return None, None
         if head == "COUNT?":
             return str(self.answered), None
+        if head == "RECOVERED?":
+            return "%.3f" % self.recovered_ms, None
         if head == "KICK":
+            self.kicked_at = time.monotonic()
+            self.recovered_ms = -1.0
             return None, "kick"
         self.errors.append('-113,"Undefined header"')
         return None, None
@@ -147,6 +156,7 @@ class Link:
         self.sock = sock
         self.inbuf = b""
         self.control = False
+        self.opened = time.monotonic()
 
     def send(self, data):
         view = memoryview(data)
