@@ -72,6 +72,21 @@ void check_clean_run(const weir::test::RunResult& r) {
   if (r.exit_code != 0 || !contains(r.out, "lost 0 block(s)")) MESSAGE(std::string(r.out + r.err));
 }
 
+// A fake SCPI instrument (tests/acquisition/instrument/fake_scpi.py) on a free loopback port.
+struct FakeInstrument {
+  FakeInstrument(const std::string& dir, const std::string& kind) {
+    const std::string port_file = dir + "/" + kind + ".port";
+    process = weir::test::ChildProcess({"/usr/bin/python3", WEIR_FAKE_SCPI, "--kind", kind, "--port-file", port_file});
+    REQUIRE(weir::test::eventually([&] { return !read_file(port_file).empty(); }, std::chrono::seconds(20)));
+    port = read_file(port_file);
+    port.erase(port.find_last_not_of("\n") + 1);
+  }
+  weir::test::ChildProcess process;
+  std::string port;
+};
+
+double number(const weir::test::RunResult& r) { return r.exit_code == 0 ? std::strtod(r.out.c_str(), nullptr) : -1; }
+
 }  // namespace
 
 TEST_SUITE("examples.pipelines") {
@@ -111,6 +126,39 @@ TEST_CASE("the slow-control logger runs its sensors, stats and rotating recorder
   // The 10 Hz thermometers may not have filled a block yet on a loaded machine; the gauges have.
   const auto h5 = inspect(p.dir, "vac0,vac3");
   CHECK_MESSAGE(h5.exit_code == 0, h5.out);
+}
+
+TEST_CASE("the lab instruments pipeline polls a multimeter, forwards a setpoint to a supply and records both") {
+  ScratchPipeline p("lab_instruments.lua", "lab", "logs/");
+  FakeInstrument dmm(p.dir, "dmm");
+  FakeInstrument psu(p.dir, "psu");
+  std::string text = read_file(p.path);  // the example's ports are the fake instruments' here
+  REQUIRE(contains(text, "port = 5025"));
+  REQUIRE(contains(text, "port = 5026"));
+  replace_all(text, "port = 5025", "port = " + dmm.port);
+  replace_all(text, "port = 5026", "port = " + psu.port);
+  std::ofstream(p.path) << text;
+  weir::test::BackgroundWeir run({"run", p.path, "--duration", "8", "--status-every", "0", "--keep"});
+  REQUIRE_MESSAGE(weir::test::eventually([&] { return number(run_weir({"get", p.unique, "dmm.volt"})) == 1.2345; },
+                                         std::chrono::seconds(30)),
+                  run.output());
+  REQUIRE(weir::test::eventually([&] { return run_weir({"get", p.unique, "psu.idn"}).out == "WEIR,FAKE-PSU,0,1.0\n"; },
+                                 std::chrono::seconds(30)));
+  CHECK(run_weir({"set", p.unique, "psu.setpoint", "1.5"}).exit_code == 0);
+  CHECK(weir::test::eventually([&] { return number(run_weir({"get", p.unique, "psu.volt"})) == 1.5; },
+                               std::chrono::seconds(30)));
+  CHECK(run_weir({"get", p.unique, "dmm.scan"}).out == "1.2345 2.469 3.7035 4.938\n");
+  CHECK(run.wait_exit(std::chrono::seconds(60)) == 0);
+  weir::test::RunResult r;
+  r.out = run.output();
+  r.exit_code = 0;
+  check_clean_run(r);
+  CHECK(contains(r.out, "scpi 'psu': "));
+  CHECK(contains(r.out, "1 writes, 0 write failures"));
+  CHECK(number(run_weir({"get", p.unique, "dmm.timeouts"})) == 0);
+  const auto h5 = inspect(p.dir, "dmm.volt");
+  CHECK_MESSAGE(h5.exit_code == 0, h5.out);
+  CHECK(run_weir({"rm", p.unique, "--force"}).exit_code == 0);
 }
 
 TEST_CASE("the 8-channel scope pipeline feeds every channel and its decimated copy") {
