@@ -83,13 +83,24 @@ class Blocks(_Described):
         self._describe(channel)
         self.data = data
         self.meta = meta
-        ok = meta["state"] == 0
-        self.sequences = meta["sequence"][ok]
-        self.lost = int(np.count_nonzero(meta["state"] == 1))
-        self.unwritten = int(np.count_nonzero(meta["state"] == 2))
+
+    @property
+    def sequences(self):
+        """Sequences of the copied blocks."""
+        return self.meta["sequence"][self.meta["state"] == 0]
+
+    @property
+    def lost(self):
+        """Blocks asked for that the writer had overwritten."""
+        return int(np.count_nonzero(self.meta["state"] == 1))
+
+    @property
+    def unwritten(self):
+        """Blocks asked for that were not published yet."""
+        return int(np.count_nonzero(self.meta["state"] == 2))
 
     def __len__(self):
-        return len(self.sequences)
+        return int(np.count_nonzero(self.meta["state"] == 0))
 
     def __repr__(self):
         return (f"<weir.Blocks {self.channel} blocks={len(self)} lost={self.lost} {self.data.dtype}"
@@ -181,16 +192,21 @@ class Channel:
             start = max(0, self.head - n_blocks)
         need = n_blocks * self.block_bytes
         buf = out if out is not None else np.empty(need, dtype=np.uint8)
-        if buf.nbytes < need or not buf.flags.c_contiguous or not buf.flags.writeable:
+        if out is not None and (buf.nbytes < need or not buf.flags.c_contiguous or not buf.flags.writeable):
             raise ValueError(f"read: out must be a writable contiguous buffer of at least {need} bytes")
         meta = np.empty(n_blocks, dtype=BLOCK_META_DTYPE)
         visited = ctypes.c_uint64()
-        _lib.check(lib.weir_channel_read(self._arena._handle(), self.index, start, n_blocks, buf.ctypes.data,
-                                         buf.nbytes, meta.ctypes.data, ctypes.byref(visited)),
+        _lib.check(lib.weir_channel_read(self._arena._arena or self._arena._handle(), self.index, start, n_blocks,
+                                         buf.__array_interface__["data"][0], buf.nbytes,
+                                         meta.__array_interface__["data"][0], ctypes.byref(visited)),
                    f"channel '{self.name}'")
-        meta = meta[:visited.value]
-        ok = meta["state"] == 0
-        nbytes = int(meta["samples"][ok].sum(dtype=np.uint64)) * self.dtype.itemsize
+        if visited.value != n_blocks:
+            meta = meta[:visited.value]
+        states = meta["state"]
+        samples = meta["samples"]
+        if states.any():
+            samples = samples[states == 0]
+        nbytes = int(samples.sum()) * self.dtype.itemsize
         data = buf[:nbytes].view(self.dtype)
         return Blocks(self, self._shape(data), meta)
 
