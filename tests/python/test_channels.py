@@ -1,0 +1,127 @@
+"""Channels from Python against real writer processes: lossless following checks every sample, a
+lapped reader counts exactly what it lost, a killed writer's half block is never handed out."""
+import numpy as np
+import pytest
+
+import weir
+from conftest import check_counter, start_writer
+
+BLOCK = 1024
+
+
+def test_a_lossless_follower_gets_every_sample_of_a_running_writer(arena_name):
+    blocks = 3000
+    writer = start_writer(arena_name, "count", "--block", BLOCK, "--ring", 16, "--blocks", blocks,
+                          "--wait-lossless")
+    try:
+        arena = weir.Arena(arena_name)
+        ch = arena.channel("count")
+        assert ch.dtype == np.int64 and ch.units == "counts" and ch.rate == 1e6 and ch.labels == ("counter",)
+        seen = 0
+        with ch.follow(policy="lossless", start="oldest", timeout=30.0) as f:
+            for block in f:
+                assert block.sequence == seen
+                assert block.lost == 0
+                check_counter(block)
+                seen += 1
+                if seen == blocks:
+                    break
+            assert f.lost == 0
+            assert f.stats()["blocks_read"] == blocks
+        assert seen == blocks
+        assert writer.wait(timeout=60) == 0
+        assert f"published {blocks}" in writer.stdout.read()
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+
+
+def test_a_lapped_reader_reports_exactly_the_blocks_it_lost(arena_name):
+    ring, blocks = 16, 1000
+    start_writer(arena_name, "count", "--block", BLOCK, "--ring", ring, "--blocks", 0).wait(timeout=60)
+    arena = weir.Arena(arena_name)
+    ch = arena.channel("count")
+    with ch.follow(policy="lossy", start="oldest") as f:
+        writer = start_writer(arena_name, "count", "--blocks", blocks)
+        assert writer.wait(timeout=60) == 0
+        first = f.next(timeout=5.0)
+        assert first.lost == blocks - ring
+        assert first.sequence == blocks - ring
+        check_counter(first)
+        rest = [f.next(timeout=0) for _ in range(ring - 1)]
+        assert [b.sequence for b in rest] == list(range(blocks - ring + 1, blocks))
+        assert all(b.lost == 0 for b in rest)
+        assert f.next(timeout=0) is None
+        assert f.lost == blocks - ring
+        assert f.stats()["blocks_lost"] == blocks - ring
+    # An unregistered range read says the same: the oldest blocks are overwritten, the rest copied.
+    got = ch.read(2 * ring, start=blocks - 2 * ring)
+    assert got.lost == ring and len(got) == ring
+    assert list(got.sequences) == list(range(blocks - ring, blocks))
+    assert np.array_equal(got.data, np.arange((blocks - ring) * BLOCK, blocks * BLOCK))
+
+
+def test_a_writer_killed_mid_block_never_hands_python_a_torn_block(arena_name):
+    blocks = 40
+    writer = start_writer(arena_name, "count", "--block", BLOCK, "--ring", 64, "--blocks", blocks,
+                          "--kill-mid-block")
+    writer.wait(timeout=60)
+    assert writer.returncode == -9  # SIGKILL, with block `blocks` claimed and half written
+    arena = weir.Arena(arena_name)
+    ch = arena.channel("count")
+    with ch.follow(policy="lossless", start="oldest") as f:
+        for s in range(blocks):
+            block = f.next(timeout=5.0)
+            assert block.sequence == s
+            check_counter(block)
+        assert f.next(timeout=0.2) is None  # the half block is never published
+    with ch.follow(policy="lossy", start=blocks, view=True) as f:
+        assert f.next(timeout=0.2) is None
+    got = ch.read(1, start=blocks)
+    assert len(got) == 0 and got.unwritten == 1 and got.data.size == 0
+    latest = ch.latest()
+    assert latest.sequence == blocks - 1
+    check_counter(latest)
+
+
+def test_a_view_reports_when_the_writer_reuses_its_slot(arena_name):
+    ring = 8
+    start_writer(arena_name, "count", "--block", BLOCK, "--ring", ring, "--blocks", 1).wait(timeout=60)
+    arena = weir.Arena(arena_name)
+    ch = arena.channel("count")
+    with ch.follow(policy="lossy", start="oldest", view=True) as f:
+        view = f.next(timeout=5.0)
+        assert not view.data.flags.writeable
+        check_counter(view)
+        assert view.still_valid()
+        assert start_writer(arena_name, "count", "--blocks", 2 * ring).wait(timeout=60) == 0
+        assert not view.still_valid()  # what was read from it now must be discarded
+        assert view.release() is False
+
+
+def test_read_and_latest_return_numpy_with_the_channels_metadata(arena_name):
+    start_writer(arena_name, "count", "--block", BLOCK, "--ring", 32, "--blocks", 10).wait(timeout=60)
+    ch = weir.Arena(arena_name).channels["count"]
+    got = ch.read(4)
+    assert list(got.sequences) == [6, 7, 8, 9]
+    assert np.array_equal(got.data, np.arange(6 * BLOCK, 10 * BLOCK))
+    assert got.units == "counts" and got.rate == 1e6 and got.labels == ("counter",) and got.axis is None
+    assert (got.meta["realtime_ns"] > 0).all() and (np.diff(got.meta["first_sample"]) == BLOCK).all()
+    latest = ch.latest()
+    assert latest.sequence == 9 and latest.first_sample == 9 * BLOCK
+    env = ch.envelope(10 * BLOCK, columns=10)
+    assert env.mins[0] == 0 and env.maxs[-1] == 10 * BLOCK - 1
+
+
+def test_a_sim_channel_follows_with_rate_units_and_labels(arena_name):
+    from conftest import run_weir
+    run_weir("sim", arena_name, "adc0", "--rate", 1e5, "--block", 512, "--blocks", 20, "--fast",
+             "--signal", "sine")
+    ch = weir.Arena(arena_name).channel("adc0")
+    assert (ch.dtype, ch.units, ch.rate, ch.block_size) == (np.float32, "V", 1e5, 512)
+    assert "sim" in ch.labels
+    got = ch.read(20)
+    assert len(got) == 20 and got.data.shape == (20 * 512,)
+    assert np.abs(got.data).max() <= 1.0 + 1e-6
