@@ -24,6 +24,7 @@ PacketStatus decode_raw(std::span<const std::byte> datagram, PacketView& out) no
   const auto code = detail::load_le<std::uint8_t>(p + kOffDtype);
   if (code < kFirstDtype || code > kLastDtype) return PacketStatus::bad_dtype;
   out = PacketView{};
+  out.datagram_bytes = static_cast<std::uint32_t>(datagram.size());
   out.format = PacketFormat::raw;
   out.dtype = static_cast<core::Dtype>(code);
   out.stream_id = detail::load_le<std::uint32_t>(p + kOffStream);

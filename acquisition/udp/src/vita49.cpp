@@ -47,6 +47,7 @@ PacketStatus decode_vita49(std::span<const std::byte> datagram, core::Dtype dtyp
   const std::uint32_t type = header >> kTypeShift;
   if (type != kVitaTypeNoStreamId && type != kVitaTypeWithStreamId) return PacketStatus::bad_type;
   out = PacketView{};
+  out.datagram_bytes = static_cast<std::uint32_t>(datagram.size());
   out.format = PacketFormat::vita49;
   out.has_class_id = (header & kClassBit) != 0;
   out.has_trailer = (header & kTrailerBit) != 0;

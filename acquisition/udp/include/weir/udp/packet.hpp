@@ -42,6 +42,7 @@ enum class Tsf : std::uint8_t { none = 0, sample_count = 1, real_time_ps = 2, fr
 /// One decoded datagram, pointing into the datagram's bytes: valid while they are.
 struct PacketView {
   PacketFormat format = PacketFormat::raw;
+  std::uint32_t datagram_bytes = 0;      // the whole datagram, headers included
   std::uint32_t stream_id = 0;           // VITA 49 type 0 (no stream id): 0
   std::uint64_t sequence = 0;            // raw: the 64-bit sequence; VITA 49: the 4-bit count (aliases at 16)
   // raw: the stream index of the first sample, and its time (0: the board sent none)
