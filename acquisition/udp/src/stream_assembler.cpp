@@ -76,7 +76,8 @@ StreamAssembler::StreamAssembler(const StreamConfig& config, BlockSink& sink, st
       block_bytes_(std::size_t{config.samples_per_block} * sample_bytes(config.dtype)),
       staging_(block_bytes_ * slots),
       open_(slots),
-      ranges_(std::size_t{slots} * kUdpMaxFragments) {}
+      ranges_(std::size_t{slots} * kUdpMaxFragments),
+      published_(slots, 0) {}
 
 bool StreamAssembler::index_of(const PacketView& p, std::int64_t& index) noexcept {
   if (p.format == PacketFormat::raw) {
@@ -136,6 +137,7 @@ void StreamAssembler::reset_slot(std::uint64_t block) noexcept { open(block) = O
 void StreamAssembler::close_oldest() noexcept {
   Open& o = open(head_);
   const std::uint32_t n = config_.samples_per_block;
+  published_[head_ % slots_] = o.filled == n ? head_ + 1 : 0;
   if (o.filled == n) {
     if (sink_->publish(std::span(data(head_), block_bytes_), n, o.realtime_ns, o.monotonic_ns, o.flags))
       ++counters_.blocks_published;
@@ -166,7 +168,10 @@ void StreamAssembler::advance_to(std::uint64_t block) noexcept {
       close_oldest();
       continue;
     }
-    for (std::uint64_t b = head_; b < head_ + std::min<std::uint64_t>(empty, slots_); ++b) reset_slot(b);
+    for (std::uint64_t b = head_; b < head_ + std::min<std::uint64_t>(empty, slots_); ++b) {
+      reset_slot(b);
+      published_[b % slots_] = 0;
+    }
     counters_.lost_samples += empty * n;
     counters_.gap_blocks += empty;
     sink_->skip(empty);
@@ -215,6 +220,15 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   if (!restart && started_ && index < start_index_ + static_cast<std::int64_t>(head_ * n)) {
     const auto behind = static_cast<std::uint64_t>(start_index_ + static_cast<std::int64_t>(head_ * n) - index);
     if (behind < kUdpResyncBlocks * n) {
+      // Whole blocks already published recently mean this one was received before: a duplicate.
+      const auto rel_first = static_cast<std::uint64_t>(std::max<std::int64_t>(0, index - start_index_));
+      const std::uint64_t rel_last = std::min(rel_first + p.samples, head_ * n) - 1;
+      bool seen = index >= start_index_ && head_ - rel_first / n <= slots_;
+      for (std::uint64_t b = rel_first / n; seen && b <= rel_last / n; ++b) seen = published_[b % slots_] == b + 1;
+      if (seen && index + p.samples <= start_index_ + static_cast<std::int64_t>(head_ * n)) {
+        ++counters_.duplicates;
+        return AcceptStatus::duplicate;
+      }
       ++counters_.late;
       return AcceptStatus::late;
     }

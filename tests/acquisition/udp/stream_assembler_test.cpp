@@ -229,6 +229,23 @@ TEST_CASE("a duplicate packet is counted and changes nothing") {
   CHECK(a->counters().lost_samples == 0);
 }
 
+TEST_CASE("a duplicate of the packet that completed a published block is a duplicate, not late") {
+  RecordingSink sink;
+  auto a = StreamAssembler::create(config(8, 1), sink);
+  REQUIRE(a);
+  feed(*a, {0, 4}, 4);
+  REQUIRE(sink.blocks().size() == 1);
+  feed(*a, {4}, 4);
+  CHECK(a->counters().duplicates == 1);
+  CHECK(a->counters().late == 0);
+  SUBCASE("but a packet for a block that became a gap is late") {
+    feed(*a, {12, 16, 20, 24}, 4);  // 8..11 never came: block 1 is a gap
+    feed(*a, {8}, 4);
+    CHECK(a->counters().late == 1);
+    CHECK(a->counters().duplicates == 1);
+  }
+}
+
 TEST_CASE("a jump far ahead is published as one gap of all the blocks it skipped") {
   RecordingSink sink;
   auto a = StreamAssembler::create(config(8, 1), sink);

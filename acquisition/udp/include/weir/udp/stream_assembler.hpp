@@ -16,8 +16,9 @@
 // (published) or when data `reorder_blocks` blocks past its end has arrived: then it is published as
 // a gap (BlockSink::skip), its missing samples counted `lost_samples` and the samples it did get
 // `discarded_samples`. So lost_samples is exact, and every consumer counts whole gap blocks.
-// A packet for a block already closed is `late` (its samples were counted lost); one overlapping
-// samples already received is a `duplicate`; one placed before data already seen is `reordered`.
+// A packet for a block already closed is `late` (its samples were counted lost), unless every block
+// it touches was published whole (recently: within the staging ring): then it is a `duplicate`, as
+// is one overlapping samples already received; one placed before data already seen is `reordered`.
 // A packet far behind (kUdpResyncBlocks) means the source restarted: the open blocks are closed and
 // the stream starts afresh (`resyncs`).
 //
@@ -135,6 +136,7 @@ class StreamAssembler {
   std::vector<std::byte> staging_;        // slots_ blocks, allocated once
   std::vector<Open> open_;
   std::vector<Range> ranges_;             // kUdpMaxFragments per slot
+  std::vector<std::uint64_t> published_;  // per slot: 1 + the last block closed there if it was published whole, else 0
   bool started_ = false;
   std::int64_t start_index_ = 0;          // stream index of block 0's first sample
   std::uint64_t head_ = 0;                // oldest open block
