@@ -10,7 +10,9 @@
 
 #include "channel_writer.hpp"
 #include "command.hpp"
+#include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/supervisor/udp_settings.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
@@ -22,6 +24,7 @@ namespace {
 
 struct UdpArgs {
   std::string where;
+  std::string pipeline;
   std::string part = "udp";
   std::uint16_t port = 0;
   std::string bind;
@@ -61,7 +64,26 @@ core::Result<acq::UdpStream> parse_stream(const std::string& part, const std::st
   return s;
 }
 
+// The options of the pipeline's driver called a.part, plus the run limits of the command line.
+core::Result<acq::UdpOptions> pipeline_options(const UdpArgs& a) {
+  auto pipeline = config::load_pipeline(a.pipeline);
+  if (!pipeline) return tl::make_unexpected(pipeline.error());
+  for (const config::DriverDecl& d : pipeline->drivers) {
+    if (d.name != a.part) continue;
+    if (d.kind != "udp")
+      return core::fail(core::Errc::invalid_argument, fmt::format("{}: part '{}' is a {} driver, not udp",
+                                                                  a.pipeline, a.part, d.kind));
+    auto o = supervisor::udp_options(d);
+    if (!o) return o;
+    o->duration_s = a.seconds;
+    o->max_packets = a.packets;
+    return o;
+  }
+  return core::fail(core::Errc::invalid_argument, fmt::format("{}: no driver called '{}'", a.pipeline, a.part));
+}
+
 core::Result<acq::UdpOptions> to_options(const UdpArgs& a) {
+  if (!a.pipeline.empty()) return pipeline_options(a);
   acq::UdpOptions o;
   o.part = a.part;
   o.port = a.port;
@@ -295,14 +317,17 @@ void add_udp_commands(CLI::App& app, Action& action) {
         "udp", "Receive VITA 49 or raw UDP packets (digitizers, SDRs, FPGA boards) into channels: exact gaps, "
                "reordering, counters in <part>.* keys; Ctrl-C stops and reports");
     add_name_option(*sub, args->where);
+    CLI::Option* pipeline = sub->add_option("--pipeline", args->pipeline,
+                                            "run the pipeline file's driver \"udp\" called --part with its settings");
     sub->add_option("--stream", args->streams, "ID=CHANNEL: packets of stream ID go to CHANNEL (repeat per stream)")
-        ->required();
+        ->excludes(pipeline);
     sub->add_option("--port", args->port, "UDP port (0: the kernel picks one, published in <part>.port)")
         ->capture_default_str();
     sub->add_option("--bind", args->bind, "numeric local address to bind (default: any)");
     sub->add_option("--group", args->group, "multicast group to join (IPv4 or IPv6)");
     sub->add_option("--format", args->format, "packet format: vita49 or raw")->capture_default_str();
-    sub->add_option("--part", args->part, "the part's name: prefixes its keys, names it in errors")->capture_default_str();
+    sub->add_option("--part", args->part, "the part's name: prefixes its keys, names it in errors; with --pipeline "
+                                          "the driver to run")->capture_default_str();
     sub->add_option("--rcvbuf", args->rcvbuf, "socket receive buffer to ask for, bytes")->capture_default_str();
     sub->add_option("--batch", args->batch, "datagrams per recvmmsg")->capture_default_str();
     sub->add_option("--cpu", args->cpu, "pin the receiving thread to this CPU");

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "weir/supervisor/pipeline_drivers.hpp"
+#include "weir/supervisor/udp_settings.hpp"
 
 namespace weir::supervisor {
 
@@ -17,7 +18,7 @@ struct DriverKind {
 };
 
 constexpr DriverKind kKinds[] = {
-    {"udp", "udp", nullptr},
+    {"udp", "udp", &check_udp_driver},
     {"scpi", "scpi", nullptr},
     {"serial", "serial", nullptr},
     {"lua", "lua-driver", nullptr},
