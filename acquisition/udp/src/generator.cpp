@@ -265,6 +265,10 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
         if (dropped) {
           ++r.packets_dropped;
           r.samples_dropped += o.packet_samples;
+          if (st.holding) {  // held behind a packet that never went: it goes now, in order after all
+            send_copy(st.held.data(), st.held_bytes);
+            st.holding = false;
+          }
           continue;
         }
         const std::size_t n = build(st, k, packet.data());
@@ -277,12 +281,12 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
           std::memcpy(st.held.data(), packet.data(), n);
           st.held_bytes = n;
           st.holding = true;
-          ++r.reordered;
         } else {
           send_copy(packet.data(), n);
-          if (st.holding) {
+          if (st.holding) {  // the held packet goes after this later one: reordered
             send_copy(st.held.data(), st.held_bytes);
             st.holding = false;
+            ++r.reordered;
           }
         }
         if (dup) {

@@ -6,8 +6,8 @@
 // Stream s (ids first_stream_id, +1, ...) sends packet k with samples [k*P, (k+1)*P) (P samples a
 // packet), sample i being udpgen_sample(id, i). Faults, drawn from a seeded generator (same seed,
 // same faults): a dropped packet is not sent (never a stream's first or last packet: a receiver
-// could not see that loss); a reordered packet is held back and sent after the next one (never the
-// first packet); a duplicated one is sent twice; a malformed packet is an extra datagram (cut
+// could not see that loss); a reordered packet is held back and sent after the stream's next packet (never the
+// first packet; if that next one is dropped, the held one goes in order and does not count as reordered); a duplicated one is sent twice; a malformed packet is an extra datagram (cut
 // short, a wrong size field, or a bad magic), never a replacement. `burst` packets of each stream
 // go out back to back per pacing tick. Every fault is counted exactly in the report.
 #include <atomic>
