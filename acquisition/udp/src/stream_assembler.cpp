@@ -20,6 +20,8 @@ constexpr double kNsPerS = 1e9;
 constexpr double kPsPerS = 1e12;
 constexpr std::uint64_t kPsPerNs = 1000;
 constexpr std::uint64_t kNsPerSU = 1'000'000'000ULL;
+constexpr double kMaxRateHz = 1e15;      // a femtosecond sample period: far past any digitizer
+constexpr double kMaxExactIndex = 9e15;  // below 2^53: a double index still counts single samples
 
 tl::unexpected<core::Error> refuse(const std::string& why) {
   return core::fail(core::Errc::invalid_argument, "udp stream: " + why);
@@ -52,8 +54,8 @@ core::Result<StreamAssembler> StreamAssembler::create(const StreamConfig& config
   if (config.samples_per_block == 0 || config.samples_per_block > core::kMaxSamplesPerBlock)
     return refuse(fmt::format("block must be 1 to {} samples, not {}", core::kMaxSamplesPerBlock,
                               config.samples_per_block));
-  if (!std::isfinite(config.rate_hz) || config.rate_hz <= 0)
-    return refuse(fmt::format("rate must be a positive number of Hz, not {}", config.rate_hz));
+  if (!std::isfinite(config.rate_hz) || config.rate_hz <= 0 || config.rate_hz > kMaxRateHz)
+    return refuse(fmt::format("rate must be a positive number of Hz up to {}, not {}", kMaxRateHz, config.rate_hz));
   if (config.reorder_blocks > kUdpMaxReorderBlocks)
     return refuse(fmt::format("reorder window must be 0 to {} blocks, not {}", kUdpMaxReorderBlocks,
                               config.reorder_blocks));
@@ -77,11 +79,12 @@ StreamAssembler::StreamAssembler(const StreamConfig& config, BlockSink& sink, st
       staging_(block_bytes_ * slots),
       open_(slots),
       ranges_(std::size_t{slots} * kUdpMaxFragments),
-      published_(slots, 0) {}
+      published_(slots, 0),
+      rate_per_s_(static_cast<std::uint64_t>(std::llround(config.rate_hz))) {}
 
-bool StreamAssembler::index_of(const PacketView& p, std::int64_t& index) noexcept {
+bool StreamAssembler::index_of(const PacketView& p, std::uint64_t& index) noexcept {
   if (p.format == PacketFormat::raw) {
-    index = static_cast<std::int64_t>(p.first_sample);
+    index = p.first_sample;
     return true;
   }
   if (!started_ || p.tsi != tsi_ || p.tsf != tsf_) {
@@ -91,18 +94,22 @@ bool StreamAssembler::index_of(const PacketView& p, std::int64_t& index) noexcep
     tsi_ = p.tsi;
     tsf_ = p.tsf;
   }
-  const std::int64_t seconds = std::int64_t{p.integer_ts} - std::int64_t{first_integer_ts_};
+  // Seconds since the first packet, modulo 2^64 like every index here.
+  const std::uint64_t seconds = std::uint64_t{p.integer_ts} - std::uint64_t{first_integer_ts_};
   switch (p.tsf) {
     case Tsf::sample_count:
       if (p.tsi != Tsi::none) {  // the count restarts every integer second
-        index = seconds * std::llround(config_.rate_hz) + static_cast<std::int64_t>(p.fractional_ts);
+        index = seconds * rate_per_s_ + p.fractional_ts;
         return true;
       }
       [[fallthrough]];
-    case Tsf::free_running: index = static_cast<std::int64_t>(p.fractional_ts); return true;
+    case Tsf::free_running: index = p.fractional_ts; return true;
     case Tsf::real_time_ps: {
+      const double s = static_cast<double>(static_cast<std::int64_t>(seconds));
       const double ps = static_cast<double>(p.fractional_ts) - static_cast<double>(first_fractional_ts_);
-      index = std::llround(static_cast<double>(seconds) * config_.rate_hz + ps / kPsPerS * config_.rate_hz);
+      const double at = s * config_.rate_hz + ps / kPsPerS * config_.rate_hz;
+      if (!(std::fabs(at) < kMaxExactIndex)) return false;  // no sensible index: restart on it
+      index = static_cast<std::uint64_t>(std::llround(at));
       return true;
     }
     case Tsf::none: index = running_index_; return true;
@@ -123,6 +130,7 @@ std::uint64_t StreamAssembler::packet_time_ns(const PacketView& p) const noexcep
   switch (p.tsf) {
     case Tsf::real_time_ps: ns = p.fractional_ts / kPsPerNs; break;
     case Tsf::sample_count:
+      if (p.fractional_ts >= rate_per_s_) return 0;  // not a count within a second: no usable time
       ns = static_cast<std::uint64_t>(std::llround(static_cast<double>(p.fractional_ts) * kNsPerS / config_.rate_hz));
       break;
     case Tsf::none:
@@ -215,30 +223,40 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
     return AcceptStatus::oversized;
   }
   const std::uint64_t n = config_.samples_per_block;
-  std::int64_t index = 0;
+  std::uint64_t index = 0;
   bool restart = !index_of(p, index);
-  if (!restart && started_ && index < start_index_ + static_cast<std::int64_t>(head_ * n)) {
-    const auto behind = static_cast<std::uint64_t>(start_index_ + static_cast<std::int64_t>(head_ * n) - index);
-    if (behind < kUdpResyncBlocks * n) {
-      // Whole blocks already published recently mean this one was received before: a duplicate.
-      const auto rel_first = static_cast<std::uint64_t>(std::max<std::int64_t>(0, index - start_index_));
-      const std::uint64_t rel_last = std::min(rel_first + p.samples, head_ * n) - 1;
-      bool seen = index >= start_index_ && head_ - rel_first / n <= slots_;
-      for (std::uint64_t b = rel_first / n; seen && b <= rel_last / n; ++b) seen = published_[b % slots_] == b + 1;
-      if (seen && index + p.samples <= start_index_ + static_cast<std::int64_t>(head_ * n)) {
-        ++counters_.duplicates;
-        return AcceptStatus::duplicate;
+  if (!restart && started_) {
+    const std::uint64_t head_pos = head_ * n;
+    const std::uint64_t rel = index - start_index_;           // modulo 2^64
+    const auto ahead = static_cast<std::int64_t>(rel - head_pos);  // < 0: before the oldest open block
+    if (ahead < 0) {
+      const std::uint64_t behind = 0 - static_cast<std::uint64_t>(ahead);
+      if (behind < kUdpResyncBlocks * n) {
+        // Whole blocks already published recently mean this one was received before: a duplicate.
+        const std::uint64_t first_rel = head_pos - behind;   // head_pos >= behind unless before the start
+        bool seen = behind <= head_pos && head_ - first_rel / n <= slots_ && first_rel + p.samples <= head_pos;
+        for (std::uint64_t b = first_rel / n; seen && b <= (first_rel + p.samples - 1) / n; ++b)
+          seen = published_[b % slots_] == b + 1;
+        if (seen) {
+          ++counters_.duplicates;
+          return AcceptStatus::duplicate;
+        }
+        ++counters_.late;
+        return AcceptStatus::late;
       }
-      ++counters_.late;
-      return AcceptStatus::late;
+      restart = true;
+    } else if (static_cast<std::uint64_t>(ahead) > kUdpMaxJumpSamples) {
+      restart = true;
     }
-    restart = true;
   }
   if (restart) {  // the source restarted (or changed its timestamps): close what is open, start afresh
     finish();
     ++counters_.resyncs;
     started_ = false;
-    if (!index_of(p, index)) return AcceptStatus::late;  // unreachable: a fresh start takes any packet
+    if (!index_of(p, index)) {  // no index even on a fresh start (a hopeless timestamp): refuse it
+      ++counters_.late;
+      return AcceptStatus::late;
+    }
   }
   if (!started_) {
     started_ = true;
@@ -249,7 +267,7 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   }
   running_index_ = index + p.samples;
 
-  const auto first = static_cast<std::uint64_t>(index - start_index_);
+  const std::uint64_t first = index - start_index_;
   const std::uint64_t end = first + p.samples;
   const std::uint64_t last_block = (end - 1) / n;
   if (last_block >= head_ + slots_) advance_to(last_block - slots_ + 1);

@@ -281,6 +281,23 @@ TEST_CASE("a source that restarts its index far behind starts the stream afresh"
   CHECK(blocks[2] == ramp(0, 8));
 }
 
+TEST_CASE("indices at the far ends of the 64-bit range restart the stream instead of overflowing") {
+  RecordingSink sink;
+  auto a = StreamAssembler::create(config(8), sink);
+  REQUIRE(a);
+  feed(*a, {0x7FFF'FFFF'FFFF'FFF0ULL, 0x7FFF'FFFF'FFFF'FFF4ULL}, 4);  // a block just below 2^63
+  feed(*a, {0xC000'0000'0000'0000ULL}, 4);                             // 2^62 ahead: a restart, not a huge gap
+  feed(*a, {0xFFFF'FFFF'FFFF'FFF8ULL, 0xFFFF'FFFF'FFFF'FFFCULL, 0, 4, 8, 12}, 4);  // wraps past 2^64 in order
+  a->finish();
+  CHECK(a->counters().resyncs == 2);
+  CHECK(a->counters().lost_samples == 0);
+  CHECK(a->counters().gap_blocks == 0);
+  const auto blocks = sink.blocks();
+  REQUIRE(blocks.size() == 5);
+  CHECK(blocks[2] == ramp(0xFFFF'FFFF'FFFF'FFF8ULL, 8));
+  CHECK(blocks[3] == ramp(0, 8));
+}
+
 TEST_CASE("losing exactly 16 VITA 49 packets is counted, though the 4-bit count comes back the same") {
   for (const Tsf tsf : {Tsf::sample_count, Tsf::real_time_ps, Tsf::free_running}) {
     CAPTURE(static_cast<int>(tsf));

@@ -19,8 +19,9 @@
 // A packet for a block already closed is `late` (its samples were counted lost), unless every block
 // it touches was published whole (recently: within the staging ring): then it is a `duplicate`, as
 // is one overlapping samples already received; one placed before data already seen is `reordered`.
-// A packet far behind (kUdpResyncBlocks) means the source restarted: the open blocks are closed and
-// the stream starts afresh (`resyncs`).
+// A packet far behind (kUdpResyncBlocks) or absurdly far ahead (kUdpMaxJumpSamples) means the source
+// restarted: the open blocks are closed and the stream starts afresh (`resyncs`). Index arithmetic
+// is modulo 2^64, so hostile indices and timestamps cannot overflow anything.
 //
 // Time. A block's stamp is its first sample's time from the packet clock when the packet has one
 // (raw timestamp_ns; VITA 49 TSI utc or gps with a fractional part, or integer seconds alone), else the
@@ -119,7 +120,7 @@ class StreamAssembler {
   };
 
   StreamAssembler(const StreamConfig& config, BlockSink& sink, std::uint32_t slots);
-  [[nodiscard]] bool index_of(const PacketView& p, std::int64_t& index) noexcept;
+  [[nodiscard]] bool index_of(const PacketView& p, std::uint64_t& index) noexcept;
   [[nodiscard]] std::uint64_t packet_time_ns(const PacketView& p) const noexcept;
   void close_oldest() noexcept;
   void advance_to(std::uint64_t block) noexcept;
@@ -137,14 +138,15 @@ class StreamAssembler {
   std::vector<Open> open_;
   std::vector<Range> ranges_;             // kUdpMaxFragments per slot
   std::vector<std::uint64_t> published_;  // per slot: 1 + the last block closed there if it was published whole, else 0
+  std::uint64_t rate_per_s_;              // the rate as whole samples per second (sample-count timestamps)
   bool started_ = false;
-  std::int64_t start_index_ = 0;          // stream index of block 0's first sample
+  std::uint64_t start_index_ = 0;         // stream index of block 0's first sample (indices wrap mod 2^64)
   std::uint64_t head_ = 0;                // oldest open block
   std::uint64_t max_end_ = 0;             // one past the highest sample received, relative to start_index_
   // VITA 49: the first packet's timestamps, and the running index for packets without a fractional one
   std::uint32_t first_integer_ts_ = 0;
   std::uint64_t first_fractional_ts_ = 0;
-  std::int64_t running_index_ = 0;
+  std::uint64_t running_index_ = 0;
   Tsi tsi_ = Tsi::none;
   Tsf tsf_ = Tsf::none;
   PacketFormat format_ = PacketFormat::raw;

@@ -11,6 +11,7 @@ inline constexpr std::uint32_t kUdpDefaultReorderBlocks = 2;         // a block 
 inline constexpr std::uint32_t kUdpMaxReorderBlocks = 1024;          // refuse larger reorder windows
 inline constexpr std::uint32_t kUdpMaxFragments = 32;                // disjoint received ranges tracked per open block
 inline constexpr std::uint64_t kUdpResyncBlocks = 4096;              // a packet this many blocks behind restarts the stream (a board reset)
+inline constexpr std::uint64_t kUdpMaxJumpSamples = 1ULL << 48;      // a packet this many samples ahead restarts it too (78 h at 1 GS/s)
 inline constexpr std::int64_t kUdpDefaultRcvbufBytes = 64LL << 20;   // SO_RCVBUF asked for unless told
 inline constexpr std::int64_t kUdpReceiveTimeoutNs = 100'000'000;    // a receive waits this long before looking at the stop flag
 inline constexpr std::int64_t kUdpCounterPeriodNs = 250'000'000;     // arena counter keys are refreshed this often
