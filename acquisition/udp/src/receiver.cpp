@@ -249,6 +249,13 @@ core::Result<void> validate(const UdpOptions& o) {
   if (o.cpu >= kMaxCpu) return refuse(o, fmt::format("cpu {} is past the last CPU this build can name", o.cpu));
   if (!std::isfinite(o.duration_s) || o.duration_s < 0)
     return refuse(o, fmt::format("duration must be >= 0 seconds, not {}", o.duration_s));
+  if (!o.bind.empty())
+    if (auto b = parse_address(o.bind, o.port, "bind address"); !b) return refuse(o, b.error().what);
+  if (!o.group.empty()) {
+    auto g = parse_address(o.group, o.port, "multicast group");
+    if (!g) return refuse(o, g.error().what);
+    if (!g->multicast()) return refuse(o, "multicast group '" + o.group + "' is not a multicast address");
+  }
   if (o.create_missing) {
     if (!std::isfinite(o.rate_hz) || o.rate_hz <= 0)
       return refuse(o, fmt::format("rate must be a positive number of Hz, not {}", o.rate_hz));

@@ -18,6 +18,7 @@
 #include "json.hpp"
 #include "live_arena.hpp"
 #include "run_weir.hpp"
+#include "scratch_dir.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/udp/generator.hpp"
@@ -31,6 +32,7 @@ namespace {
 constexpr auto kReady = std::chrono::seconds(20);
 constexpr std::uint32_t kPacketSamples = 256;
 constexpr std::uint64_t kPackets = 400;  // per stream
+constexpr int kStillRunningForTests = test::kStillRunning;
 
 // The port `weir udp` bound, once it has published it (0 until then).
 std::uint64_t bound_port(const core::Arena& arena, const std::string& part) {
@@ -174,6 +176,30 @@ TEST_CASE("weir udp writes its counters and clock provenance to keys") {
   CHECK(clock.find("packet: VITA 49 TSI utc, TSF sample_count") == 0);
 }
 
+TEST_CASE("weir udp joins a multicast group and receives what udpgen sends to it") {
+  test::ScratchArena scratch("udpmc");
+  BackgroundWeir rx({"udp", scratch.name(), "--stream", "1=adc0", "--dtype", "i16", "--rate", "1000", "--block", "64",
+                     "--group", "239.255.77.1", "--json"});
+  const bool bound = test::eventually([&] { return bound_port(scratch.arena(), "udp") != 0; },
+                                      std::chrono::duration_cast<std::chrono::milliseconds>(kReady));
+  if (!bound) {
+    REQUIRE(rx.wait_exit(std::chrono::seconds(30)) != kStillRunningForTests);
+    MESSAGE("skipped: this host cannot join an IPv4 multicast group (no multicast route?): ", rx.output());
+    return;
+  }
+  const auto gen = run_weir({"udpgen", "--dest", "239.255.77.1", "--port",
+                             std::to_string(bound_port(scratch.arena(), "udp")), "--rate", "1000", "--samples", "64",
+                             "--packets", "10", "--fast"});
+  REQUIRE(gen.exit_code == 0);
+  REQUIRE(rx.signal(SIGINT));
+  REQUIRE(rx.wait_exit(std::chrono::seconds(30)) == 0);
+  const auto got = test::parse_json(rx.output());
+  REQUIRE_MESSAGE(got.is_object(), rx.output());
+  CHECK(got["joined_group"] == true);
+  CHECK(got["streams"][0]["samples"] == 640);
+  CHECK(got["streams"][0]["blocks_published"] == 10);
+}
+
 TEST_CASE("weir udp refuses bad input with a message naming the part and the input") {
   test::ScratchArena scratch("udpbad");
   const std::vector<std::string> base{"udp", scratch.name(), "--part", "dig", "--dtype", "i16", "--rate", "1000",
@@ -220,14 +246,58 @@ TEST_CASE("weir udp refuses bad input with a message naming the part and the inp
   }
   SUBCASE("a multicast group that is not a multicast address") {
     const auto r = run({"--stream", "1=adc0", "--group", "10.1.2.3"});
-    CHECK(r.exit_code == 1);
+    CHECK(r.exit_code == 2);
     CHECK(r.err.find("udp part 'dig'") != std::string::npos);
     CHECK(r.err.find("'10.1.2.3' is not a multicast address") != std::string::npos);
   }
   SUBCASE("a multicast group that is not an address at all") {
     const auto r = run({"--stream", "1=adc0", "--group", "lab-digitizers"});
-    CHECK(r.exit_code == 1);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("udp part 'dig'") != std::string::npos);
     CHECK(r.err.find("'lab-digitizers' is not a numeric IPv4 or IPv6 address") != std::string::npos);
+  }
+}
+
+TEST_CASE("weir check refuses a driver \"udp\" with bad settings, naming the line, the part and the key") {
+  const test::ScratchDir dir("udpcheck");
+  const auto check = [&](const std::string& driver) {
+    const auto file = dir.path() / "p.lua";
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fprintf(f, "arena { name = \"udpcheck\" }\n"
+                    "channel \"adc0\" { dtype = \"i16\", rate = 1e6, block = 1024 }\n%s\n", driver.c_str());
+    std::fclose(f);
+    return run_weir({"check", file.string()});
+  };
+  const std::string head = "driver \"udp\" { name = \"dig\", channels = {\"adc0\"}, ";
+  CHECK(check(head + "port = 5000, streams = { {id = 1, channel = \"adc0\"} } }").exit_code == 0);
+  SUBCASE("an unknown format") {
+    const auto r = check(head + "port = 5000, format = \"vita50\", streams = { {id = 1, channel = \"adc0\"} } }");
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("p.lua:3: driver \"dig\": format: unknown packet format 'vita50'") != std::string::npos);
+  }
+  SUBCASE("a stream to a channel the driver does not write") {
+    const auto r = check(head + "port = 5000, streams = { {id = 1, channel = \"adc9\"} } }");
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("driver \"dig\".streams[1]: channel 'adc9' is not one of this driver's channels") !=
+          std::string::npos);
+  }
+  SUBCASE("no port") {
+    const auto r = check(head + "streams = { {id = 1, channel = \"adc0\"} } }");
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("port") != std::string::npos);
+  }
+  SUBCASE("a misspelt key") {
+    const auto r = check(head + "port = 5000, rcvbuff = 1, streams = { {id = 1, channel = \"adc0\"} } }");
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("rcvbuff") != std::string::npos);
+    CHECK(r.err.find("rcvbuf") != std::string::npos);
+  }
+  SUBCASE("a multicast group that is not a multicast address") {
+    const auto r = check(head + "port = 5000, group = \"10.0.0.1\", streams = { {id = 1, channel = \"adc0\"} } }");
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("driver \"dig\": udp part 'dig': multicast group '10.0.0.1' is not a multicast address") !=
+          std::string::npos);
   }
 }
 
