@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add_record_command(app, action);
   add_repair_command(app, action);
   add_replay_command(app, action);
+  add_udp_commands(app, action);
   add_check_command(app, action);
   add_run_commands(app, action);
   add_instrument_commands(app, action);

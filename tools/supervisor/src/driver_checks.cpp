@@ -4,6 +4,7 @@
 
 #include "weir/instrument/instrument_config.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
+#include "weir/supervisor/udp_settings.hpp"
 
 namespace weir::supervisor {
 
@@ -18,7 +19,7 @@ struct DriverKind {
 };
 
 constexpr DriverKind kKinds[] = {
-    {"udp", "udp", nullptr},
+    {"udp", "udp", &check_udp_driver},
     {"scpi", "scpi", &acq::check_instrument_driver},
     {"serial", "serial", &acq::check_instrument_driver},
     {"lua", "lua-driver", nullptr},
