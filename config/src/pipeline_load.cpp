@@ -4,22 +4,20 @@
 #include <fstream>
 #include <sstream>
 
-#include "fields.hpp"
 #include "lua_state.hpp"
+#include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
 
 namespace weir::config {
 
 using core::Result;
-using detail::Fields;
-using detail::Value;
 
 namespace {
 
 constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "channel_mb", "consumers",
                                 "vector_dim", "numa_node", "mode", "attach", "replace"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms"};
-constexpr std::array kDriverKinds{"sim", "replay"};
+constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua"};
 constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "frequency", "chirp_to", "sweep",
                                 "count_rate", "rise", "tau", "noise", "full_scale", "fast"};
 constexpr std::array kReplayParams{"file", "speed", "loop"};
@@ -30,47 +28,76 @@ constexpr std::array kPolicies{"lossy", "lossless", "latest"};
 struct RawDecl {
   std::string kind, name;
   Origin origin;
-  std::map<std::string, Value> body;
+  std::map<std::string, Setting> body;
 };
 
-// Reads the value on top of the stack. Only strings, numbers, booleans and lists of those are settings.
-Result<Value> read_value(lua_State* L, const Origin& origin, const std::string& what, const std::string& key) {
-  Value v;
+constexpr int kMaxDepth = 8;  // tables in tables in a setting
+
+// Reads the value on top of the stack: a string, number or boolean, or a table of those (list items
+// and named entries), nested at most kMaxDepth deep. `key` names it in errors ("queries[2].send").
+Result<Setting> read_value(lua_State* L, const Origin& origin, const std::string& what, const std::string& key,
+                           int depth = 0) {
+  Setting v;
   switch (lua_type(L, -1)) {
     case LUA_TNUMBER:
       if (lua_isinteger(L, -1)) {
-        v.type = Value::Type::integer;
+        v.type = Setting::Type::integer;
         v.integer = lua_tointeger(L, -1);
       } else {
-        v.type = Value::Type::number;
+        v.type = Setting::Type::number;
         v.number = lua_tonumber(L, -1);
       }
       return v;
     case LUA_TSTRING: v.text = lua_tostring(L, -1); return v;
     case LUA_TBOOLEAN:
-      v.type = Value::Type::boolean;
+      v.type = Setting::Type::boolean;
       v.boolean = lua_toboolean(L, -1) != 0;
       return v;
     case LUA_TTABLE: {
-      v.type = Value::Type::list;
+      if (depth >= kMaxDepth)
+        return tl::make_unexpected(error_at(origin, what + ": '" + key + "' nests tables more than " +
+                                                                std::to_string(kMaxDepth) + " deep"));
+      v.type = Setting::Type::table;
       const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        const int t = lua_type(L, -1);
-        if (t != LUA_TSTRING && t != LUA_TNUMBER) {
-          lua_pop(L, 1);
-          return tl::make_unexpected(detail::error_at(origin, what + ": '" + key + "' must list names; item " +
-                                                                  std::to_string(i) + " is a " + lua_typename(L, t)));
-        }
-        v.list.emplace_back(lua_tostring(L, -1));
+        auto item = read_value(L, origin, what, key + "[" + std::to_string(i) + "]", depth + 1);
         lua_pop(L, 1);
+        if (!item) return item;
+        v.items.push_back(std::move(*item));
+      }
+      lua_pushnil(L);
+      while (lua_next(L, -2) != 0) {
+        if (lua_type(L, -2) == LUA_TNUMBER && lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 &&
+            lua_tointeger(L, -2) <= n) {
+          lua_pop(L, 1);  // a list item, read above
+          continue;
+        }
+        if (lua_type(L, -2) != LUA_TSTRING) {
+          lua_pop(L, 2);
+          return tl::make_unexpected(error_at(
+              origin, what + ": '" + key + "' mixes a list with keys that are not names (a gap in the list, or a " +
+                          "number as a key?)"));
+        }
+        const std::string name = lua_tostring(L, -2);
+        auto entry = read_value(L, origin, what, key + "." + name, depth + 1);
+        lua_pop(L, 1);
+        if (!entry) {
+          lua_pop(L, 1);
+          return entry;
+        }
+        v.fields.emplace(name, std::move(*entry));
       }
       return v;
     }
+    case LUA_TFUNCTION:
+      return tl::make_unexpected(error_at(
+          origin, what + ": '" + key + "' is a function; a pipeline's settings are values: put functions in a script "
+                                       "file and name them (script = \"file.lua\")"));
     default:
-      return tl::make_unexpected(detail::error_at(
+      return tl::make_unexpected(error_at(
           origin, what + ": '" + key + "' is a " + lua_typename(L, lua_type(L, -1)) + "; settings are strings, numbers, "
-                                                                                        "booleans or lists"));
+                                                                                        "booleans or tables of them"));
   }
 }
 
@@ -100,7 +127,7 @@ Result<std::vector<RawDecl>> read_decls(lua_State* L, int ref) {
     while (lua_next(L, -2) != 0) {
       if (lua_type(L, -2) != LUA_TSTRING) {
         lua_pop(L, 4);
-        return tl::make_unexpected(detail::error_at(d.origin, what + ": settings are name = value; found a value "
+        return tl::make_unexpected(error_at(d.origin, what + ": settings are name = value; found a value "
                                                                      "without a name (a list where a table was meant?)"));
       }
       const std::string key = lua_tostring(L, -2);
@@ -215,8 +242,8 @@ Result<void> known_kind(const RawDecl& d, const char* what, const std::array<con
     if (d.name == k) return {};
   std::string list;
   for (const char* k : kinds) list += (list.empty() ? "" : ", ") + std::string(k);
-  return tl::make_unexpected(detail::error_at(d.origin, std::string("unknown ") + what + " \"" + d.name + "\"" +
-                                                             detail::did_you_mean(d.name, kinds) + "; there are: " + list));
+  return tl::make_unexpected(error_at(d.origin, std::string("unknown ") + what + " \"" + d.name + "\"" +
+                                                             did_you_mean(d.name, kinds) + "; there are: " + list));
 }
 
 Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
@@ -224,7 +251,7 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
   Fields f(what, d.origin, d.body);
   if (d.kind == "arena") {
     if (have_arena)
-      return tl::make_unexpected(detail::error_at(d.origin, "a second arena; a pipeline declares one (the first is at " +
+      return tl::make_unexpected(error_at(d.origin, "a second arena; a pipeline declares one (the first is at " +
                                                                 p.arena.origin.where() + ")"));
     have_arena = true;
     return load_arena(std::move(f), p.arena);
@@ -241,6 +268,11 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
     if (auto r = load_part(d, f, dr, d.name); !r) return r;
     WEIR_TRY(channels, f.list("channels", d.name == "sim"));
     dr.channels = channels;
+    if (d.name != "sim" && d.name != "replay") {  // the driver reads its own settings: see driver_fields()
+      dr.settings = f.take_rest();
+      p.drivers.push_back(std::move(dr));
+      return {};
+    }
     auto params = d.name == "sim" ? f.rest(kSimParams) : f.rest(kReplayParams);
     if (!params) return tl::make_unexpected(params.error());
     dr.params = *params;
@@ -281,7 +313,7 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
     p.records.push_back(std::move(r));
     return {};
   }
-  return tl::make_unexpected(detail::error_at(d.origin, "unknown declaration '" + d.kind + "'"));
+  return tl::make_unexpected(error_at(d.origin, "unknown declaration '" + d.kind + "'"));
 }
 
 #undef WEIR_TRY

@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "fields.hpp"
+#include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
 
 namespace weir::config {
@@ -45,7 +45,7 @@ struct Builder {
 
   Result<void> add_channel(const core::ChannelSpec& spec, const std::string& writer, const Origin& origin) {
     if (const auto it = r.channel_writer.find(spec.name); it != r.channel_writer.end())
-      return tl::make_unexpected(detail::error_at(origin, "two writers for channel '" + spec.name + "': " + writer +
+      return tl::make_unexpected(error_at(origin, "two writers for channel '" + spec.name + "': " + writer +
                                                               " and " + it->second + " (" +
                                                               writer_origin[spec.name].where() + ")"));
     if (find(spec.name) == nullptr) r.channels.push_back(spec);
@@ -71,7 +71,7 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   std::map<std::string, Origin> declared;
   for (const auto& c : p.channels) {
     if (const auto it = declared.find(c.spec.name); it != declared.end())
-      return tl::make_unexpected(detail::error_at(c.origin, "channel '" + c.spec.name + "' is declared twice (first at " +
+      return tl::make_unexpected(error_at(c.origin, "channel '" + c.spec.name + "' is declared twice (first at " +
                                                                 it->second.where() + ")"));
     declared[c.spec.name] = c.origin;
     b.r.channels.push_back(c.spec);
@@ -79,7 +79,7 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   std::map<std::string, Origin> part_names;
   const auto unique_part = [&](const PartDecl& part) -> Result<void> {
     if (const auto it = part_names.find(part.name); it != part_names.end())
-      return tl::make_unexpected(detail::error_at(part.origin, "two parts named '" + part.name + "' (the other is at " +
+      return tl::make_unexpected(error_at(part.origin, "two parts named '" + part.name + "' (the other is at " +
                                                                    it->second.where() + "); give one a name = \"...\""));
     part_names[part.name] = part.origin;
     return {};
@@ -91,9 +91,9 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
     if (auto ok = unique_part(d); !ok) return tl::make_unexpected(ok.error());
     for (const auto& name : d.channels) {
       const core::ChannelSpec* spec = b.find(name);
-      if (spec == nullptr && d.kind == "sim")
-        return tl::make_unexpected(detail::error_at(d.origin, "driver \"sim\": channel '" + name + "' is not declared" +
-                                                                  detail::did_you_mean(name, channel_names)));
+      if (spec == nullptr && d.kind != "replay")  // replay declares the channels of its file
+        return tl::make_unexpected(error_at(d.origin, "driver \"" + d.name + "\": channel '" + name + "' is not declared" +
+                                                                  did_you_mean(name, channel_names)));
       core::ChannelSpec replayed;
       replayed.name = name;
       if (auto ok = b.add_channel(spec != nullptr ? *spec : replayed, "driver \"" + d.name + "\"", d.origin); !ok)
@@ -119,7 +119,7 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
       for (const auto& in : inputs) {
         if (!resolver) continue;
         auto outputs = resolver(s, *b.find(in));
-        if (!outputs) return tl::make_unexpected(detail::error_at(s.origin, outputs.error().what));
+        if (!outputs) return tl::make_unexpected(error_at(s.origin, outputs.error().what));
         for (const auto& out : *outputs)
           if (auto ok = b.add_channel(out, "shard \"" + s.name + "\"", s.origin); !ok) return tl::make_unexpected(ok.error());
       }
@@ -132,9 +132,9 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
     const ShardDecl& s = *pending.front();
     std::vector<const char*> known;
     for (const auto& c : b.r.channels) known.push_back(c.name.c_str());
-    return tl::make_unexpected(detail::error_at(
+    return tl::make_unexpected(error_at(
         s.origin, "shard \"" + s.name + "\": input '" + s.input + "' is no channel and no label of one" +
-                      detail::did_you_mean(s.input, known) + "; channels are: " + name_list(b.r.channels)));
+                      did_you_mean(s.input, known) + "; channels are: " + name_list(b.r.channels)));
   }
 
   for (const auto& rec : p.records) {
@@ -148,7 +148,7 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
           if (std::find(matched.begin(), matched.end(), c.name) == matched.end()) matched.push_back(c.name);
         }
       if (hits == 0)
-        return tl::make_unexpected(detail::error_at(rec.origin, "record \"" + rec.name + "\": pattern '" + pattern +
+        return tl::make_unexpected(error_at(rec.origin, "record \"" + rec.name + "\": pattern '" + pattern +
                                                                     "' matches no channel; channels are: " +
                                                                     name_list(b.r.channels)));
     }
@@ -163,21 +163,21 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   const core::ArenaOptions& o = p.arena.options;
   if (!p.arena.attach) {
     if (r.channels.size() > o.channel_capacity)
-      return tl::make_unexpected(detail::error_at(
+      return tl::make_unexpected(error_at(
           p.arena.origin, fmt::format("the arena holds {} channels but the pipeline makes {} ({}); set channels = {} or more",
                                           o.channel_capacity, r.channels.size(), name_list(r.channels),
                                           r.channels.size())));
     if (r.channel_bytes > o.channel_data_bytes)
-      return tl::make_unexpected(detail::error_at(
+      return tl::make_unexpected(error_at(
           p.arena.origin, fmt::format("the channels' rings need {} but the arena has {}; set channel_mb = {} or more",
                                           mib(r.channel_bytes), mib(o.channel_data_bytes), (r.channel_bytes >> 20) + 1)));
     if (r.consumers_needed > o.consumer_capacity)
-      return tl::make_unexpected(detail::error_at(
+      return tl::make_unexpected(error_at(
           p.arena.origin, fmt::format("the parts register {} consumers but the arena has {} rows; set consumers = {} or more",
                                           r.consumers_needed, o.consumer_capacity, r.consumers_needed + 8)));
     core::ArenaHeader header{};
     if (auto planned = core::plan_layout(o, header); !planned)
-      return tl::make_unexpected(detail::error_at(p.arena.origin, planned.error().what));
+      return tl::make_unexpected(error_at(p.arena.origin, planned.error().what));
     r.arena_bytes = header.arena_bytes;
   }
   return r;

@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
 
 using namespace weir::config;
@@ -118,12 +120,98 @@ TEST_CASE("unknown names, kinds and keys get a did-you-mean") {
   CHECK(load_error("arena { name = \"x\" }\nchanel \"a\" { rate = 1 }") ==
         "pipe.lua:2: unknown name 'chanel' (did you mean 'channel'?)");
   CHECK(load_error("arena { name = \"x\" }\ndriver \"sin\" { channels = {} }") ==
-        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay");
+        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay, udp, scpi, serial, lua");
   CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"a\"}, sead = 3 }") ==
         "pipe.lua:3: driver \"sim\": unknown key 'sead' (did you mean 'seed'?)");
   CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"b\"} }") ==
         "pipe.lua:3: driver \"sim\": channel 'b' is not declared (did you mean 'a'?)");
   CHECK(load_error("channel \"a\" { rate = 1 }") == "pipe.lua:1: no arena declared; start the file with arena { name = \"...\" }");
+}
+
+TEST_CASE("a driver that reads its own settings keeps them nested, and Fields reads them with file:line errors") {
+  const std::string text = R"lua(arena { name = "x" }
+channel "v" { rate = 2, block = 1 }
+driver "scpi" { name = "dmm", channels = {"v"}, host = "127.0.0.1", port = 5025, init = {"*RST", "CONF:VOLT"},
+  queries = { { send = "MEAS:VOLT?", every = 0.5, key = "dmm.volt" }, { send = "*IDN?", every = 10 } },
+  serial = { baud = 9600, parity = "none" } }
+)lua";
+  auto p = load_pipeline_text(text, "pipe.lua");
+  REQUIRE_MESSAGE(p, (p ? "" : p.error().what));
+  REQUIRE(p->drivers.size() == 1);
+  const DriverDecl& d = p->drivers[0];
+  CHECK(d.kind == "scpi");
+  CHECK(d.name == "dmm");
+  CHECK(d.channels == std::vector<std::string>{"v"});
+  CHECK(d.params.empty());
+  CHECK(d.settings.count("channels") == 0);
+  CHECK(d.settings.count("name") == 0);
+
+  Fields f = driver_fields(d);
+  CHECK(f.text("host").value() == "127.0.0.1");
+  CHECK(f.integer("port", 1, 65535).value() == 5025);
+  CHECK(f.list("init", true).value() == std::vector<std::string>{"*RST", "CONF:VOLT"});
+  auto queries = f.items("queries", true);
+  REQUIRE(queries);
+  REQUIRE(queries->size() == 2);
+  CHECK((*queries)[0].text("send").value() == "MEAS:VOLT?");
+  CHECK((*queries)[0].number("every").value() == 0.5);
+  CHECK((*queries)[0].text("key").value() == "dmm.volt");
+  CHECK((*queries)[0].no_other_keys(std::array<const char*, 0>{}));
+  auto missing = (*queries)[1].text("key");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().what == "pipe.lua:3: driver \"dmm\".queries[2]: 'key' is required");
+  auto serial = f.table("serial", true);
+  REQUIRE(serial);
+  CHECK(serial->integer("baud", 50, 4000000).value() == 9600);
+  auto stray = serial->no_other_keys(std::array{"baud", "stop_bits"});
+  REQUIRE_FALSE(stray);
+  CHECK(stray.error().what == "pipe.lua:3: driver \"dmm\".serial: unknown key 'parity'");
+  CHECK(f.no_other_keys(std::array<const char*, 0>{}));
+}
+
+TEST_CASE("nested settings refuse what is not a value, with the path to it") {
+  auto error_of = [](const std::string& body) {
+    return load_error("arena { name = \"x\" }\nchannel \"v\" { rate = 1 }\ndriver \"lua\" { channels = {\"v\"}, " + body + " }");
+  };
+  CHECK(error_of("parse = function(s) return s end") ==
+        "pipe.lua:3: driver \"lua\": 'parse' is a function; a pipeline's settings are values: put functions in a "
+        "script file and name them (script = \"file.lua\")");
+  CHECK(error_of("q = { { send = print } }") ==
+        "pipe.lua:3: driver \"lua\": 'q[1].send' is a function; a pipeline's settings are values: put functions in a "
+        "script file and name them (script = \"file.lua\")");
+  CHECK(error_of("q = { [3] = 1 }") ==
+        "pipe.lua:3: driver \"lua\": 'q' mixes a list with keys that are not names (a gap in the list, or a number as "
+        "a key?)");
+  CHECK(error_of("q = {{{{{{{{{1}}}}}}}}}") == "pipe.lua:3: driver \"lua\": 'q[1][1][1][1][1][1][1][1]' nests tables more than 8 deep");
+  CHECK(error_of("q = 1, channels2 = 2").empty());
+  // sim keeps flat parameters: a table of tables is refused there.
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"a\"}, seed = {{1}} }") ==
+        "pipe.lua:3: driver \"sim\": 'seed' must be a value or a list of names, not a table with tables or named "
+        "entries in it");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"udp\" { channels = {\"b\"} }") ==
+        "pipe.lua:3: driver \"udp\": channel 'b' is not declared (did you mean 'a'?)");
+}
+
+TEST_CASE("Fields::items and Fields::table say what they expected") {
+  std::map<std::string, Setting> values;
+  Setting scalar;
+  scalar.text = "x";
+  values["a"] = scalar;
+  Setting list;
+  list.type = Setting::Type::table;
+  list.items.push_back(scalar);
+  values["b"] = list;
+  Fields f("driver \"d\"", Origin{"f.lua", 7}, values);
+  auto a = f.items("a", true);
+  REQUIRE_FALSE(a);
+  CHECK(a.error().what == "f.lua:7: driver \"d\": 'a' must be a list of tables { {...}, {...} }, not a string");
+  auto b = f.items("b", true);
+  REQUIRE_FALSE(b);
+  CHECK(b.error().what == "f.lua:7: driver \"d\".b[1]: must be a table of name = value, not a string");
+  auto c = f.table("c", false);
+  REQUIRE(c);
+  CHECK(c->what() == "driver \"d\".c");
+  CHECK_FALSE(c->has("anything"));
 }
 
 TEST_CASE("the file runs restricted: no io, no os, no require, bounded memory and time") {

@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "weir/config/pipeline.hpp"
+#include "weir/supervisor/pipeline_drivers.hpp"
 #include "weir/supervisor/pipeline_shards.hpp"
 #include "weir/tools/output.hpp"
 
@@ -26,6 +27,10 @@ int run_check(const CheckArgs& args) {
   auto resolved = config::resolve(*pipeline, supervisor::pipeline_shard_resolver());
   if (!resolved) {
     print_error(resolved.error().what);
+    return kExitError;
+  }
+  if (auto drivers = supervisor::check_drivers(*pipeline); !drivers) {
+    print_error(drivers.error().what);
     return kExitError;
   }
   fmt::print("{}", config::describe(*pipeline, *resolved));

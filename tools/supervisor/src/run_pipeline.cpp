@@ -20,6 +20,7 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/supervisor/pipeline_drivers.hpp"
 #include "weir/supervisor/pipeline_shards.hpp"
 
 namespace weir::supervisor {
@@ -68,6 +69,7 @@ core::Result<Loaded> load(const std::string& file) {
   if (!pipeline) return tl::make_unexpected(pipeline.error());
   auto resolved = config::resolve(*pipeline, pipeline_shard_resolver());
   if (!resolved) return tl::make_unexpected(resolved.error());
+  if (auto drivers = check_drivers(*pipeline); !drivers) return tl::make_unexpected(drivers.error());
   auto parts = plan_parts(*pipeline, *resolved);
   if (!parts) return tl::make_unexpected(parts.error());
   return Loaded{std::move(*pipeline), std::move(*resolved), std::move(*parts)};

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "weir/supervisor/pipeline_drivers.hpp"
+
 namespace weir::supervisor {
 
 using core::Result;
@@ -43,6 +45,10 @@ std::string number(double v) {
 
 Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
   PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), {}, d.thread, d.max_restarts, d.origin};
+  if (const std::string subcommand = driver_subcommand(d.kind); !subcommand.empty()) {
+    plan.args = {subcommand, p.arena.name, "--pipeline", p.file, "--part", d.name};
+    return plan;
+  }
   if (d.kind == "replay") {
     auto params = d.params;
     const std::string file = params["file"];

@@ -33,10 +33,25 @@ struct ChannelDecl {
   core::ChannelSpec spec;
 };
 
+/// A setting as the file wrote it: a scalar, or a table with list items (`{ "a", "b" }`) and named
+/// entries (`{ send = "VOLT?", every = 0.5 }`), nested as deep as the file nests them.
+struct Setting {
+  enum class Type : std::uint8_t { number, integer, text, boolean, table } type = Type::text;
+  double number = 0;
+  long long integer = 0;
+  std::string text;
+  bool boolean = false;
+  std::vector<Setting> items;              // table: t[1] .. t[n]
+  std::map<std::string, Setting> fields;   // table: named entries
+  [[nodiscard]] std::string as_text() const;  // a scalar as text (numbers with %.17g); a list of names joined by ','
+  [[nodiscard]] const char* type_name() const noexcept;
+  [[nodiscard]] bool is_name_list() const noexcept;  // a table of strings and numbers only, no named entries
+};
+
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
-  std::string kind;      // driver: "sim" | "replay"; shard: "fft" | ... | a .so path; record: "hdf5"
+  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua"; shard: "fft" | ... | a .so path; record: "hdf5"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
   bool thread = false;
   int max_restarts = 5;  // restarts in a row before the supervisor gives up on it
@@ -45,6 +60,10 @@ struct PartDecl {
 
 struct DriverDecl : PartDecl {
   std::vector<std::string> channels;  // the channels it writes
+  // udp, scpi, serial and lua drivers read their own (possibly nested) settings: every key but name,
+  // thread, restarts and channels, as written; see driver_fields() in weir/config/fields.hpp.
+  // sim and replay keep theirs in `params`.
+  std::map<std::string, Setting> settings;
 };
 
 struct ShardDecl : PartDecl {

@@ -1,0 +1,51 @@
+// One line per driver kind that reads its own settings: how its options are built and which
+// subcommand runs it.
+#include <string_view>
+
+#include "weir/supervisor/pipeline_drivers.hpp"
+
+namespace weir::supervisor {
+
+namespace {
+
+using Check = core::Result<void> (*)(const config::Pipeline&, const config::DriverDecl&);
+
+struct DriverKind {
+  std::string_view kind;
+  const char* subcommand;
+  Check check;  // nullptr: this build has no such driver
+};
+
+constexpr DriverKind kKinds[] = {
+    {"udp", "udp", nullptr},
+    {"scpi", "scpi", nullptr},
+    {"serial", "serial", nullptr},
+    {"lua", "lua-driver", nullptr},
+};
+
+const DriverKind* find_kind(std::string_view kind) noexcept {
+  for (const auto& k : kKinds)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* driver_subcommand(const std::string& kind) noexcept {
+  const DriverKind* k = find_kind(kind);
+  return k != nullptr ? k->subcommand : "";
+}
+
+core::Result<void> check_drivers(const config::Pipeline& pipeline) {
+  for (const auto& d : pipeline.drivers) {
+    const DriverKind* k = find_kind(d.kind);
+    if (k == nullptr) continue;
+    if (k->check == nullptr)
+      return tl::make_unexpected(config::error_at(d.origin, "driver \"" + d.name + "\": this weir has no " +
+                                                                d.kind + " driver"));
+    if (auto ok = k->check(pipeline, d); !ok) return ok;
+  }
+  return {};
+}
+
+}  // namespace weir::supervisor
