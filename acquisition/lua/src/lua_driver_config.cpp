@@ -9,7 +9,7 @@
 namespace weir::acq {
 namespace {
 
-constexpr std::array<const char*, 6> kKnownKeys = {"script", "function", "period", "per", "memory_mb", "instructions"};
+constexpr std::array<const char*, 7> kKnownKeys = {"script", "call", "function", "period", "per", "memory_mb", "instructions"};
 
 }  // namespace
 
@@ -28,8 +28,12 @@ core::Result<LuaDriverOptions> lua_driver_options(const config::DriverDecl& decl
   if (!std::filesystem::is_regular_file(o.script, ec))
     return tl::make_unexpected(fields.error("script '" + o.script + "' is not a readable file"));
 
-  auto function = fields.text("function", std::string(kLuaDefaultFunction));
+  // `call`: `function` is a Lua keyword, so a pipeline can only write it as ["function"].
+  if (fields.has("call") && fields.has("function"))
+    return tl::make_unexpected(fields.error("give call or [\"function\"], not both"));
+  auto function = fields.text(fields.has("function") ? "function" : "call", std::string(kLuaDefaultFunction));
   if (!function) return tl::make_unexpected(function.error());
+  if (function->empty()) return tl::make_unexpected(fields.error("'call' is empty: name the function to call"));
   o.function = *function;
 
   const bool has_period = fields.has("period");
@@ -63,7 +67,7 @@ core::Result<LuaDriverOptions> lua_driver_options(const config::DriverDecl& decl
     spec.samples_per_block = 0;
     o.channels.push_back(spec);
   }
-  if (auto ok = validate(o); !ok) return tl::make_unexpected(config::error_at(decl.origin, "driver \"" + decl.name + "\": " + ok.error().what));
+  if (auto ok = validate(o); !ok) return tl::make_unexpected(config::error_at(decl.origin, ok.error().what));
   return o;
 }
 

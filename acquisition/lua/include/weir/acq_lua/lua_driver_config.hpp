@@ -7,7 +7,8 @@
 
 namespace weir::acq {
 
-/// Reads script (required; a relative path is taken from the pipeline file's folder), function,
+/// Reads script (required; a relative path is taken from the pipeline file's folder), call (the
+/// function's name; `["function"]` is taken too),
 /// period = SECONDS or per = "block" (one of them), memory_mb and instructions; the part is the
 /// driver's name and its channels are decl.channels, by name only (attached as `weir run` created
 /// them). Refuses an unknown key (with a did-you-mean), a wrong type or range, and a script file
