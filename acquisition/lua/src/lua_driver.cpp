@@ -58,6 +58,7 @@ class CounterKeys {
     const std::string last = part + ".last_error";
     if (const core::KvStatus s = kv.resolve(last, last_error_, true); s != core::KvStatus::ok)
       return core::fail(core::Errc::invalid_argument, "key '" + last + "': " + core::kv_status_text(s));
+    last_error("", 0);  // text from the start: a recorder then logs it as text from its first file
     return {};
   }
   /// Writes the values that changed since the last write. A busy slot is retried next time.
