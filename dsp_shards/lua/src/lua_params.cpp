@@ -15,9 +15,9 @@ const weir_shard_param kParams[kParamCount] = {
     {"outputs", WEIR_PARAM_TEXT, 0, "", 0, 0, nullptr,
      "what the script may write: key:NAME (f64), keybytes:NAME:MAXBYTES, array:NAME:N (N f64 elements), "
      "channel:NAME (f32), comma-separated"},
-    {"memory_mb", WEIR_PARAM_INT, 0, "64", 1, static_cast<double>(kMaxMemoryMb), nullptr,
+    {"memory_mb", WEIR_PARAM_INT, 0, "64", 1, static_cast<double>(lua_sandbox::kMaxMemoryMb), nullptr,
      "Lua heap limit in MiB; an allocation past it fails the block"},
-    {"instructions", WEIR_PARAM_INT, 0, "10000000", 0, static_cast<double>(kMaxInstructions), nullptr,
+    {"instructions", WEIR_PARAM_INT, 0, "10000000", 0, static_cast<double>(lua_sandbox::kMaxInstructions), nullptr,
      "Lua instructions one block may run before it is stopped; 0: unlimited"},
 };
 

@@ -5,9 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "lua_error_log.hpp"
 #include "lua_params.hpp"
-#include "lua_sandbox.hpp"
+#include "lua_script_api.hpp"
 #include "lua_shard_state.hpp"
 #include "weir/dsp/lua_shard.h"
 #include "weir/dsp/sample_convert.hpp"
@@ -20,6 +19,50 @@ using core::fail;
 
 LuaShard* shard_cast(weir_shard* handle) noexcept { return reinterpret_cast<LuaShard*>(handle); }
 const LuaShard* shard_cast(const weir_shard* handle) noexcept { return reinterpret_cast<const LuaShard*>(handle); }
+
+// The bounded state with the script API installed, the script loaded and its function resolved.
+core::Result<void> open_script(LuaShard& shard, std::uint32_t memory_mb, int instructions) {
+  lua_sandbox::SandboxOptions options;
+  options.memory_mb = memory_mb;
+  options.instructions = instructions;
+  options.budget_scope = "in one block";
+  options.script_kind = "shard script";
+  lua_sandbox::Sandbox& sandbox = shard.sandbox;
+  if (auto opened = sandbox.open(options, &shard); !opened) return opened;
+  auto installed = sandbox.run_protected(
+      [](lua_State* L) {
+        install_script_api(L);
+        return 0;
+      },
+      "setting up the Lua state");
+  if (!installed) return installed;
+  if (auto loaded = sandbox.load_file(shard.script_path); !loaded) return tl::make_unexpected(core::with_context(loaded.error(), "script"));
+  auto function = sandbox.function_ref(shard.function_name);
+  if (!function) return tl::make_unexpected(core::with_context(function.error(), "function"));
+  shard.function_ref = *function;
+  return {};
+}
+
+// Counts a failed block by kind and passes its text to host->log the first time it is seen.
+int record_failure(LuaShard& shard, lua_sandbox::CallStatus status, const weir_shard_host* host) noexcept {
+  int result = WEIR_LUA_SCRIPT_ERROR;
+  switch (status) {
+    case lua_sandbox::CallStatus::budget_exceeded:
+      result = WEIR_LUA_BUDGET_EXCEEDED;
+      ++shard.counters.budget_stops;
+      break;
+    case lua_sandbox::CallStatus::out_of_memory:
+      result = WEIR_LUA_OUT_OF_MEMORY;
+      ++shard.counters.memory_errors;
+      break;
+    case lua_sandbox::CallStatus::error:
+    case lua_sandbox::CallStatus::ok: ++shard.counters.script_errors; break;
+  }
+  if (shard.errors.record(shard.sandbox, status) && host != nullptr && host->log != nullptr) {
+    host->log(host->self, 2, shard.errors.last_error());
+  }
+  return result;
+}
 
 void declare_outputs(const LuaShard& shard, weir_shard_config& cfg) {
   cfg.output_count = static_cast<std::uint32_t>(shard.outputs.size());
@@ -77,9 +120,9 @@ core::Result<std::unique_ptr<LuaShard>> build(weir_shard_config& cfg) {
   shard->samples_per_block = cfg.input_samples_per_block;
   shard->input_dtype = cfg.input_dtype;
   shard->rate_hz = cfg.input_rate_hz;
-  shard->instruction_budget = params->instructions;
-  if (auto opened = open_sandbox(*shard, params->memory_mb); !opened) return tl::make_unexpected(opened.error());
-  if (auto loaded = load_script(*shard); !loaded) return tl::make_unexpected(loaded.error());
+  if (auto opened = open_script(*shard, params->memory_mb, params->instructions); !opened) {
+    return tl::make_unexpected(opened.error());
+  }
   declare_outputs(*shard, cfg);
   return shard;
 }
@@ -101,7 +144,7 @@ weir_shard* configure(weir_shard_config* cfg, char* error, std::size_t error_byt
 
 int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
   LuaShard& shard = *shard_cast(handle);
-  lua_State* L = shard.state.get();
+  lua_State* L = shard.sandbox.state();
   ++shard.counters.blocks;
 
   ViewData& view = *shard.view;
@@ -116,17 +159,15 @@ int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_hos
   shard.block = in;
 
   const int base = lua_gettop(L);
-  lua_pushcfunction(L, message_handler);  // a light C function: pushing it allocates nothing
   lua_rawgeti(L, LUA_REGISTRYINDEX, shard.function_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, shard.view_ref);
-  arm_budget(shard);
-  const int status = lua_pcall(L, 1, 0, base + 1);
+  const lua_sandbox::CallStatus status = shard.sandbox.call(1, 0);
 
   view.samples = nullptr;  // a view kept by the script reads as empty until the next block
   view.count = 0;
   shard.host = nullptr;
   shard.block = nullptr;
-  const int result = status == LUA_OK ? WEIR_LUA_OK : record_failure(shard, status, host);
+  const int result = status == lua_sandbox::CallStatus::ok ? WEIR_LUA_OK : record_failure(shard, status, host);
   lua_settop(L, base);
   return result;
 }
@@ -156,13 +197,14 @@ extern "C" const weir_shard_api* weir_builtin_lua(uint32_t host_abi_version) {
 }
 
 extern "C" const char* weir_lua_shard_last_error(const weir_shard* handle) {
-  return weir::dsp::lua::shard_cast(handle)->last_error;
+  return weir::dsp::lua::shard_cast(handle)->errors.last_error();
 }
 
 extern "C" void weir_lua_shard_get_stats(const weir_shard* handle, weir_lua_shard_stats* out) {
   const auto& shard = *weir::dsp::lua::shard_cast(handle);
   const auto& c = shard.counters;
-  *out = weir_lua_shard_stats{c.blocks,        c.script_errors, c.memory_errors,         c.budget_stops,
-                              c.emits_dropped, c.keys_busy,     c.errors_logged,         shard.heap.used_bytes,
-                              shard.heap.peak_bytes, shard.heap.allocations};
+  const auto& heap = shard.sandbox.heap();
+  *out = weir_lua_shard_stats{c.blocks,        c.script_errors, c.memory_errors,    c.budget_stops,
+                              c.emits_dropped, c.keys_busy,     shard.errors.logged(), heap.used_bytes,
+                              heap.peak_bytes, heap.allocations};
 }

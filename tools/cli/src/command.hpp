@@ -53,6 +53,8 @@ void add_watch_commands(CLI::App& app, Action& action);
 void add_bench_command(CLI::App& app, Action& action);
 /// Registers sim. Requires: `action` outlives app.parse().
 void add_sim_command(CLI::App& app, Action& action);
+/// Registers lua-driver. Requires: `action` outlives app.parse().
+void add_lua_driver_command(CLI::App& app, Action& action);
 /// Registers demo. Requires: `action` outlives app.parse().
 void add_demo_command(CLI::App& app, Action& action);
 /// Registers scope. Requires: `action` outlives app.parse().

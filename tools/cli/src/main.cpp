@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_watch_commands(app, action);
   add_bench_command(app, action);
   add_sim_command(app, action);
+  add_lua_driver_command(app, action);
   add_demo_command(app, action);
   add_scope_command(app, action);
   add_shard_command(app, action);

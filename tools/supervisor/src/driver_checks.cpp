@@ -2,6 +2,7 @@
 // subcommand runs it.
 #include <string_view>
 
+#include "weir/acq_lua/lua_driver_config.hpp"
 #include "weir/instrument/instrument_config.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
 #include "weir/supervisor/udp_settings.hpp"
@@ -11,6 +12,12 @@ namespace weir::supervisor {
 namespace {
 
 using Check = core::Result<void> (*)(const config::Pipeline&, const config::DriverDecl&);
+
+core::Result<void> check_lua(const config::Pipeline& p, const config::DriverDecl& d) {
+  auto options = acq::lua_driver_options(p, d);
+  if (!options) return tl::make_unexpected(options.error());
+  return {};
+}
 
 struct DriverKind {
   std::string_view kind;
@@ -22,7 +29,7 @@ constexpr DriverKind kKinds[] = {
     {"udp", "udp", &check_udp_driver},
     {"scpi", "scpi", &acq::check_instrument_driver},
     {"serial", "serial", &acq::check_instrument_driver},
-    {"lua", "lua-driver", nullptr},
+    {"lua", "lua-driver", &check_lua},
 };
 
 const DriverKind* find_kind(std::string_view kind) noexcept {
