@@ -1,8 +1,14 @@
 // `weir bench kernels`: each built-in shard's process() called directly on blocks in memory (no
 // host, no arena), timed in alternation with the bare kernel it is built from, in the same run:
 // - stats on f32 blocks against a bare vectorised min/max/sum pass over the same blocks;
-// ns per sample, and the ratio of the two.
+// - filter (101-tap low-pass, decimation by 4) on f32 blocks against its kernel alone (the polyphase
+//   decimator), and that kernel against FFT convolution (overlap-save, FFTW r2c/c2r) of the same
+//   filter, 101 and 1001 taps;
+// ns per input sample, and the ratio of each to its floor.
+#include <fftw3.h>
+
 #include <algorithm>
+#include <complex>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +20,7 @@
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
+#include "weir/dsp/decimator.hpp"
 #include "weir/shard.h"
 #include "weir/shard_fake_host.hpp"
 #include "weir/shard_host/loader.hpp"
@@ -27,11 +34,15 @@ constexpr std::uint32_t kDistinctBlocks = 64;   // blocks cycled over: 1 MiB of 
 constexpr std::size_t kSinkBytes = 1U << 20;    // what the sink host hands out per claimed output block
 constexpr std::size_t kFloorLanes = 16;         // independent accumulators of the bare pass
 constexpr double kStatsTargetNs = 1.0;          // stats: at most this many ns per sample
+constexpr double kFirTargetNs = 5.0;            // filter 101 taps / 4: at least 200 MS/s per core
+constexpr std::uint32_t kFirDecimate = 4;
+constexpr std::size_t kFftConvSize = 4096;      // overlap-save transform length (101 taps); 8192 for 1001
 
 constexpr const char* kUsage =
     "usage: weir bench kernels [--json] [--reps N] [--quick]\n"
     "  each shard's process() on blocks in memory, timed in alternation with its bare kernel:\n"
-    "  stats against a vectorised min/max/sum pass\n"
+    "  stats against a vectorised min/max/sum pass; filter (101 taps, decimate 4) against its\n"
+    "  polyphase kernel alone; FFT overlap-save against that kernel (101 and 1001 taps)\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    a tenth of the time per repetition (for tests)\n";
@@ -132,6 +143,67 @@ struct MinMaxSum {
   return out;
 }
 
+// FFT convolution by overlap-save: each transform of `size` inputs (the last taps - 1 of the
+// previous one in front) yields size - taps + 1 outputs; decimation keeps every step-th.
+class OverlapSave {
+ public:
+  OverlapSave(const std::vector<float>& taps, std::size_t size)
+      : size_(size), taps_(taps.size()), bins_(size / 2 + 1), frame_(fftwf_alloc_real(size)),
+        spectrum_(fftwf_alloc_complex(bins_)), filter_(bins_) {
+    std::fill(frame_, frame_ + size_, 0.0F);
+    forward_ = fftwf_plan_dft_r2c_1d(static_cast<int>(size_), frame_, spectrum_, FFTW_MEASURE);
+    inverse_ = fftwf_plan_dft_c2r_1d(static_cast<int>(size_), spectrum_, frame_, FFTW_MEASURE);
+    std::fill(frame_, frame_ + size_, 0.0F);
+    std::copy(taps.begin(), taps.end(), frame_);
+    fftwf_execute(forward_);
+    for (std::size_t k = 0; k < bins_; ++k)
+      filter_[k] = std::complex<float>(spectrum_[k][0], spectrum_[k][1]) / static_cast<float>(size_);
+  }
+  OverlapSave(const OverlapSave&) = delete;
+  OverlapSave& operator=(const OverlapSave&) = delete;
+  ~OverlapSave() {
+    fftwf_destroy_plan(forward_);
+    fftwf_destroy_plan(inverse_);
+    fftwf_free(spectrum_);
+    fftwf_free(frame_);
+  }
+  [[nodiscard]] std::size_t outputs_per_frame() const noexcept { return size_ - taps_ + 1; }
+
+  /// Filters x[0, size) (taps - 1 history samples first) into out: the outputs at inputs
+  /// taps - 1, taps - 1 + step, ... that fall in the frame. Returns how many.
+  std::size_t frame(const float* x, std::size_t step, float* out) noexcept {
+    std::copy(x, x + size_, frame_);
+    fftwf_execute(forward_);
+    for (std::size_t k = 0; k < bins_; ++k) {
+      const std::complex<float> v = std::complex<float>(spectrum_[k][0], spectrum_[k][1]) * filter_[k];
+      spectrum_[k][0] = v.real();
+      spectrum_[k][1] = v.imag();
+    }
+    fftwf_execute(inverse_);
+    std::size_t n = 0;
+    for (std::size_t i = taps_ - 1; i < size_; i += step) out[n++] = frame_[i];
+    return n;
+  }
+
+ private:
+  std::size_t size_, taps_, bins_;
+  float* frame_;
+  fftwf_complex* spectrum_;
+  std::vector<std::complex<float>> filter_;
+  fftwf_plan forward_{}, inverse_{};
+};
+
+std::vector<float> lowpass_taps(std::size_t n) {  // a Hamming-windowed sinc at a tenth of the rate
+  std::vector<float> h(n);
+  const double mid = static_cast<double>(n - 1) / 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) - mid;
+    const double sinc = t == 0 ? 0.2 : std::sin(0.2 * 3.141592653589793 * t) / (3.141592653589793 * t);
+    h[i] = static_cast<float>(sinc * (0.54 - 0.46 * std::cos(2 * 3.141592653589793 * static_cast<double>(i) / static_cast<double>(n - 1))));
+  }
+  return h;
+}
+
 std::vector<float> test_blocks() {
   std::vector<float> x(std::size_t{kDistinctBlocks} * kBlock);
   for (std::size_t i = 0; i < x.size(); ++i)
@@ -165,6 +237,12 @@ void add_per_sample(Results& results, const std::string& name, const std::string
   if (p.subject.failures != 0) results.note_failures(name, p.subject.failures, p.subject.calls, "process() failed");
 }
 
+Row* find_row(Results& results, std::string_view name) {
+  for (Row& r : results.rows())
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
 void stats_case(const Config& config, Results& results, const std::vector<float>& blocks) {
   auto stats = ShardKernel::create("stats", {{"window", "40960"}});
   if (!stats) {
@@ -183,14 +261,72 @@ void stats_case(const Config& config, Results& results, const std::vector<float>
       },
       [&](std::uint64_t i) noexcept { return stats->process(block_at(i), i * kBlock, host); });
   add_per_sample(results, "kernel.stats.f32", "base.min_max_sum.f32", p, kBlock);
-  Row* row = nullptr;
-  for (Row& r : results.rows())
-    if (r.name == "kernel.stats.f32") row = &r;
-  if (row != nullptr) {
+  if (Row* row = find_row(results, "kernel.stats.f32")) {
     char target[32];
     std::snprintf(target, sizeof target, "<=%.1fns", kStatsTargetNs);
     row->target = target;
     row->pass = row->stats.median_ns <= kStatsTargetNs;
+  }
+}
+
+void filter_case(const Config& config, Results& results, const std::vector<float>& blocks) {
+  auto filter = ShardKernel::create("filter", {{"type", "lowpass"}, {"cutoff", "100000"}, {"taps", "101"},
+                                               {"decimate", std::to_string(kFirDecimate)}});
+  if (!filter) {
+    results.note_error("kernel.filter", filter.error().what);
+    return;
+  }
+  SinkHost sink;
+  const weir_shard_host host = sink.table();
+  const auto block_at = [&blocks](std::uint64_t i) { return blocks.data() + (i % kDistinctBlocks) * kBlock; };
+  // The floor: the same filter's kernel alone (weir::dsp::Decimator, which the shard runs after
+  // converting and chunking) on the same blocks, in order.
+  auto bare = dsp::Decimator::create(kFirDecimate, lowpass_taps(101), 1e6);
+  if (!bare) {
+    results.note_error("kernel.filter", bare.error().what);
+    return;
+  }
+  std::vector<float> out(kBlock);
+  const Paired fir = measure_paired(
+      config,
+      [&](std::uint64_t i) noexcept {
+        keep(bare->process(std::span<const float>(block_at(i), kBlock), out));
+        return true;
+      },
+      [&](std::uint64_t i) noexcept { return filter->process(block_at(i), i * kBlock, host); });
+  add_per_sample(results, "kernel.filter.fir101_dec4", "base.fir101_dec4.decimator", fir, kBlock);
+  if (Row* row = find_row(results, "kernel.filter.fir101_dec4")) {
+    char target[32];
+    std::snprintf(target, sizeof target, "<=%.1fns", kFirTargetNs);
+    row->target = target;
+    row->pass = row->stats.median_ns <= kFirTargetNs;
+  }
+  // FFT convolution (overlap-save) of the same filter, and of a ten times longer one, against the
+  // polyphase decimator making the same outputs.
+  for (const std::size_t n : {std::size_t{101}, std::size_t{1001}}) {
+    const std::vector<float> h = lowpass_taps(n);
+    auto direct = dsp::Decimator::create(kFirDecimate, h, 1e6);
+    if (!direct) {
+      results.note_error("kernel.filter", direct.error().what);
+      return;
+    }
+    OverlapSave conv(h, n > 101 ? 2 * kFftConvSize : kFftConvSize);
+    const std::size_t span = conv.outputs_per_frame();  // input samples each frame advances
+    const std::size_t frames = (blocks.size() - n) / span;
+    std::vector<float> y(span);
+    const Paired p = measure_paired(
+        config,
+        [&](std::uint64_t i) noexcept {
+          keep(direct->process(std::span<const float>(blocks.data() + (i % frames) * span, span), y));
+          return true;
+        },
+        [&](std::uint64_t i) noexcept {
+          keep(conv.frame(blocks.data() + (i % frames) * span, kFirDecimate, y.data()));
+          return true;
+        });
+    const std::string taps_name = "fir" + std::to_string(n) + "_dec4";
+    add_per_sample(results, "base." + taps_name + ".fft_overlap_save", "base." + taps_name + ".polyphase", p,
+                   static_cast<double>(span));
   }
 }
 
@@ -205,6 +341,7 @@ int run_kernel_suite(const std::vector<std::string>& args) {
   Results results;
   const std::vector<float> blocks = test_blocks();
   stats_case(config, results, blocks);
+  filter_case(config, results, blocks);
   char title[160];
   std::snprintf(title, sizeof title,
                 "weir bench kernels: ns per sample, median/min/max of %d repetitions, each paired with its floor%s",
