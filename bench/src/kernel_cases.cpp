@@ -4,6 +4,8 @@
 // - filter (101-tap low-pass, decimation by 4) on f32 blocks against its kernel alone (the polyphase
 //   decimator), and that kernel against FFT convolution (overlap-save, FFTW r2c/c2r) of the same
 //   filter, 101 and 1001 taps;
+// - the simulator's gaussian noise (SignalGenerator::fill, f32) against memset and memcpy of the
+//   same bytes;
 // ns per input sample, and the ratio of each to its floor.
 #include <fftw3.h>
 
@@ -20,6 +22,7 @@
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
+#include "weir/acq/signal_generator.hpp"
 #include "weir/dsp/decimator.hpp"
 #include "weir/shard.h"
 #include "weir/shard_fake_host.hpp"
@@ -42,7 +45,8 @@ constexpr const char* kUsage =
     "usage: weir bench kernels [--json] [--reps N] [--quick]\n"
     "  each shard's process() on blocks in memory, timed in alternation with its bare kernel:\n"
     "  stats against a vectorised min/max/sum pass; filter (101 taps, decimate 4) against its\n"
-    "  polyphase kernel alone; FFT overlap-save against that kernel (101 and 1001 taps)\n"
+    "  polyphase kernel alone; FFT overlap-save against that kernel (101 and 1001 taps);\n"
+    "  the simulator's gaussian noise against memset and memcpy of the same bytes\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    a tenth of the time per repetition (for tests)\n";
@@ -330,6 +334,42 @@ void filter_case(const Config& config, Results& results, const std::vector<float
   }
 }
 
+void noise_case(const Config& config, Results& results) {
+  acq::SignalConfig c;
+  c.kind = acq::SignalKind::noise;
+  c.sample_rate_hz = 1e6;
+  c.seed = 1;
+  auto generator = acq::SignalGenerator::create(c, kBlock);
+  if (!generator) {
+    results.note_error("kernel.sim.noise", generator.error().what);
+    return;
+  }
+  std::vector<float> ring(std::size_t{kDistinctBlocks} * kBlock), source(kBlock);
+  const auto block_at = [&ring](std::uint64_t i) { return ring.data() + (i % kDistinctBlocks) * kBlock; };
+  const auto noise = [&](std::uint64_t i) noexcept {
+    generator->fill(std::span<float>(block_at(i), kBlock));
+    return true;
+  };
+  const Paired set = measure_paired(
+      config,
+      [&](std::uint64_t i) noexcept {
+        std::memset(block_at(i), static_cast<int>(i & 0x3F), opaque(std::size_t{kBlock} * sizeof(float)));
+        keep(*block_at(i));
+        return true;
+      },
+      noise);
+  add_per_sample(results, "kernel.sim.noise.f32", "base.memset.f32", set, kBlock);
+  const Paired copy = measure_paired(
+      config,
+      [&](std::uint64_t i) noexcept {
+        std::memcpy(block_at(i), source.data(), opaque(std::size_t{kBlock} * sizeof(float)));
+        keep(*block_at(i));
+        return true;
+      },
+      noise);
+  add_per_sample(results, "kernel.sim.noise.f32.vs_memcpy", "base.memcpy.f32", copy, kBlock);
+}
+
 }  // namespace
 
 int run_kernel_suite(const std::vector<std::string>& args) {
@@ -342,6 +382,7 @@ int run_kernel_suite(const std::vector<std::string>& args) {
   const std::vector<float> blocks = test_blocks();
   stats_case(config, results, blocks);
   filter_case(config, results, blocks);
+  noise_case(config, results);
   char title[160];
   std::snprintf(title, sizeof title,
                 "weir bench kernels: ns per sample, median/min/max of %d repetitions, each paired with its floor%s",
