@@ -173,10 +173,23 @@ Run bridged(std::size_t bytes, std::uint64_t blocks, bool pace, const std::strin
     ro.security = {false, keys + "/recv.key", "", keys + "/allowed"};
     so.security = {false, keys + "/send.key", keys + "/recv.pub", ""};
   }
-  std::atomic<bool> stop_recv{false}, stop_send{false};
-  std::thread receiver([&] { (void)bridge::run_receiver(*far, ro, stop_recv); });
+  std::atomic<bool> stop_recv{false}, stop_send{false}, recv_failed{false};
+  std::thread receiver([&] {
+    if (auto r = bridge::run_receiver(*far, ro, stop_recv); !r) {
+      fmt::print(stderr, "bridge recv: {}\n", r.error().what);
+      recv_failed = true;
+    }
+  });
   std::thread sender([&] { (void)bridge::run_sender(*near, so, stop_send); });
-  while (link_state(*near) != "up") std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (link_state(*near) != "up" && !recv_failed) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (recv_failed) {  // the port was taken: try again on the next one
+    stop_send = true;
+    sender.join();
+    receiver.join();
+    (void)core::Arena::remove(tag + "-near");
+    (void)core::Arena::remove(tag + "-far");
+    return bridged(bytes, blocks, pace, keys);
+  }
 
   std::vector<double> lat_us;
   std::uint64_t read = 0, lost = 0, sink = 0;
