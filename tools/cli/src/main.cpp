@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   add_check_command(app, action);
   add_run_commands(app, action);
   add_instrument_commands(app, action);
+  add_serve_command(app, action);
 
   try {
     app.parse(argc, argv);
