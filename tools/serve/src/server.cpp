@@ -169,7 +169,7 @@ class Hub {
   std::map<std::uint32_t, ChannelFeed> feeds_;
   ServerCounters counters_;
   std::function<void()> stop_;
-  std::chrono::steady_clock::time_point next_stop_check_{};
+  std::chrono::steady_clock::time_point next_tick_{};
 };
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
@@ -328,8 +328,12 @@ void Hub::tick() {
     s->offer(std::move(batch));
   }
   if (stop_) stop_();
-  timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(1.0 / options_.frames_per_s)));
+  // Absolute deadlines, so the frame rate does not drift by each tick's own work.
+  const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / options_.frames_per_s));
+  const auto now = std::chrono::steady_clock::now();
+  next_tick_ = next_tick_ + period < now ? now : next_tick_ + period;
+  timer_.expires_at(next_tick_);
   timer_.async_wait([this](beast::error_code ec) {
     if (!ec) tick();
   });
