@@ -445,8 +445,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     for (const WebAsset& a : web_assets()) {
       if (a.path != path) continue;
       Response res = respond(req, http::status::ok, a.content_type, std::string(a.body));
-      if (!o.token.empty() && t.query.count("token") != 0)  // the page's own requests then carry the cookie
-        res.set(http::field::set_cookie, "weir_token=" + t.query.at("token") + "; HttpOnly; SameSite=Strict; Path=/");
+      // The page's own requests then carry the cookie; only the right token is echoed into a header.
+      if (const auto q = t.query.find("token"); !o.token.empty() && q != t.query.end() && same_secret(q->second, o.token))
+        res.set(http::field::set_cookie, "weir_token=" + o.token + "; HttpOnly; SameSite=Strict; Path=/");
       return res;
     }
     return error(req, http::status::not_found, fmt::format("no such page: {}\n", t.path));
