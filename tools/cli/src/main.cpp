@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add_run_commands(app, action);
   add_instrument_commands(app, action);
   add_bridge_commands(app, action);
+  add_serve_command(app, action);
 
   try {
     app.parse(argc, argv);
