@@ -217,14 +217,17 @@ Result<void> load_channel(const std::string& name, Fields f, ChannelDecl& c) {
   return f.no_other_keys(kChannelKeys);
 }
 
-Result<void> load_part(const RawDecl& d, Fields& f, PartDecl& p, const std::string& default_name) {
+Result<void> load_part(const RawDecl& d, Fields& f, PartDecl& p, const std::string& default_name,
+                       bool thread_default = false) {
   p.origin = d.origin;
   p.kind = d.name;
   WEIR_TRY(name, f.text("name", default_name));
-  WEIR_TRY(thread, f.boolean("thread", false));
+  WEIR_TRY(thread, f.boolean("thread", thread_default));
+  WEIR_TRY(cpu, f.integer("cpu", -1, kMaxCpu, -1));
   WEIR_TRY(restarts, f.integer("restarts", 0, 1000, 5));
   p.name = name;
   p.thread = thread;
+  p.cpu = static_cast<int>(cpu);
   p.max_restarts = static_cast<int>(restarts);
   return {};
 }
