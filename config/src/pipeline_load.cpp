@@ -290,6 +290,12 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
     s.input = input;
     WEIR_TRY(output, f.text("output", ""));
     WEIR_TRY(policy, policy_of(f, "lossy"));
+    if (f.has("batch_ms")) {
+      WEIR_TRY(batch_ms, f.number("batch_ms"));
+      if (!(batch_ms >= 0 && batch_ms <= 1000))
+        return tl::make_unexpected(f.error("'batch_ms' must be 0 (a wake-up per block) to 1000 milliseconds"));
+      s.batch_ms = batch_ms;
+    }
     s.output = output;
     s.policy = policy;
     auto params = f.rest({});  // the shard itself declares its parameters; check() asks it

@@ -252,6 +252,7 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
                           loaded->parts.size()));
   const auto grace_ns = static_cast<std::int64_t>(args.grace_s * 1e9);
   bool recorders_started = false;
+  const std::int64_t first_start = core::monotonic_ns();
   for (const PartPlan& plan : loaded->parts) {
     if (plan.role == PartRole::record && !recorders_started) {
       // Shards create their output channels as they start: recorders that match them start after.
@@ -266,11 +267,25 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
     if (writer.rfind("driver", 0) == 0) sources.insert(channel);
   RunStatus status(*arena, sources);
   const std::int64_t start = core::monotonic_ns();
+  const auto source_samples = [&] {
+    std::uint64_t n = 0;
+    for (const auto& c : core::list_channels(*arena))
+      if (sources.count(c.name) != 0) n += c.samples_written;
+    return n;
+  };
+  // The input rate is measured from here on: the drivers have started by then.
+  const std::int64_t mark_at = start + std::min<std::int64_t>(1'000'000'000, static_cast<std::int64_t>(args.duration_s * 0.25e9));
+  std::int64_t mark_ns = 0;
+  std::uint64_t mark_samples = 0;
   std::int64_t next_status = start + 1'000'000'000;
   std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
   while (stop_signals.load(std::memory_order_relaxed) == 0) {
     supervisor.tick(100);
     const std::int64_t now = core::monotonic_ns();
+    if (mark_ns == 0 && now >= mark_at) {
+      mark_samples = source_samples();
+      mark_ns = core::monotonic_ns();
+    }
     if (args.duration_s > 0 && static_cast<double>(now - start) / 1e9 >= args.duration_s) break;
     if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args.file, *loaded, supervisor, console, grace_ns);
     if (console.tty() && now >= next_status) {
@@ -299,6 +314,11 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   RunReport report;
   RunTotals totals;
   supervisor.stop_all(grace_ns, [&] {
+    const std::int64_t drivers_stopped = core::monotonic_ns();
+    report.source_s = static_cast<double>(drivers_stopped - first_start) / 1e9;
+    if (mark_ns != 0 && drivers_stopped > mark_ns)
+      report.source_rate_hz = static_cast<double>(source_samples() - mark_samples) * 1e9 /
+                              static_cast<double>(drivers_stopped - mark_ns);
     wait_drained(*arena, grace_ns, console);
     report.channels = core::list_channels(*arena);  // while the consumers are still registered
     totals = status.sample();

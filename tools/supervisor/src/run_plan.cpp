@@ -90,6 +90,7 @@ PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
   PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), s.kind, {}, s.thread, s.cpu, s.max_restarts, s.origin};
   plan.args = {"shard", p.arena.name, s.kind, "--input", s.input, "--policy", s.policy, "--instance", s.name};
   if (!s.output.empty()) plan.args.insert(plan.args.end(), {"--output", s.output});
+  if (s.batch_ms >= 0) plan.args.insert(plan.args.end(), {"--batch-ms", number(s.batch_ms)});
   for (const auto& [key, value] : s.params) plan.args.insert(plan.args.end(), {"--param", fmt::format("{}={}", key, value)});
   return plan;
 }

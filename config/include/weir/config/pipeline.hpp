@@ -75,6 +75,7 @@ struct ShardDecl : PartDecl {
   std::string input;     // a channel (declared or another shard's output) or a label
   std::string output;    // output base; "" = the input's name
   std::string policy = "lossy";
+  double batch_ms = -1;  // `batch_ms`: the host gathers streaming blocks this long per wake-up; -1: its default
 };
 
 struct RecordDecl : PartDecl {

@@ -49,6 +49,9 @@ struct PartCost {
 /// What a finished run reports, besides its log.
 struct RunReport {
   double run_s = 0;              // from the first part started to the last stopped
+  double source_s = 0;           // from the first part started to the drivers stopped
+  double source_rate_hz = 0;     // samples per second into the drivers' channels, all of them, from a
+                                 // second into the run (a quarter of a shorter one) to the drivers' stop
   double supervisor_cpu_s = 0;   // `weir run` itself, its thread parts excluded
   int cpus = 0;                  // CPUs it was allowed to run on
   std::vector<PartCost> parts;   // in start order
