@@ -1,5 +1,6 @@
 // From the declarations a pipeline file made to a typed Pipeline: every key checked for its type
 // and range, unknown keys refused with a did-you-mean, each error with the declaration's file:line.
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <sstream>
@@ -286,7 +287,8 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
   if (d.kind == "shard") {
     ShardDecl s;
     WEIR_TRY(input, f.text("input"));
-    if (auto r = load_part(d, f, s, d.name + ":" + input); !r) return r;
+    const bool builtin = std::find(kThreadShardKinds.begin(), kThreadShardKinds.end(), d.name) != kThreadShardKinds.end();
+    if (auto r = load_part(d, f, s, d.name + ":" + input, builtin); !r) return r;
     s.input = input;
     WEIR_TRY(output, f.text("output", ""));
     WEIR_TRY(policy, policy_of(f, "lossy"));

@@ -52,12 +52,18 @@ struct Setting {
 
 inline constexpr int kMaxCpu = 1023;  // the highest CPU number `cpu = N` accepts (CPU_SETSIZE - 1)
 
+/// Shard kinds that run as threads of `weir run` unless the file says `thread = false`: the built-in
+/// kinds, whose code is the project's own (measured: `weir bench pipeline --threads` against
+/// `--processes`). A .so or a Lua function gets a process of its own unless the file says
+/// `thread = true`: a crash or a hang there would take the supervisor with it.
+inline constexpr std::array<std::string_view, 7> kThreadShardKinds{"fft", "filter", "stats", "trigger", "mca", "null", "copy"};
+
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
   std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua"; shard: "fft" | ... | a .so path; record: "hdf5"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
-  bool thread = false;
+  bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
   int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
   int max_restarts = 5;  // restarts in a row before the supervisor gives up on it
   std::map<std::string, std::string> params;  // every other key, as text (numbers with %.17g)
