@@ -1,6 +1,7 @@
 // Throughput of the recorder end to end, and of a bare HDF5 append loop for comparison.
 #include "weir/bench/recorder_bench.hpp"
 
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +128,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   options.compress = o.compress;
   options.min_free_bytes = 0;
   options.from_oldest = o.prefill;
+  options.staged_writes = o.staged;
   std::error_code ec;
   std::filesystem::remove(options.out, ec);
   rec::RecordControl control;
@@ -227,6 +229,39 @@ core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) 
   }
   datasets.clear();
   if (!f->reset()) return tl::make_unexpected(h5::error("H5Fclose", file));
+  return result_of(o, static_cast<double>(core::monotonic_ns() - start) / 1e9, file);
+}
+
+core::Result<RecorderBenchResult> bench_plain_write(const RecorderBenchOptions& o) {
+  if (auto ok = check_bench(o); !ok) return tl::make_unexpected(ok.error());
+  const std::uint32_t samples = o.block_bytes / sizeof(float);
+  const std::string file =
+      (std::filesystem::path(o.dir) / ("weir-bench-write-" + std::to_string(getpid()) + ".bin")).string();
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  const std::vector<float> blocks = make_blocks(samples);
+  const auto* bytes = reinterpret_cast<const std::byte*>(blocks.data());
+  const std::uint64_t source_bytes = blocks.size() * sizeof(float);
+  const std::uint64_t call_bytes =
+      std::min<std::uint64_t>(source_bytes, rec::data_chunk_samples(samples, sizeof(float)) * sizeof(float));
+  const std::uint64_t total = std::uint64_t{o.channels} * o.blocks * o.block_bytes;
+  const std::int64_t start = core::monotonic_ns();
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return core::fail(core::Errc::io_error, "bench: open " + file + ": " + std::strerror(errno));
+  std::uint64_t done = 0;
+  while (done < total) {
+    const std::uint64_t at = done % source_bytes;
+    const std::uint64_t n = std::min({call_bytes, total - done, source_bytes - at});
+    const ssize_t w = ::write(fd, bytes + at, n);
+    if (w <= 0) {
+      const int err = errno;
+      (void)::close(fd);
+      std::filesystem::remove(file, ec);
+      return core::fail(core::Errc::io_error, "bench: write " + file + ": " + std::strerror(err));
+    }
+    done += static_cast<std::uint64_t>(w);
+  }
+  if (::close(fd) != 0) return core::fail(core::Errc::io_error, "bench: close " + file + ": " + std::strerror(errno));
   return result_of(o, static_cast<double>(core::monotonic_ns() - start) / 1e9, file);
 }
 
