@@ -14,13 +14,13 @@
 #include "weir/core/error.hpp"
 #include "weir/udp/receiver.hpp"
 
-namespace weir::supervisor {
+namespace weir::acq {
 
 /// The driver's options from its settings; errors `file:line: driver "NAME": ...` name the key.
 /// Each stream's channel must be one of the driver's `channels`. Thread: any.
-[[nodiscard]] core::Result<acq::UdpOptions> udp_options(const config::DriverDecl& decl);
+[[nodiscard]] core::Result<UdpOptions> udp_options(const config::DriverDecl& decl);
 
 /// udp_options(decl), discarded: the check `weir check` and `weir run` make. Thread: any.
 [[nodiscard]] core::Result<void> check_udp_driver(const config::Pipeline& pipeline, const config::DriverDecl& decl);
 
-}  // namespace weir::supervisor
+}  // namespace weir::acq
