@@ -38,4 +38,11 @@ namespace weir::bench {
 /// are removed. Returns kExitOk (missed targets included), kExitFailed when a case failed.
 [[nodiscard]] int run_recorder_suite(const std::vector<std::string>& args);
 
+/// `weir bench kernels [--json] [--reps N] [--quick]`: each built-in shard's process() called
+/// directly on f32 blocks in memory, timed in alternation with the bare kernel it is built from
+/// (stats: a vectorised min/max/sum pass), in ns per sample. Returns kExitOk (missed targets
+/// included), kExitFailed when a shard could not be configured or process() failed, kExitUsage on
+/// bad arguments.
+[[nodiscard]] int run_kernel_suite(const std::vector<std::string>& args);
+
 }  // namespace weir::bench

@@ -1,6 +1,7 @@
 // Throughput of the recorder end to end, and of a bare HDF5 append loop for comparison.
 #include "weir/bench/recorder_bench.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +47,13 @@ core::Result<void> check_bench(const RecorderBenchOptions& o) {
   if (o.channels == 0 || o.blocks == 0 || o.block_bytes < sizeof(float) || o.block_bytes % sizeof(float) != 0)
     return core::fail(core::Errc::invalid_argument, "bench: channels, blocks and a block of whole f32 samples, please");
   return {};
+}
+
+// The calling thread's CPU time so far (user + system).
+std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 RecorderBenchResult result_of(const RecorderBenchOptions& o, double seconds, const std::string& file) {
@@ -124,6 +132,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   rec::RecordControl control;
   std::atomic<bool> writer_failed{false};
   std::int64_t started_ns = 0;
+  std::int64_t started_cpu_ns = thread_cpu_ns();
   std::thread writer;
   if (o.prefill) {
     auto writers = open_writers(*arena, o.channels);
@@ -132,6 +141,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
       if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
     control.stop = true;  // a clean stop drains every block published before it
     started_ns = core::monotonic_ns();
+    started_cpu_ns = thread_cpu_ns();
   } else {
     writer = std::thread([&] {
       auto writers = open_writers(*arena, o.channels);
@@ -146,6 +156,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   }
   auto summary = rec::record(*arena, options, control);
   const std::int64_t ended_ns = core::monotonic_ns();
+  const std::int64_t cpu_ns = thread_cpu_ns() - started_cpu_ns;
   control.stop = true;
   if (writer.joinable()) writer.join();
   if (!summary) return tl::make_unexpected(summary.error());
@@ -154,7 +165,9 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
     return core::fail(core::Errc::io_error, "bench: " + std::to_string(summary->blocks) + " of " +
                                                 std::to_string(std::uint64_t{o.channels} * o.blocks) +
                                                 " blocks recorded");
-  return result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
+  RecorderBenchResult result = result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
+  result.cpu_s = static_cast<double>(cpu_ns) / 1e9;
+  return result;
 }
 
 core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) {

@@ -26,6 +26,7 @@ struct RecorderBenchResult {
   double mb_per_s = 0;     // sample bytes / 1e6 / seconds
   std::uint64_t bytes = 0; // sample bytes written
   double seconds = 0;      // from the first block to the closed file
+  double cpu_s = 0;        // the recording thread's CPU time over the same span (prefill: the recorder's own)
   std::uint64_t file_bytes = 0;
 };
 
