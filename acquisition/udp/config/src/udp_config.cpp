@@ -14,12 +14,11 @@
 namespace weir::acq {
 
 namespace {
-constexpr std::array<const char*, 9> kKeys{"port", "format", "streams", "bind", "group",
-                                           "rcvbuf", "batch", "cpu", "reorder"};
+constexpr std::array<const char*, 8> kKeys{"port", "format", "streams", "bind", "group",
+                                           "rcvbuf", "batch", "reorder"};
 constexpr std::array<const char*, 2> kStreamKeys{"id", "channel"};
 constexpr long long kMaxPort = 65535;
 constexpr long long kMaxRcvbuf = 1LL << 31;
-constexpr long long kMaxCpu = 4095;
 }  // namespace
 
 core::Result<UdpOptions> udp_options(const config::DriverDecl& decl) {
@@ -46,9 +45,7 @@ core::Result<UdpOptions> udp_options(const config::DriverDecl& decl) {
   auto batch = f.integer("batch", 1, kUdpMaxBatch, kUdpDefaultBatch);
   if (!batch) return tl::make_unexpected(batch.error());
   o.batch = static_cast<std::uint32_t>(*batch);
-  auto cpu = f.integer("cpu", -1, kMaxCpu, -1);
-  if (!cpu) return tl::make_unexpected(cpu.error());
-  o.cpu = static_cast<int>(*cpu);
+  o.cpu = decl.cpu;  // `cpu = N` is a part setting (config reads it): the receiving thread is pinned there too
   auto reorder = f.integer("reorder", 0, kUdpMaxReorderBlocks, kUdpDefaultReorderBlocks);
   if (!reorder) return tl::make_unexpected(reorder.error());
   o.reorder_blocks = static_cast<std::uint32_t>(*reorder);
