@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the normal build under ctest (after the layering check), then the core and
-# integration tests under ASan+UBSan, then the concurrency tests under TSan. Installs what it needs
-# first.
+# integration tests under ASan+UBSan, the concurrency tests under TSan, and a short bounded fuzz of
+# the UDP packet decoders and the instrument reply parsers (skipped, saying so, without clang-14).
+# Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -22,4 +23,14 @@ echo "== TSan: concurrency tests"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_SANITIZE=thread -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
 cmake --build build-tsan -j "$(nproc)" --target weir_stress_tests
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1" build-tsan/tests/stress/weir_stress_tests
+
+echo "== Fuzz: UDP packet decoders and instrument reply parsers, ${FUZZ_SECONDS:-5} s each"
+fuzz_status=0
+FUZZ_SECONDS=${FUZZ_SECONDS:-5} FUZZ_JOBS=$(nproc) timeout 600 scripts/fuzz.sh || fuzz_status=$?
+if [ "$fuzz_status" -eq 77 ]; then
+  echo "== Fuzz: SKIPPED (clang-14 with libFuzzer is not installed; see the line above)"
+elif [ "$fuzz_status" -ne 0 ]; then
+  echo "== Fuzz: FAILED (status $fuzz_status)" >&2
+  exit 1
+fi
 echo "all test stages passed"

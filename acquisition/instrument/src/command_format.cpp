@@ -45,10 +45,19 @@ core::Result<CommandFormat> CommandFormat::parse(std::string_view format) {
     if (seen) return bad("more than one conversion; a key gives one value");
     std::size_t j = i + 1;
     while (j < format.size() && one_of("-+ #0", format[j])) ++j;
-    while (j < format.size() && format[j] >= '0' && format[j] <= '9') ++j;
+    // A width or precision is capped: snprintf would spend its time padding to a huge one.
+    const auto digits = [&](const char* what) -> core::Result<void> {
+      std::uint32_t value = 0;
+      for (; j < format.size() && format[j] >= '0' && format[j] <= '9'; ++j) {
+        value = value * 10 + static_cast<std::uint32_t>(format[j] - '0');
+        if (value > kMaxConversionWidth) return bad(std::string(what) + " larger than " + std::to_string(kMaxConversionWidth));
+      }
+      return {};
+    };
+    if (auto ok = digits("a field width"); !ok) return tl::make_unexpected(ok.error());
     if (j < format.size() && format[j] == '.') {
       ++j;
-      while (j < format.size() && format[j] >= '0' && format[j] <= '9') ++j;
+      if (auto ok = digits("a precision"); !ok) return tl::make_unexpected(ok.error());
     }
     if (j >= format.size()) return bad("a conversion without its letter at the end");
     const char c = format[j];

@@ -93,7 +93,7 @@ class Engine {
                  Counter{&c.overlong, "overlong", {}},     Counter{&c.disconnects, "disconnects", {}},
                  Counter{&c.reconnects, "reconnects", {}}, Counter{&c.connect_failures, "connect_failures", {}},
                  Counter{&c.writes, "writes", {}},         Counter{&c.write_failures, "write_failures", {}},
-                 Counter{&c.samples, "samples", {}}};
+                 Counter{&c.samples, "samples", {}},       Counter{&c.parser_errors, "parser_errors", {}}};
   }
 
   core::Result<void> prepare(const LuaReplyParserFactory& lua_factory);
@@ -336,6 +336,12 @@ Outcome Engine::run_query(Query& q) {
   std::string_view line;
   if (const Outcome out = exchange(q.spec->send, line); out != Outcome::ok) return out;
   const ParseStatus parsed = q.parser->parse(line, reply_);
+  if (parsed == ParseStatus::failed) {
+    count(report_.counters.parser_errors);
+    note("parser_errors", fmt::format("reply to '{}' on {}: {} failed on \"{}\": {}", q.spec->send, transport_->describe(),
+                                      q.spec->reply, escape_text(line), q.parser->last_error()));
+    return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
+  }
   const bool empty_list = parsed == ParseStatus::ok && reply_.kind == ReplyKind::numbers && reply_.numbers.empty();
   if (parsed != ParseStatus::ok || empty_list) {
     count(report_.counters.mismatches);

@@ -58,6 +58,9 @@ core::Result<void> validate(const InstrumentOptions& o) {
     return refuse(fmt::format("reconnect_max ({} s) is shorter than reconnect_min ({} s)", o.reconnect_max_s, o.reconnect_min_s));
   if (!std::isfinite(o.duration_s) || o.duration_s < 0) return refuse(fmt::format("duration must be >= 0 s, not {}", o.duration_s));
   if (o.queries.empty() && o.writes.empty()) return refuse("has neither queries nor writes: nothing to do");
+  if (o.script_memory_mb < 1 || o.script_memory_mb > kMaxScriptMemoryMb)
+    return refuse(fmt::format("memory_mb must be 1 to {}, not {}", kMaxScriptMemoryMb, o.script_memory_mb));
+  if (o.script_instructions < 0) return refuse(fmt::format("instructions must be >= 0 (0: unlimited), not {}", o.script_instructions));
   if (o.queries.size() > kMaxQueries || o.writes.size() > kMaxQueries)
     return refuse(fmt::format("at most {} queries and {} writes", kMaxQueries, kMaxQueries));
 
@@ -83,7 +86,7 @@ core::Result<void> validate(const InstrumentOptions& o) {
     if (!reply) return refuse(entry + ": " + reply.error().what);
     if (reply->kind == ReplyKind::lua && o.script.empty())
       return refuse(entry + ": reply '" + q.reply + "' needs the instrument's script = \"file.lua\"");
-    if (!q.channel.empty() && reply->kind != ReplyKind::number)
+    if (!q.channel.empty() && reply->kind != ReplyKind::number && reply->kind != ReplyKind::lua)
       return refuse(entry + ": channel '" + q.channel + "' takes one number per reply; reply is '" + q.reply + "'");
   }
   for (std::size_t i = 0; i < o.writes.size(); ++i) {

@@ -56,6 +56,16 @@ TEST_CASE("formats with two conversions, unknown letters, '*' widths or NUL byte
   CHECK(two.error().what == "command format \"V %g %g\": more than one conversion; a key gives one value");
 }
 
+TEST_CASE("a width or precision past kMaxConversionWidth is refused (snprintf would pad for ever)") {
+  auto wide = CommandFormat::parse("V %#000000000002000000099E");  // found by the fuzz target
+  REQUIRE_FALSE(wide);
+  CHECK(wide.error().what.find("a field width larger than 256") != std::string::npos);
+  auto precise = CommandFormat::parse("V %.99999999999999999999f");
+  REQUIRE_FALSE(precise);
+  CHECK(precise.error().what.find("a precision larger than 256") != std::string::npos);
+  CHECK(CommandFormat::parse("V %256.256f"));
+}
+
 TEST_CASE("a value too long for the command buffer is refused, never cut") {
   auto f = CommandFormat::parse("TEXT %s");
   REQUIRE(f);

@@ -11,6 +11,7 @@ Instrument commands (terminated by --terminator, default "\\n"; a trailing "\\r"
   MEAS:VOLT?       the multimeter's reading, "+1.234500E+00" (FAKE:MEAS sets it)
   MEAS:CURR?       the supply's current limit, read back
   MEAS:ARR?        four readings: "1.0,2.0,3.0,4.0" scaled by the reading
+  MEAS:STAT?       a structured status line: "STAT:OK;VOLT:+1.234500E+00;TEMP:+23.50"
   VOLT x / VOLT?   the supply's voltage setpoint
   CURR x / CURR?   the supply's current limit
   OUTP ON|OFF / OUTP?
@@ -122,6 +123,8 @@ class Instrument:
             return "%+.6E" % self.curr
         if head == "MEAS:ARR?":
             return ",".join("%.6g" % (self.reading * k) for k in (1, 2, 3, 4))
+        if head == "MEAS:STAT?":
+            return "STAT:OK;VOLT:%+.6E;TEMP:%+.2f" % (self.reading, 23.5)
         if head in ("VOLT", "CURR"):
             try:
                 value = float(arg)

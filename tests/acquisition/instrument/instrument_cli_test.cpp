@@ -286,7 +286,7 @@ TEST_CASE("bad instrument settings are refused by weir check with file:line, nam
   }
 }
 
-TEST_CASE("a bad serial device and a Lua reply parser are refused when the driver starts, by name") {
+TEST_CASE("a bad serial device and a missing Lua reply function are refused when the driver starts, by name") {
   weir::test::ScratchDir dir("serial");
   weir::test::ScratchArena arena("serial");
   const std::string q = "queries = { {send = \"MEAS:VOLT?\", key = \"v\"";
@@ -301,10 +301,118 @@ TEST_CASE("a bad serial device and a Lua reply parser are refused when the drive
   std::ofstream(dir.file("parse.lua")) << "function parse(line) return tonumber(line) end\n";
   const std::string lua = pipeline(dir, arena.name(), "scpi",
                                    "name = \"dmm\", host = \"127.0.0.1\", port = 1, script = \"parse.lua\", " + q +
-                                       ", reply = \"lua:parse\"} }");
+                                       ", reply = \"lua:parsr\"} }");
   const auto l = run_weir({"scpi", arena.name(), "--pipeline", lua, "--part", "dmm", "--duration", "0.5"});
   CHECK(l.exit_code != 0);
-  CHECK(contains(l.err, "scpi 'dmm': query 'MEAS:VOLT?': reply 'lua:parse': Lua reply parsers are not available"));
+  CHECK_MESSAGE(contains(l.err, "scpi 'dmm': query 'MEAS:VOLT?': " + dir.file("parse.lua") +
+                                    " defines no global function 'parsr' (it is nil)"),
+                l.err);
+}
+
+// A status line only a Lua function can take apart: "STAT:OK;VOLT:+1.234500E+00;TEMP:+23.50".
+constexpr const char* kStatusParsers = R"lua(
+function status_volts(reply) return tonumber(reply:match("VOLT:(%S+);")) end
+function status_pair(reply)
+  local v, t = reply:match("VOLT:(%S+);TEMP:(%S+)")
+  return { tonumber(v), tonumber(t) }
+end
+function status_word(reply) return reply:match("STAT:(%a+)") end
+function fails(reply) error("no sense in '" .. reply .. "'") end
+function spins(reply) while true do end end
+)lua";
+
+TEST_CASE("weir scpi parses a structured reply with a Lua function into a number, a list and text") {
+  weir::test::ScratchDir dir("scpi");
+  weir::test::ScratchArena arena("scpi");
+  FakeInstrument dmm(dir, "dmm");
+  std::ofstream(dir.file("status.lua")) << kStatusParsers;
+  const std::string file = pipeline(
+      dir, arena.name(), "scpi",
+      "name = \"dmm\", host = \"127.0.0.1\", port = " + std::to_string(dmm.port()) +
+          ", timeout_ms = 300, script = \"status.lua\", channels = {\"dmm.stat_volt\"},"
+          " queries = { {send = \"MEAS:STAT?\", every = 0.05, key = \"dmm.stat_volt\", units = \"V\","
+          "              reply = \"lua:status_volts\", channel = \"dmm.stat_volt\"},"
+          "             {send = \"MEAS:STAT?\", every = 0.05, key = \"dmm.stat_pair\", reply = \"lua:status_pair\"},"
+          "             {send = \"MEAS:STAT?\", every = 0.05, key = \"dmm.stat_word\", reply = \"lua:status_word\"} }",
+      "channel \"dmm.stat_volt\" { dtype = \"f64\", rate = 20, block = 1, ring = 64, units = \"V\" }\n");
+  const auto checked = run_weir({"check", file});
+  REQUIRE_MESSAGE(checked.exit_code == 0, checked.err);
+  BackgroundWeir driver({"scpi", arena.name(), "--pipeline", file, "--part", "dmm"});
+  const auto& a = arena.arena();
+  REQUIRE_MESSAGE(eventually([&] { return f64(a, "dmm.stat_volt") == 1.2345 && text(a, "dmm.stat_word") == "OK" &&
+                                           array(a, "dmm.stat_pair").size() == 2; },
+                             kPatience),
+                  driver.output());
+  CHECK(array(a, "dmm.stat_pair") == std::vector<double>{1.2345, 23.5});
+  CHECK(text(a, "dmm.stat_volt_units") == "V");
+  dmm.control("FAKE:MEAS -0.75");
+  CHECK(eventually([&] { return f64(a, "dmm.stat_volt") == -0.75; }, kPatience));
+  CHECK(eventually([&] { return counter(a, "dmm.samples") > 0; }, kPatience));  // the number also fed the channel
+  CHECK(counter(a, "dmm.mismatches") == 0);
+  CHECK(counter(a, "dmm.parser_errors") == 0);
+  dmm.control("FAKE:GARBAGE 2");  // "#?!garbage": status_volts finds no VOLT and returns nil
+  CHECK_MESSAGE(eventually([&] { return counter(a, "dmm.mismatches") >= 2; }, kPatience), driver.output());
+  stop(driver);
+}
+
+TEST_CASE("a Lua parser that errors or never ends is counted as a parser error, and the driver keeps going") {
+  weir::test::ScratchDir dir("scpi");
+  weir::test::ScratchArena arena("scpi");
+  FakeInstrument dmm(dir, "dmm");
+  std::ofstream(dir.file("status.lua")) << kStatusParsers;
+  const std::string file = pipeline(
+      dir, arena.name(), "scpi",
+      "name = \"dmm\", host = \"127.0.0.1\", port = " + std::to_string(dmm.port()) +
+          ", timeout_ms = 300, script = \"status.lua\", instructions = 100000, memory_mb = 8,"
+          " queries = { {send = \"MEAS:VOLT?\", every = 0.05, key = \"dmm.volt\"},"
+          "             {send = \"MEAS:STAT?\", every = 0.05, key = \"dmm.fails\", reply = \"lua:fails\"},"
+          "             {send = \"MEAS:STAT?\", every = 0.05, key = \"dmm.spins\", reply = \"lua:spins\"} }");
+  BackgroundWeir driver({"scpi", arena.name(), "--pipeline", file, "--part", "dmm"});
+  const auto& a = arena.arena();
+  REQUIRE_MESSAGE(eventually([&] { return counter(a, "dmm.parser_errors") >= 10 && f64(a, "dmm.volt") == 1.2345; },
+                             kPatience),
+                  driver.output());
+  dmm.control("FAKE:MEAS 4.5");  // the plain query still works beside the failing ones
+  CHECK(eventually([&] { return f64(a, "dmm.volt") == 4.5; }, kPatience));
+  CHECK(counter(a, "dmm.disconnects") == 0);
+  CHECK(counter(a, "dmm.mismatches") == 0);
+  stop(driver);
+  const std::string out = driver.output();
+  CHECK_MESSAGE(contains(out, "scpi 'dmm': reply to 'MEAS:STAT?' on "), out);
+  CHECK(contains(out, ": lua:fails failed on \"STAT:OK;"));
+  CHECK_MESSAGE(contains(out, "status.lua:8: no sense in 'STAT:OK;"), out);
+  CHECK(contains(text(a, "dmm.error"), "lua:"));
+  CHECK(text(a, "dmm.fails").empty());
+  CHECK(text(a, "dmm.spins").empty());
+}
+
+TEST_CASE("weir check refuses a missing script, a script that does not load and a missing function with file:line") {
+  weir::test::ScratchDir dir("scpi");
+  std::ofstream(dir.file("status.lua")) << kStatusParsers;
+  std::ofstream(dir.file("broken.lua")) << "function status_volts(reply)\n  return = 1\nend\n";
+  const std::string q = "queries = { {send = \"MEAS:STAT?\", key = \"v\", reply = \"lua:";
+  struct Bad {
+    std::string body, says;
+  };
+  const std::vector<Bad> cases{
+      {"script = \"absent.lua\", " + q + "status_volts\"} }",
+       "instrument.lua:2: driver \"dmm\": query 1 ('MEAS:STAT?'): reply 'lua:status_volts': cannot open " +
+           dir.file("absent.lua")},
+      {"script = \"broken.lua\", " + q + "status_volts\"} }",
+       "instrument.lua:2: driver \"dmm\": query 1 ('MEAS:STAT?'): reply 'lua:status_volts': " + dir.file("broken.lua") +
+           ":2:"},
+      {"script = \"status.lua\", " + q + "status_vols\"} }",
+       "instrument.lua:2: driver \"dmm\": query 1 ('MEAS:STAT?'): reply 'lua:status_vols': " + dir.file("status.lua") +
+           " defines no global function 'status_vols' (it is nil)"},
+      {"script = \"status.lua\", instructions = -1, " + q + "status_volts\"} }", "instrument.lua:2: driver \"dmm\""},
+  };
+  for (const Bad& c : cases) {
+    CAPTURE(c.body);
+    const std::string file = pipeline(dir, "t-never-made", "scpi", "name = \"dmm\", host = \"h\", port = 5025, " + c.body);
+    const auto r = run_weir({"check", file});
+    CHECK(r.exit_code != 0);
+    CHECK_MESSAGE(contains(r.err, c.says), r.err);
+  }
 }
 
 }  // TEST_SUITE

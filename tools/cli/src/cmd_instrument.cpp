@@ -10,6 +10,7 @@
 #include "weir/config/pipeline.hpp"
 #include "weir/instrument/instrument_config.hpp"
 #include "weir/instrument/instrument_driver.hpp"
+#include "weir/instrument/lua_reply_parser.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
@@ -44,15 +45,16 @@ void print_report(const InstrumentArgs& args, const acq::InstrumentReport& r) {
         .number("connect_failures", c.connect_failures)
         .number("writes", c.writes)
         .number("write_failures", c.write_failures)
-        .number("samples", c.samples);
+        .number("samples", c.samples)
+        .number("parser_errors", c.parser_errors);
     print_json(out);
     return;
   }
   fmt::print("{} '{}': {:.3f} s{}: {} queries, {} replies, {} timeouts, {} mismatches, {} overlong, {} disconnects, "
-             "{} reconnects, {} connect failures, {} writes, {} write failures, {} samples\n",
+             "{} reconnects, {} connect failures, {} writes, {} write failures, {} samples, {} parser errors\n",
              args.kind, args.part, r.elapsed_s, r.stopped ? ", stopped by a signal" : "", c.queries, c.replies,
              c.timeouts, c.mismatches, c.overlong, c.disconnects, c.reconnects, c.connect_failures, c.writes,
-             c.write_failures, c.samples);
+             c.write_failures, c.samples, c.parser_errors);
 }
 
 int run_instrument_command(const InstrumentArgs& args) {
@@ -71,7 +73,8 @@ int run_instrument_command(const InstrumentArgs& args) {
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
   const StopSignals signals(Sigpipe::ignore);
-  auto report = acq::run_instrument(*arena, *options, StopSignals::flag());
+  auto report = acq::run_instrument(*arena, *options, StopSignals::flag(),
+                                    acq::lua_reply_parser_factory(acq::lua_parser_limits(*options)));
   if (!report) return report_error("", report.error());
   print_report(args, *report);
   return kExitOk;

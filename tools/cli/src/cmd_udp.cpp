@@ -12,11 +12,11 @@
 #include "command.hpp"
 #include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
-#include "weir/supervisor/udp_settings.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
 #include "weir/udp/generator.hpp"
+#include "weir/udp/udp_config.hpp"
 #include "weir/udp/receiver.hpp"
 
 namespace weir::tools {
@@ -73,7 +73,7 @@ core::Result<acq::UdpOptions> pipeline_options(const UdpArgs& a) {
     if (d.kind != "udp")
       return core::fail(core::Errc::invalid_argument, fmt::format("{}: part '{}' is a {} driver, not udp",
                                                                   a.pipeline, a.part, d.kind));
-    auto o = supervisor::udp_options(d);
+    auto o = acq::udp_options(d);
     if (!o) return o;
     o->duration_s = a.seconds;
     o->max_packets = a.packets;

@@ -1,23 +1,17 @@
-// One line per driver kind that reads its own settings: how its options are built and which
-// subcommand runs it.
+// One line per driver kind that reads its own settings: which subcommand runs it, and the check its
+// module's `<module>_config` library provides (acq_udp_config, acq_instrument_config, acq_lua_config).
 #include <string_view>
 
 #include "weir/acq_lua/lua_driver_config.hpp"
 #include "weir/instrument/instrument_config.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
-#include "weir/supervisor/udp_settings.hpp"
+#include "weir/udp/udp_config.hpp"
 
 namespace weir::supervisor {
 
 namespace {
 
 using Check = core::Result<void> (*)(const config::Pipeline&, const config::DriverDecl&);
-
-core::Result<void> check_lua(const config::Pipeline& p, const config::DriverDecl& d) {
-  auto options = acq::lua_driver_options(p, d);
-  if (!options) return tl::make_unexpected(options.error());
-  return {};
-}
 
 struct DriverKind {
   std::string_view kind;
@@ -26,10 +20,10 @@ struct DriverKind {
 };
 
 constexpr DriverKind kKinds[] = {
-    {"udp", "udp", &check_udp_driver},
+    {"udp", "udp", &acq::check_udp_driver},
     {"scpi", "scpi", &acq::check_instrument_driver},
     {"serial", "serial", &acq::check_instrument_driver},
-    {"lua", "lua-driver", &check_lua},
+    {"lua", "lua-driver", &acq::check_lua_driver},
 };
 
 const DriverKind* find_kind(std::string_view kind) noexcept {

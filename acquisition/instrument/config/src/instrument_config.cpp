@@ -5,10 +5,12 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "weir/config/fields.hpp"
+#include "weir/instrument/lua_reply_parser.hpp"
 #include "weir/instrument/reply_parser.hpp"
 
 namespace weir::acq {
@@ -28,7 +30,7 @@ constexpr std::array kSerialKeys{"device", "baud", "data_bits", "parity", "stop_
 constexpr std::array kCommonKeys{"terminator", "in_terminator", "out_terminator", "max_reply", "timeout_ms",
                                  "connect_timeout_ms", "write_timeout_ms", "reply_timeout_ms", "read_timeout_ms",
                                  "on_error", "reconnect_min_ms", "reconnect_max_ms", "write_poll_ms", "script",
-                                 "init", "queries", "writes"};
+                                 "memory_mb", "instructions", "init", "queries", "writes"};
 
 template <class T>
 tl::unexpected<core::Error> pass(const Result<T>& r) {
@@ -200,7 +202,13 @@ Result<InstrumentOptions> instrument_options(const config::DriverDecl& decl) {
   if (!script) return pass(script);
   o.script = *script;
   if (!o.script.empty() && std::filesystem::path(o.script).is_relative())
-    o.script = (std::filesystem::path(decl.origin.file).parent_path() / o.script).string();
+    o.script = (std::filesystem::path(decl.origin.file).parent_path() / o.script).lexically_normal().string();
+  auto memory_mb = f.integer("memory_mb", 1, kMaxScriptMemoryMb, kDefaultScriptMemoryMb);
+  if (!memory_mb) return pass(memory_mb);
+  o.script_memory_mb = static_cast<std::uint32_t>(*memory_mb);
+  auto instructions = f.integer("instructions", 0, std::numeric_limits<int>::max(), kDefaultScriptInstructions);
+  if (!instructions) return pass(instructions);
+  o.script_instructions = static_cast<int>(*instructions);
 
   auto queries = f.items("queries", false);
   if (!queries) return pass(queries);
@@ -237,6 +245,9 @@ Result<InstrumentOptions> instrument_options(const config::DriverDecl& decl) {
 Result<void> check_instrument_driver(const config::Pipeline& /*pipeline*/, const config::DriverDecl& decl) {
   auto options = instrument_options(decl);
   if (!options) return tl::make_unexpected(options.error());
+  // Lua replies: the script loads and defines each function, as the driver will need at start.
+  if (auto ok = check_lua_replies(*options); !ok)
+    return tl::make_unexpected(config::error_at(decl.origin, "driver \"" + decl.name + "\": " + ok.error().what));
   return {};
 }
 

@@ -10,6 +10,8 @@
 
 namespace weir::acq {
 
+inline constexpr std::uint32_t kMaxConversionWidth = 256;  // a width or precision past this is refused: the command would not fit anyway
+
 class CommandFormat {
  public:
   enum class Arg : std::uint8_t { none, integer, unsigned_integer, real, text };

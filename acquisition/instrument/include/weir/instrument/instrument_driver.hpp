@@ -7,7 +7,8 @@
 //   P.state                 text: "connecting", "connected" or "disconnected"
 //   P.error                 text: the last failure, for people
 //   P.queries, P.replies, P.timeouts, P.mismatches, P.overlong, P.disconnects, P.reconnects,
-//   P.connect_failures, P.writes, P.write_failures          u64 counters (continued across restarts)
+//   P.connect_failures, P.writes, P.write_failures, P.samples, P.parser_errors
+//                           u64 counters (continued across restarts)
 //   each query's key        f64, f64 array or text; its units in key + kUnitsSuffix (text)
 //   each write's key_readback  f64; units likewise
 // Design and behaviour: acquisition/instrument/README.md.
@@ -39,6 +40,7 @@ struct InstrumentCounters {
   std::uint64_t writes = 0;            // forwarded commands sent
   std::uint64_t write_failures = 0;    // forwarded values that could not be formatted or sent
   std::uint64_t samples = 0;           // samples put into slow channels
+  std::uint64_t parser_errors = 0;     // replies a Lua parser failed on (an error, its budget or heap ran out)
 };
 
 struct InstrumentReport {

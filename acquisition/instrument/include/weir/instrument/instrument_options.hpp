@@ -21,6 +21,9 @@ inline constexpr double kDefaultReconnectMaxS = 10.0;   // the longest wait betw
 inline constexpr double kDefaultWritePollS = 0.1;       // forwarded keys are looked at this often
 inline constexpr double kDefaultQueryEveryS = 1.0;      // a query's period unless it names one
 inline constexpr std::uint32_t kMaxQueries = 256;       // refuse more queries (or writes) per instrument
+inline constexpr std::uint32_t kDefaultScriptMemoryMb = 16;   // heap of the Lua state reply parsers run in
+inline constexpr int kDefaultScriptInstructions = 1'000'000;  // Lua instructions one reply may take to parse
+inline constexpr std::uint32_t kMaxScriptMemoryMb = 65536;    // refuse a parser heap past 64 GiB (the sandbox's bound)
 
 enum class TransportKind : std::uint8_t { tcp, serial };
 /// What a timeout, a mismatched reply or a reply that never ends leads to.
@@ -72,6 +75,8 @@ struct InstrumentOptions {
   std::vector<QuerySpec> queries;
   std::vector<WriteSpec> writes;
   std::string script;           // Lua file for "lua:FUNCTION" replies ("" : none)
+  std::uint32_t script_memory_mb = kDefaultScriptMemoryMb;  // its state's heap, 1..kMaxScriptMemoryMb
+  int script_instructions = kDefaultScriptInstructions;    // per reply; 0: unlimited
   double connect_timeout_s = kDefaultConnectTimeoutS;
   double write_timeout_s = kDefaultWriteTimeoutS;
   double reply_timeout_s = kDefaultReplyTimeoutS;

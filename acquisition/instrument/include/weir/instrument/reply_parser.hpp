@@ -2,7 +2,8 @@
 // Reply parsers: what a query's reply means. Built-in: "number" (one number -> an f64 key),
 // "numbers" (numbers separated by commas or whitespace -> an f64 array key), "text" (the reply as
 // it is -> a text key). "lua:FUNCTION" names a function of the instrument's Lua script; it plugs in
-// through a LuaReplyParserFactory, which this build does not provide yet (make_reply_parser refuses).
+// through a LuaReplyParserFactory (weir::acq_instrument_lua makes one over weir::lua_sandbox), so
+// that this library itself does not depend on Lua.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,7 +31,8 @@ struct ReplySpec {
 enum class [[nodiscard]] ParseStatus : std::uint8_t {
   ok = 0,
   mismatch = 1,  // the reply is not what the pattern asks for
-  too_many = 2,  // more numbers than the parser has room for
+  too_many = 2,  // more numbers (or text) than the parser has room for
+  failed = 3,    // the parser itself failed (a Lua error, its instruction budget or heap ran out): last_error()
 };
 
 /// One parsed reply. Reused from reply to reply: numbers keeps its capacity (set once by the
@@ -48,10 +50,13 @@ class ReplyParser {
   virtual ~ReplyParser() = default;
   /// Hot path for the instrument loop: no allocation beyond `out`'s fixed capacity, no throw.
   virtual ParseStatus parse(std::string_view reply, ParsedReply& out) noexcept = 0;
+  /// Why the last parse() returned failed (or refused a result's shape), for people; "" when it
+  /// never did. Valid until the next parse().
+  [[nodiscard]] virtual const char* last_error() const noexcept { return ""; }
 };
 
 /// Builds a parser for "lua:FUNCTION": (script file, function name) -> parser, or an error naming
-/// the script and function. Provided by the Lua sandbox module when it is linked in.
+/// the script and function. weir::acq_instrument_lua provides one (lua_reply_parser.hpp).
 using LuaReplyParserFactory =
     std::function<core::Result<std::unique_ptr<ReplyParser>>(const std::string& script, const std::string& function)>;
 

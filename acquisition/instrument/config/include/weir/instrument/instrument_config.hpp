@@ -6,7 +6,8 @@
 //     timeout_ms = 1000,                 -- write and reply timeouts; each also on its own:
 //                                        -- connect_timeout_ms, write_timeout_ms, reply_timeout_ms, read_timeout_ms
 //     max_reply = 1024, on_error = "skip",   -- or "reconnect"
-//     reconnect_min_ms = 100, reconnect_max_ms = 10000, write_poll_ms = 100, script = "parse.lua",
+//     reconnect_min_ms = 100, reconnect_max_ms = 10000, write_poll_ms = 100,
+//     script = "parse.lua", memory_mb = 16, instructions = 1000000,   -- for reply = "lua:FUNCTION"
 //     init = { "*RST", {send = "*IDN?", expect = "WEIR,*", key = "dmm.idn"} },
 //     queries = { {send = "MEAS:VOLT?", every = 0.5, key = "dmm.volt", units = "V", reply = "number",
 //                  channel = "dmm.volt"} },
@@ -27,7 +28,10 @@ namespace weir::acq {
 /// is taken from the pipeline file's folder. Thread: any.
 [[nodiscard]] core::Result<InstrumentOptions> instrument_options(const config::DriverDecl& decl);
 
-/// The check `weir check` and `weir run` make before starting anything (supervisor's driver table).
+/// The check `weir check` and `weir run` make before starting anything (supervisor's driver table):
+/// instrument_options, then, for `reply = "lua:FUNCTION"` queries, that the script loads in its
+/// bounded state and defines each function (`file:line: driver "NAME": query 1 ('STAT?'): reply
+/// 'lua:status': parse.lua defines no global function 'status' (it is nil)").
 [[nodiscard]] core::Result<void> check_instrument_driver(const config::Pipeline& pipeline,
                                                          const config::DriverDecl& decl);
 

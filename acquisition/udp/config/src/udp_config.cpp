@@ -1,5 +1,5 @@
-// driver "udp" settings -> acq::UdpOptions, through config::Fields so every error names the key.
-#include "weir/supervisor/udp_settings.hpp"
+// driver "udp" settings -> UdpOptions, through config::Fields so every error names the key.
+#include "weir/udp/udp_config.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,27 +11,26 @@
 #include "weir/config/fields.hpp"
 #include "weir/core/limits.hpp"
 
-namespace weir::supervisor {
+namespace weir::acq {
 
 namespace {
-constexpr std::array<const char*, 9> kKeys{"port", "format", "streams", "bind", "group",
-                                           "rcvbuf", "batch", "cpu", "reorder"};
+constexpr std::array<const char*, 8> kKeys{"port", "format", "streams", "bind", "group",
+                                           "rcvbuf", "batch", "reorder"};
 constexpr std::array<const char*, 2> kStreamKeys{"id", "channel"};
 constexpr long long kMaxPort = 65535;
 constexpr long long kMaxRcvbuf = 1LL << 31;
-constexpr long long kMaxCpu = 4095;
 }  // namespace
 
-core::Result<acq::UdpOptions> udp_options(const config::DriverDecl& decl) {
+core::Result<UdpOptions> udp_options(const config::DriverDecl& decl) {
   config::Fields f = config::driver_fields(decl);
-  acq::UdpOptions o;
+  UdpOptions o;
   o.part = decl.name;
   auto port = f.integer("port", 0, kMaxPort);
   if (!port) return tl::make_unexpected(port.error());
   o.port = static_cast<std::uint16_t>(*port);
   auto format = f.text("format", std::string("vita49"));
   if (!format) return tl::make_unexpected(format.error());
-  auto parsed = acq::parse_packet_format(*format);
+  auto parsed = parse_packet_format(*format);
   if (!parsed) return tl::make_unexpected(f.error("format: " + parsed.error().what));
   o.format = *parsed;
   auto bind = f.text("bind", std::string());
@@ -40,16 +39,14 @@ core::Result<acq::UdpOptions> udp_options(const config::DriverDecl& decl) {
   auto group = f.text("group", std::string());
   if (!group) return tl::make_unexpected(group.error());
   o.group = *group;
-  auto rcvbuf = f.integer("rcvbuf", 1, kMaxRcvbuf, acq::kUdpDefaultRcvbufBytes);
+  auto rcvbuf = f.integer("rcvbuf", 1, kMaxRcvbuf, kUdpDefaultRcvbufBytes);
   if (!rcvbuf) return tl::make_unexpected(rcvbuf.error());
   o.rcvbuf_bytes = *rcvbuf;
-  auto batch = f.integer("batch", 1, acq::kUdpMaxBatch, acq::kUdpDefaultBatch);
+  auto batch = f.integer("batch", 1, kUdpMaxBatch, kUdpDefaultBatch);
   if (!batch) return tl::make_unexpected(batch.error());
   o.batch = static_cast<std::uint32_t>(*batch);
-  auto cpu = f.integer("cpu", -1, kMaxCpu, -1);
-  if (!cpu) return tl::make_unexpected(cpu.error());
-  o.cpu = static_cast<int>(*cpu);
-  auto reorder = f.integer("reorder", 0, acq::kUdpMaxReorderBlocks, acq::kUdpDefaultReorderBlocks);
+  o.cpu = decl.cpu;  // `cpu = N` is a part setting (config reads it): the receiving thread is pinned there too
+  auto reorder = f.integer("reorder", 0, kUdpMaxReorderBlocks, kUdpDefaultReorderBlocks);
   if (!reorder) return tl::make_unexpected(reorder.error());
   o.reorder_blocks = static_cast<std::uint32_t>(*reorder);
   auto streams = f.items("streams", true);
@@ -63,10 +60,10 @@ core::Result<acq::UdpOptions> udp_options(const config::DriverDecl& decl) {
       return tl::make_unexpected(s.error(fmt::format("channel '{}' is not one of this driver's channels ({})",
                                                      *channel, fmt::join(decl.channels, ", "))));
     if (auto ok = s.no_other_keys(kStreamKeys); !ok) return tl::make_unexpected(ok.error());
-    o.streams.push_back(acq::UdpStream{static_cast<std::uint32_t>(*id), *channel});
+    o.streams.push_back(UdpStream{static_cast<std::uint32_t>(*id), *channel});
   }
   if (auto ok = f.no_other_keys(kKeys); !ok) return tl::make_unexpected(ok.error());
-  if (auto ok = acq::validate(o); !ok) return tl::make_unexpected(f.error(ok.error().what));
+  if (auto ok = validate(o); !ok) return tl::make_unexpected(f.error(ok.error().what));
   return o;
 }
 
@@ -76,4 +73,4 @@ core::Result<void> check_udp_driver(const config::Pipeline& /*pipeline*/, const 
   return {};
 }
 
-}  // namespace weir::supervisor
+}  // namespace weir::acq

@@ -80,4 +80,10 @@ core::Result<LuaDriverOptions> lua_driver_options(const config::Pipeline& pipeli
   return o;
 }
 
+core::Result<void> check_lua_driver(const config::Pipeline& pipeline, const config::DriverDecl& decl) {
+  auto options = lua_driver_options(pipeline, decl);
+  if (!options) return tl::make_unexpected(options.error());
+  return {};
+}
+
 }  // namespace weir::acq

@@ -20,4 +20,8 @@ namespace weir::acq {
 [[nodiscard]] core::Result<LuaDriverOptions> lua_driver_options(const config::Pipeline& pipeline,
                                                                 const config::DriverDecl& decl);
 
+/// lua_driver_options(pipeline, decl), discarded: the check `weir check` and `weir run` make before
+/// starting anything (supervisor's driver table). Thread: any.
+[[nodiscard]] core::Result<void> check_lua_driver(const config::Pipeline& pipeline, const config::DriverDecl& decl);
+
 }  // namespace weir::acq
