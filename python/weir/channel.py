@@ -11,6 +11,18 @@ BLOCK_META_DTYPE = np.dtype([("sequence", "<u8"), ("offset_bytes", "<u8"), ("rea
                              ("monotonic_ns", "<u8"), ("first_sample", "<u8"), ("samples", "<u4"),
                              ("flags", "<u4"), ("state", "<u4"), ("reserved", "<u4")])
 assert BLOCK_META_DTYPE.itemsize == ctypes.sizeof(_lib.BlockMeta)
+_U8 = np.dtype(np.uint8)
+_addressof = ctypes.addressof
+_char_at = ctypes.c_char.from_buffer
+_meta_at = _lib.BlockMeta.from_buffer
+
+
+def _address(arr):
+    """Address of a writable, contiguous, non-empty numpy array.
+
+    A ctypes object over the array's buffer costs ~0.15 us; arr.ctypes.data ~0.5 us and
+    arr.__array_interface__ ~0.6 us (~4 us for a structured dtype, which builds its descr list)."""
+    return _addressof(_char_at(arr))
 
 
 def _deadline(timeout):
@@ -191,22 +203,31 @@ class Channel:
         if start is None:
             start = max(0, self.head - n_blocks)
         need = n_blocks * self.block_bytes
-        buf = out if out is not None else np.empty(need, dtype=np.uint8)
-        if out is not None and (buf.nbytes < need or not buf.flags.c_contiguous or not buf.flags.writeable):
-            raise ValueError(f"read: out must be a writable contiguous buffer of at least {need} bytes")
+        if out is None:
+            buf = np.empty(need, dtype=_U8)
+        else:
+            buf = out
+            if buf.nbytes < need or not buf.flags.c_contiguous or not buf.flags.writeable:
+                raise ValueError(f"read: out must be a writable contiguous buffer of at least {need} bytes")
         meta = np.empty(n_blocks, dtype=BLOCK_META_DTYPE)
+        first = _meta_at(meta)  # the first record as a ctypes struct: its address and fields, cheaply
         visited = ctypes.c_uint64()
-        _lib.check(lib.weir_channel_read(self._arena._arena or self._arena._handle(), self.index, start, n_blocks,
-                                         buf.__array_interface__["data"][0], buf.nbytes,
-                                         meta.__array_interface__["data"][0], ctypes.byref(visited)),
-                   f"channel '{self.name}'")
-        if visited.value != n_blocks:
-            meta = meta[:visited.value]
-        states = meta["state"]
-        samples = meta["samples"]
-        if states.any():
-            samples = samples[states == 0]
-        nbytes = int(samples.sum()) * self.dtype.itemsize
+        status = lib.weir_channel_read(self._arena._arena or self._arena._handle(), self.index, start, n_blocks,
+                                       _address(buf), buf.nbytes, _addressof(first), ctypes.byref(visited))
+        if status < 0:
+            raise _lib.error(status, f"channel '{self.name}'")
+        if n_blocks == 1:  # the common case, without numpy reductions over the records
+            nbytes = first.samples * self.dtype.itemsize if visited.value == 1 and first.state == 0 else 0
+            if visited.value != 1:
+                meta = meta[:0]
+        else:
+            if visited.value != n_blocks:
+                meta = meta[:visited.value]
+            states = meta["state"]
+            samples = meta["samples"]
+            if states.any():
+                samples = samples[states == 0]
+            nbytes = int(samples.sum()) * self.dtype.itemsize
         data = buf[:nbytes].view(self.dtype)
         return Blocks(self, self._shape(data), meta)
 
