@@ -234,16 +234,15 @@ class Channel:
     def latest(self, timeout=1.0):
         """The newest published block, copied; waits up to `timeout` s for a first one (None if none)."""
         deadline = _deadline(timeout)
-        buf = np.empty(self.block_bytes, dtype=np.uint8)
-        meta = np.empty(1, dtype=BLOCK_META_DTYPE)
+        buf = np.empty(self.block_bytes, dtype=_U8)
+        m = _lib.BlockMeta()
         visited = ctypes.c_uint64()
         while True:
             head = self.head
             if head > 0:
-                _lib.check(lib.weir_channel_read(self._arena._handle(), self.index, head - 1, 1, buf.ctypes.data,
-                                                 buf.nbytes, meta.ctypes.data, ctypes.byref(visited)))
-                if visited.value == 1 and meta["state"][0] == 0:
-                    m = _lib.BlockMeta.from_buffer_copy(meta.tobytes())
+                _lib.check(lib.weir_channel_read(self._arena._handle(), self.index, head - 1, 1, _address(buf),
+                                                 buf.nbytes, _addressof(m), ctypes.byref(visited)))
+                if visited.value == 1 and m.state == 0:
                     data = buf[:m.samples * self.dtype.itemsize].view(self.dtype)
                     return Block(self, self._shape(data), m)
                 continue  # overwritten while copied: the next one is newer
@@ -363,8 +362,8 @@ class Follower:
                 raw = _lib.BlockView()
                 status = lib.weir_reader_view(handle, ctypes.byref(raw), ctypes.byref(self._lost), wait_ns)
             else:
-                buf = np.empty(self.channel.block_bytes, dtype=np.uint8)
-                status = lib.weir_reader_next(handle, buf.ctypes.data, buf.nbytes, ctypes.byref(self._meta),
+                buf = np.empty(self.channel.block_bytes, dtype=_U8)
+                status = lib.weir_reader_next(handle, _address(buf), buf.nbytes, ctypes.byref(self._meta),
                                               ctypes.byref(self._lost), wait_ns)
             _lib.check(status, f"channel '{self.channel.name}'")
             lost = self._lost.value
