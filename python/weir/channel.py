@@ -196,8 +196,8 @@ class Channel:
         """Copies `n_blocks` blocks, the newest published ones unless `start` (a sequence) says where.
 
         Each block is validated against its state word: one the writer reuses while it is copied is
-        reported (meta state 1, counted in `lost`), never handed out torn. `out` (a uint8 array of at
-        least n_blocks * block_bytes) saves the allocation. Never holds the writer back."""
+        reported (meta state 1, counted in `lost`), never handed out torn. `out` (a writable contiguous
+        array of any dtype, at least n_blocks * block_bytes long in bytes) saves the allocation. Never holds the writer back."""
         if n_blocks < 1:
             raise ValueError("read: n_blocks must be at least 1")
         if start is None:
@@ -206,14 +206,14 @@ class Channel:
         if out is None:
             buf = np.empty(need, dtype=_U8)
         else:
-            buf = out
-            if buf.nbytes < need or not buf.flags.c_contiguous or not buf.flags.writeable:
+            if out.nbytes < need or not out.flags.c_contiguous or not out.flags.writeable:
                 raise ValueError(f"read: out must be a writable contiguous buffer of at least {need} bytes")
+            buf = out if out.dtype == _U8 and out.ndim == 1 else out.reshape(-1).view(_U8)
         meta = np.empty(n_blocks, dtype=BLOCK_META_DTYPE)
         first = _meta_at(meta)  # the first record as a ctypes struct: its address and fields, cheaply
         visited = ctypes.c_uint64()
         status = lib.weir_channel_read(self._arena._arena or self._arena._handle(), self.index, start, n_blocks,
-                                       _address(buf), buf.nbytes, _addressof(first), ctypes.byref(visited))
+                                       _address(buf), buf.nbytes, _addressof(first), visited)
         if status < 0:
             raise _lib.error(status, f"channel '{self.name}'")
         if n_blocks == 1:  # the common case, without numpy reductions over the records
@@ -228,8 +228,8 @@ class Channel:
             if states.any():
                 samples = samples[states == 0]
             nbytes = int(samples.sum()) * self.dtype.itemsize
-        data = buf[:nbytes].view(self.dtype)
-        return Blocks(self, self._shape(data), meta)
+        data = (buf if nbytes == buf.nbytes else buf[:nbytes]).view(self.dtype)
+        return Blocks(self, data.reshape(-1, self.frame_elements) if self.frames_per_block else data, meta)
 
     def latest(self, timeout=1.0):
         """The newest published block, copied; waits up to `timeout` s for a first one (None if none)."""
