@@ -115,6 +115,25 @@ def test_read_and_latest_return_numpy_with_the_channels_metadata(arena_name):
     assert env.mins[0] == 0 and env.maxs[-1] == 10 * BLOCK - 1
 
 
+def test_read_of_one_block_fills_a_fresh_array_or_the_callers_buffer(arena_name):
+    start_writer(arena_name, "count", "--block", BLOCK, "--ring", 32, "--blocks", 10).wait(timeout=60)
+    ch = weir.Arena(arena_name).channel("count")
+    expected = np.arange(3 * BLOCK, 4 * BLOCK)
+    got = ch.read(1, start=3)
+    assert len(got) == 1 and list(got.sequences) == [3] and got.meta["first_sample"][0] == 3 * BLOCK
+    assert got.data.dtype == np.int64 and np.array_equal(got.data, expected)
+    raw = np.zeros(ch.block_bytes + 64, dtype=np.uint8)
+    got = ch.read(1, start=3, out=raw)
+    assert np.shares_memory(got.data, raw) and np.array_equal(got.data, expected)
+    typed = np.zeros(BLOCK + 8, dtype=np.int64)  # any dtype: filled byte for byte, data as long as the block
+    got = ch.read(1, start=3, out=typed)
+    assert np.shares_memory(got.data, typed) and np.array_equal(got.data, expected)
+    with pytest.raises(ValueError, match="at least"):
+        ch.read(1, out=np.zeros(ch.block_bytes - 1, dtype=np.uint8))
+    got = ch.read(1, start=10)  # not written yet
+    assert len(got) == 0 and got.unwritten == 1 and got.data.size == 0
+
+
 def test_a_sim_channel_follows_with_rate_units_and_labels(arena_name):
     from conftest import run_weir
     run_weir("sim", arena_name, "adc0", "--rate", 1e5, "--block", 512, "--blocks", 20, "--fast",
