@@ -23,7 +23,7 @@ int run_bench_kv(const BenchOptions& options) {
 void add_bench_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Run a benchmark suite against a private arena");
-  sub->add_option("SUITE", options->suite, "benchmark suite")->required()->check(CLI::IsMember({"kv", "signals", "vectors", "channels", "shards", "recorder"}));
+  sub->add_option("SUITE", options->suite, "benchmark suite")->required()->check(CLI::IsMember({"kv", "signals", "vectors", "channels", "shards", "recorder", "udp"}));
   sub->add_option("--reps", options->reps, "repetitions per benchmark")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
