@@ -87,6 +87,13 @@ enum class Feed : std::uint8_t { drain, live };
 
 std::atomic<bool> g_stop{false};  // the child's stop flag, set by SIGUSR1
 extern "C" void on_stop_signal(int) { g_stop.store(true, std::memory_order_relaxed); }  // a flag: orders nothing
+std::atomic<std::int64_t> g_continued_cpu_ns{0};  // the child's CPU time when SIGCONT resumed it (drain)
+extern "C" void on_continue_signal(int) {
+  timespec t{};
+  (void)::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);  // async-signal-safe
+  g_continued_cpu_ns.store(static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec,
+                           std::memory_order_relaxed);  // read by the same thread after the handler
+}
 
 // The bare child's first message: its socket is bound.
 struct Ready {
@@ -97,7 +104,7 @@ struct Ready {
 // A child's report, sent once through its pipe when it is done.
 struct RxReport {
   std::int64_t end_ns = 0;          // CLOCK_MONOTONIC once the last datagram was handled
-  std::int64_t cpu_ns = 0;          // the receiving process's CPU time over its receive loop
+  std::int64_t cpu_ns = 0;          // the receiving process's CPU time over its receive loop (drain: from SIGCONT)
   std::uint64_t datagrams = 0;
   std::uint64_t kernel_drops = 0;   // driver: SO_RXQ_OVFL
   std::uint64_t lost_samples = 0;   // driver: the stream's exact count
@@ -126,6 +133,17 @@ void catch_stop_signal() noexcept {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: a blocked recvmmsg returns EINTR
   (void)::sigaction(SIGUSR1, &sa, nullptr);
+  struct sigaction cont{};
+  cont.sa_handler = on_continue_signal;
+  sigemptyset(&cont.sa_mask);
+  cont.sa_flags = SA_RESTART;
+  (void)::sigaction(SIGCONT, &cont, nullptr);
+}
+
+// CPU time since `cpu0`, or since SIGCONT resumed this process when it was stopped after cpu0.
+std::int64_t cpu_since(std::int64_t cpu0) noexcept {
+  const std::int64_t continued = g_continued_cpu_ns.load(std::memory_order_relaxed);  // set by this thread's handler
+  return process_cpu_ns() - std::max(cpu0, continued);
 }
 
 int send_report(int fd, const RxReport& report) noexcept {
@@ -189,7 +207,7 @@ int bare_child(int fd, std::uint64_t expect) {
     }
   }
   report.end_ns = core::monotonic_ns();
-  report.cpu_ns = process_cpu_ns() - cpu0;
+  report.cpu_ns = cpu_since(cpu0);
   (void)::close(s);
   return send_report(fd, report);
 }
@@ -212,7 +230,7 @@ int driver_child(int fd, const std::string& arena_name, std::uint64_t expect) {
   auto r = acq::run_udp(*arena, o, g_stop);
   RxReport report;
   report.end_ns = core::monotonic_ns();
-  report.cpu_ns = process_cpu_ns() - cpu0;
+  report.cpu_ns = cpu_since(cpu0);
   if (!r) {
     std::fprintf(stderr, "weir bench udp: %s\n", r.error().what.c_str());
     report.error = -1;
@@ -408,8 +426,8 @@ struct Totals {
     cpu_ns += x.rx.cpu_ns;
   }
   [[nodiscard]] double rate() const { return seconds > 0 ? static_cast<double>(datagrams) / seconds : 0; }
-  [[nodiscard]] double cpu_per_packet_ns() const {
-    return datagrams > 0 ? static_cast<double>(cpu_ns) / static_cast<double>(datagrams) : 0;
+  [[nodiscard]] double cpu_rate() const {
+    return cpu_ns > 0 ? static_cast<double>(datagrams) * 1e9 / static_cast<double>(cpu_ns) : 0;
   }
 };
 
@@ -420,7 +438,7 @@ void run_drain(Suite& s, std::uint32_t payload) {
   auto fill = fill_size(s, payload);
   if (!fill) return s.results.note_error(driver_name, fill.error().what);
   const int fills = s.config.quick ? 1 : kFillsPerRep;
-  std::vector<double> bare_rates, driver_rates, loss_rates;
+  std::vector<double> bare_rates, driver_rates, loss_rates, bare_cpu_rates, driver_cpu_rates;
   std::uint64_t lost_total = 0, dropped_total = 0, gap_blocks = 0, inexact = 0, drops = 0;
   std::uint64_t seed = 1;
   for (int rep = 0; rep < s.config.reps; ++rep) {
@@ -462,10 +480,14 @@ void run_drain(Suite& s, std::uint32_t payload) {
     bare_rates.push_back(bare.rate());
     driver_rates.push_back(driver.rate());
     loss_rates.push_back(lossy.rate());
+    bare_cpu_rates.push_back(bare.cpu_rate());
+    driver_cpu_rates.push_back(driver.cpu_rate());
   }
   s.results.add_row(row_of(bare_name, bare_rates));
   s.results.add_row(row_of(driver_name, driver_rates));
   s.results.add_row(row_of(loss_name, loss_rates));
+  s.results.add_row(row_of("base.udp.drain.cpu." + size, bare_cpu_rates));
+  s.results.add_row(row_of("udp.drain.cpu." + size, driver_cpu_rates));
   s.fields.add(driver_name, "fill_datagrams", *fill);
   s.fields.add(driver_name, "fills_per_rep", static_cast<std::uint64_t>(fills));
   s.fields.add(driver_name, "mb_per_s",
@@ -547,6 +569,7 @@ int run_udp_suite(const std::vector<std::string>& args) {
     const std::string size = size_name(payload);
     comparisons.push_back({"udp.drain." + size, "base.udp.drain." + size, kTarget});
     comparisons.push_back({"udp.drain.loss." + size, "base.udp.drain." + size, 0});
+    comparisons.push_back({"udp.drain.cpu." + size, "base.udp.drain.cpu." + size, kTarget});
     comparisons.push_back({"udp.live." + size, "base.udp.live." + size, 0});
   }
   compare_at_least(s.results, comparisons);
