@@ -11,12 +11,15 @@
 # A step holds when `weir run` reports 0 lost, 0 dropped at source and 0 errors, and every sim
 # channel achieved at least 99.5 % of its requested rate. The largest step that held is printed
 # last. Recordings go to $TMPDIR (default /tmp) and are removed after each step.
+# E2E_SHARD_OPTS is appended to every shard declaration, e.g. ', thread = false, batch_ms = 0' for
+# shards as processes woken once per block (the placement before shards defaulted to threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 channels="${1:-4}"
 rate="${2:-4}"
 factor="${3:-1.5}"
 seconds="${4:-60}"
+shard_opts="${E2E_SHARD_OPTS:-}"
 max_rate="${5:-400}"
 weir=build/tools/weir
 [[ -x $weir ]] || scripts/build.sh >/dev/null
@@ -36,8 +39,8 @@ for i = 0, $((channels - 1)) do
   driver "sim" { channels = {"in" .. i}, name = "sim" .. i, signal = "noise", seed = i }
 end
 for i = 0, $((channels - 1)) do
-  shard "fft" { input = "in" .. i, size = 4096, window = "hann", spectrum = "power", overlap = 0 }
-  shard "stats" { input = "in" .. i, window = 163840 }
+  shard "fft" { input = "in" .. i, size = 4096, window = "hann", spectrum = "power", overlap = 0$shard_opts }
+  shard "stats" { input = "in" .. i, window = 163840$shard_opts }
 end
 record "hdf5" { channels = {"in*"}, out = "$scratch/rec/", policy = "lossless", flush_ms = 1000 }
 EOF
@@ -54,6 +57,7 @@ EOF
   echo "== $rate MS/s aggregate ($channels x $per_channel S/s f32, $mbps MB/s) for $seconds s: held=$held"
   echo "   $totals; slowest sim: $achieved"
   grep -E "^ *(driver|shard|record) \".*cpu" "$log" | sed -E 's/^ *//; s/ +stopped +restarts 0, last exit 0,//; s/^/   /'
+  sed -n '/CPU budget/,/weir run itself/p' "$log" | sed -E 's/^ */   /'
   rm -rf "$scratch/rec"
   if [[ $held == yes ]]; then best="$rate"; else break; fi
   rate=$(awk -v r="$rate" -v f="$factor" 'BEGIN { printf "%.3g", r * f }')

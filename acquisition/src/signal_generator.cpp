@@ -147,7 +147,7 @@ core::Result<SignalGenerator> SignalGenerator::create(const SignalConfig& config
 }
 
 SignalGenerator::SignalGenerator(const SignalConfig& config, std::uint32_t block_samples)
-    : config_(config), rng_(config.seed), scratch_(block_samples) {
+    : config_(config), rng_(config.seed), noise_(config.seed), scratch_(block_samples) {
   const double rate = config.sample_rate_hz;
   step_cycles_ = config.frequency_hz / rate;
   if (config.kind == SignalKind::chirp) {
@@ -235,7 +235,12 @@ void SignalGenerator::generate(std::size_t count, Sink&& sink) noexcept {
       }
       break;
     case SignalKind::noise:
-      for (std::size_t i = 0; i < count; ++i) sink(i, offset + a * normal());
+      for (std::size_t i = 0; i < count;) {
+        const float* z = nullptr;
+        const std::size_t n = noise_.take(count - i, &z);
+        for (std::size_t j = 0; j < n; ++j) sink(i + j, offset + a * static_cast<double>(z[j]));
+        i += n;
+      }
       break;
     case SignalKind::pulses: {
       const double noise = config_.pulses.baseline_noise;
@@ -249,7 +254,7 @@ void SignalGenerator::generate(std::size_t count, Sink&& sink) noexcept {
           ++pulse_count_;
           to_next_pulse_ += next_interval();
         }
-        const double baseline = noise > 0 ? noise * normal() : 0.0;
+        const double baseline = noise > 0 ? noise * static_cast<double>(noise_.next()) : 0.0;
         sink(i, offset + a * (decay_state_ - rise_state_ + baseline));
         decay_state_ *= decay_per_sample_;
         rise_state_ *= rise_per_sample_;

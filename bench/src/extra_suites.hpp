@@ -38,6 +38,13 @@ namespace weir::bench {
 /// are removed. Returns kExitOk (missed targets included), kExitFailed when a case failed.
 [[nodiscard]] int run_recorder_suite(const std::vector<std::string>& args);
 
+/// `weir bench kernels [--json] [--reps N] [--quick]`: each built-in shard's process() called
+/// directly on f32 blocks in memory, timed in alternation with the bare kernel it is built from
+/// (stats: a vectorised min/max/sum pass), in ns per sample. Returns kExitOk (missed targets
+/// included), kExitFailed when a shard could not be configured or process() failed, kExitUsage on
+/// bad arguments.
+[[nodiscard]] int run_kernel_suite(const std::vector<std::string>& args);
+
 /// `weir bench udp [--json] [--reps N] [--quick]`: the UDP driver's receive path (acq::run_udp in a
 /// forked child) against a bare recvmmsg loop at 1 KiB and 8 KiB i16 payloads over loopback, fed by
 /// acq::run_udpgen in this process: draining a filled socket buffer, and behind a live sender; loss

@@ -1,6 +1,8 @@
 // Throughput of the recorder end to end, and of a bare HDF5 append loop for comparison.
 #include "weir/bench/recorder_bench.hpp"
 
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +48,13 @@ core::Result<void> check_bench(const RecorderBenchOptions& o) {
   if (o.channels == 0 || o.blocks == 0 || o.block_bytes < sizeof(float) || o.block_bytes % sizeof(float) != 0)
     return core::fail(core::Errc::invalid_argument, "bench: channels, blocks and a block of whole f32 samples, please");
   return {};
+}
+
+// The calling thread's CPU time so far (user + system).
+std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 RecorderBenchResult result_of(const RecorderBenchOptions& o, double seconds, const std::string& file) {
@@ -119,11 +128,13 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   options.compress = o.compress;
   options.min_free_bytes = 0;
   options.from_oldest = o.prefill;
+  options.staged_writes = o.staged;
   std::error_code ec;
   std::filesystem::remove(options.out, ec);
   rec::RecordControl control;
   std::atomic<bool> writer_failed{false};
   std::int64_t started_ns = 0;
+  std::int64_t started_cpu_ns = thread_cpu_ns();
   std::thread writer;
   if (o.prefill) {
     auto writers = open_writers(*arena, o.channels);
@@ -132,6 +143,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
       if (!publish_all(*writers, blocks, samples, b)) writer_failed = true;
     control.stop = true;  // a clean stop drains every block published before it
     started_ns = core::monotonic_ns();
+    started_cpu_ns = thread_cpu_ns();
   } else {
     writer = std::thread([&] {
       auto writers = open_writers(*arena, o.channels);
@@ -146,6 +158,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   }
   auto summary = rec::record(*arena, options, control);
   const std::int64_t ended_ns = core::monotonic_ns();
+  const std::int64_t cpu_ns = thread_cpu_ns() - started_cpu_ns;
   control.stop = true;
   if (writer.joinable()) writer.join();
   if (!summary) return tl::make_unexpected(summary.error());
@@ -154,7 +167,9 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
     return core::fail(core::Errc::io_error, "bench: " + std::to_string(summary->blocks) + " of " +
                                                 std::to_string(std::uint64_t{o.channels} * o.blocks) +
                                                 " blocks recorded");
-  return result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
+  RecorderBenchResult result = result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
+  result.cpu_s = static_cast<double>(cpu_ns) / 1e9;
+  return result;
 }
 
 core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) {
@@ -214,6 +229,39 @@ core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& o) 
   }
   datasets.clear();
   if (!f->reset()) return tl::make_unexpected(h5::error("H5Fclose", file));
+  return result_of(o, static_cast<double>(core::monotonic_ns() - start) / 1e9, file);
+}
+
+core::Result<RecorderBenchResult> bench_plain_write(const RecorderBenchOptions& o) {
+  if (auto ok = check_bench(o); !ok) return tl::make_unexpected(ok.error());
+  const std::uint32_t samples = o.block_bytes / sizeof(float);
+  const std::string file =
+      (std::filesystem::path(o.dir) / ("weir-bench-write-" + std::to_string(getpid()) + ".bin")).string();
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  const std::vector<float> blocks = make_blocks(samples);
+  const auto* bytes = reinterpret_cast<const std::byte*>(blocks.data());
+  const std::uint64_t source_bytes = blocks.size() * sizeof(float);
+  const std::uint64_t call_bytes =
+      std::min<std::uint64_t>(source_bytes, rec::data_chunk_samples(samples, sizeof(float)) * sizeof(float));
+  const std::uint64_t total = std::uint64_t{o.channels} * o.blocks * o.block_bytes;
+  const std::int64_t start = core::monotonic_ns();
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return core::fail(core::Errc::io_error, "bench: open " + file + ": " + std::strerror(errno));
+  std::uint64_t done = 0;
+  while (done < total) {
+    const std::uint64_t at = done % source_bytes;
+    const std::uint64_t n = std::min({call_bytes, total - done, source_bytes - at});
+    const ssize_t w = ::write(fd, bytes + at, n);
+    if (w <= 0) {
+      const int err = errno;
+      (void)::close(fd);
+      std::filesystem::remove(file, ec);
+      return core::fail(core::Errc::io_error, "bench: write " + file + ": " + std::strerror(err));
+    }
+    done += static_cast<std::uint64_t>(w);
+  }
+  if (::close(fd) != 0) return core::fail(core::Errc::io_error, "bench: close " + file + ": " + std::strerror(errno));
   return result_of(o, static_cast<double>(core::monotonic_ns() - start) / 1e9, file);
 }
 

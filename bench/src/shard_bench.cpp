@@ -2,6 +2,8 @@
 // ShardInstance::poll the host uses, woken by the same Watcher.
 #include "weir/bench/shard_bench.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -68,6 +70,13 @@ core::Result<void> ensure_channel(const core::Arena& arena, const ShardBenchOpti
   return {};
 }
 
+// The calling thread's CPU time so far (user + system).
+std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const ShardBenchOptions& options) {
@@ -110,6 +119,7 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
   };
   if (options.prefill) feed();
   const std::int64_t begin = core::monotonic_ns();
+  const std::int64_t begin_cpu = thread_cpu_ns();
   std::thread feeder(options.prefill ? std::function<void()>([] {}) : std::function<void()>(feed));
 
   const std::int64_t deadline = begin + std::llround(options.timeout_s * kNsPerS);
@@ -122,6 +132,7 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
     if (n < kBlocksPerTurn) (void)watcher->wait(kWaitSliceNs);
   }
   const std::int64_t finished = core::monotonic_ns();
+  const std::int64_t cpu_ns = thread_cpu_ns() - begin_cpu;
   give_up.store(true, std::memory_order_relaxed);
   feeder.join();
   const InstanceReport r = (*instance)->finish();
@@ -133,6 +144,7 @@ core::Result<ShardBenchResult> bench_shard(const core::Arena& arena, const Shard
   result.lost = r.blocks_lost + dropped.load();
   result.errors = r.errors;
   result.elapsed_s = static_cast<double>(finished - begin) / kNsPerS;
+  result.cpu_s = static_cast<double>(cpu_ns) / kNsPerS;
   result.blocks_per_s = result.elapsed_s > 0 ? static_cast<double>(result.blocks) / result.elapsed_s : 0;
   result.samples_per_s = result.blocks_per_s * options.samples_per_block;
   result.p50_ns = r.p50_ns;

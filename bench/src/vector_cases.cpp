@@ -39,6 +39,8 @@ constexpr std::uint32_t kMaxQueriesPerRep = 1000;       // guards the calibratio
 constexpr std::uint32_t kRowPresent = 1U << 0;          // VectorRowHeader::flags bit: the row holds a vector
 constexpr std::size_t kLanes = 8;                       // independent accumulators of the plain dot product
 constexpr double kSearchOverStream = 1.25;              // target: a search takes at most this times one read of its bytes
+constexpr std::uint32_t kBatch = 16;                    // queries per batched search (search_batch)
+constexpr double kBatchOverSingle = 0.1;                // target: a batched query takes at most this of a batch-of-one query
 constexpr float kScoreTolerance = 1e-3F;                // relative: kernels sum in different orders
 constexpr double kNsPerMs = 1e6;
 constexpr double kBytesPerGB = 1e9;
@@ -48,13 +50,15 @@ constexpr int kRatioDecimals = 3;
 constexpr const char* kUsage =
     "usage: weir bench vectors [--json] [--reps N] [--quick]\n"
     "  top-10 search over 100k x 768 vectors, one thread, against a plain dot-product loop and a\n"
-    "  plain read of the same bytes\n"
+    "  plain read of the same bytes; batched searches of 1 and 16 queries per pass\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    10k vectors and a tenth of the time per repetition (for tests)\n";
 
 constexpr std::string_view kStreamName = "base.mem.stream";
 constexpr std::string_view kDotLoopName = "base.vec.dot_loop";
+constexpr std::string_view kBatch1Name = "vec.batch1.top10.cosine";
+constexpr std::string_view kBatch16Name = "vec.batch16.top10.cosine";
 
 struct MetricCase {
   const char* name;
@@ -72,6 +76,8 @@ constexpr Comparison kComparisons[] = {
     {"vec.search.top10.dot", kStreamName, Goal::ratio_at_most, kSearchOverStream},
     {"vec.search.top10.l2", kStreamName, Goal::ratio_at_most, kSearchOverStream},
     {kDotLoopName, kStreamName, Goal::none, 0.0},
+    {kBatch1Name, "vec.search.top10.cosine", Goal::none, 0.0},
+    {kBatch16Name, kBatch1Name, Goal::ratio_at_most, kBatchOverSingle},
 };
 
 class Random {  // splitmix64: fixed, fast, and the same everywhere
@@ -276,6 +282,7 @@ struct TimedCase {
   std::uint64_t calls = 0;
   std::uint64_t failures = 0;
   std::uint32_t per_rep = 1;
+  std::uint32_t queries_per_call = 1;  // a batched search answers several: the line is per query
   std::vector<double> per_op_ms;
 };
 
@@ -306,7 +313,8 @@ void time_cases(const Config& config, std::vector<TimedCase>& cases) {
       for (std::size_t i = 0; i < cases.size(); ++i)
         if (k < cases[i].per_rep) elapsed_ns[i] += time_call(cases[i], query);
     for (std::size_t i = 0; i < cases.size(); ++i)
-      cases[i].per_op_ms.push_back(static_cast<double>(elapsed_ns[i]) / kNsPerMs / cases[i].per_rep);
+      cases[i].per_op_ms.push_back(static_cast<double>(elapsed_ns[i]) / kNsPerMs / cases[i].per_rep /
+                                   cases[i].queries_per_call);
   }
 }
 
@@ -337,8 +345,27 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
     if (!close_enough(hits[i].score, base_top[i].score))
       return results.note_error("setup.check", "search and the plain loop disagree at hit " + std::to_string(i));
 
+  // A batched search must answer each query exactly as the search of it alone.
+  std::vector<float> batch;
+  for (std::uint32_t q = 0; q < kBatch; ++q) batch.insert(batch.end(), queries[q % kQueryCount].begin(), queries[q % kQueryCount].end());
+  {
+    std::vector<core::VectorHit> batch_hits(std::size_t{kBatch} * kTopK);
+    std::array<std::size_t, kBatch> counts{};
+    core::SearchOptions cosine;
+    const core::VectorStatus status = store.search_batch(batch, cosine, batch_hits, counts);
+    if (status != core::VectorStatus::ok)
+      return results.note_error("setup.check", std::string("search_batch: ") + core::vector_status_name(status));
+    for (std::uint32_t q = 0; q < kBatch; ++q) {
+      if (store.search(queries[q % kQueryCount], cosine, hits, count) != core::VectorStatus::ok || count != counts[q])
+        return results.note_error("setup.check", "search_batch and search disagree on query " + std::to_string(q));
+      for (std::size_t i = 0; i < count; ++i)
+        if (hits[i].slot != batch_hits[q * kTopK + i].slot || hits[i].score != batch_hits[q * kTopK + i].score)
+          return results.note_error("setup.check", "search_batch and search disagree on query " + std::to_string(q));
+    }
+  }
+
   std::vector<TimedCase> cases;
-  cases.reserve(2 + std::size(kMetricCases));  // the search ops hold a reference to their own case
+  cases.reserve(4 + std::size(kMetricCases));  // the search ops hold a reference to their own case
   std::uint64_t sink = 0;
   cases.emplace_back(std::string(kStreamName), kUnitMsPerPass, [&](std::uint32_t) {
                      sink += stream_pass(rows, bits);
@@ -372,6 +399,37 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
       return true;
     };
   }
+  for (const std::uint32_t n : {1U, kBatch}) {
+    cases.emplace_back(std::string(n == 1 ? kBatch1Name : kBatch16Name), kUnitMsPerQuery, nullptr);
+    TimedCase& c = cases.back();
+    c.queries_per_call = n;
+    c.op = [&store, &batch, &rows, &c, n](std::uint32_t q) {
+      // Batches of one start at different queries, as the single searches do.
+      const std::span<const float> these =
+          n == 1 ? std::span<const float>(batch).subspan(std::size_t{q % kBatch} * kDim, kDim) : std::span<const float>(batch);
+      std::array<core::VectorHit, std::size_t{kBatch} * kTopK> out{};
+      std::array<std::size_t, kBatch> counts{};
+      core::SearchStats stats;
+      const core::VectorStatus status = store.search_batch(these, core::SearchOptions{},
+                                                           std::span<core::VectorHit>(out).first(n * kTopK),
+                                                           std::span<std::size_t>(counts).first(n), &stats);
+      keep(out);
+      if (status != core::VectorStatus::ok) {
+        c.what = core::vector_status_name(status);
+        return false;
+      }
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (counts[i] != kTopK) {
+          c.what = "fewer hits than asked";
+          return false;
+        }
+      if (stats.rows_scored != rows.present_rows.size()) {
+        c.what = "fewer rows scored than vectors stored";
+        return false;
+      }
+      return true;
+    };
+  }
   time_cases(config, cases);
   keep(sink);
 
@@ -393,6 +451,11 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
     }
   }
   const Row* dot_loop = results.find(kDotLoopName);
+  for (const std::string_view name : {kBatch1Name, kBatch16Name}) {
+    if (results.find(name) == nullptr) continue;
+    fields.add_text(name, "kernel", core::kernel_name(kernel_used));
+    fields.add(name, "batch", std::uint64_t{name == kBatch1Name ? 1U : kBatch});
+  }
   for (const MetricCase& mc : kMetricCases) {
     const Row* row = results.find(mc.name);
     if (row == nullptr) continue;

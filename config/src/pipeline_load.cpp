@@ -1,5 +1,6 @@
 // From the declarations a pipeline file made to a typed Pipeline: every key checked for its type
 // and range, unknown keys refused with a did-you-mean, each error with the declaration's file:line.
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <sstream>
@@ -217,14 +218,17 @@ Result<void> load_channel(const std::string& name, Fields f, ChannelDecl& c) {
   return f.no_other_keys(kChannelKeys);
 }
 
-Result<void> load_part(const RawDecl& d, Fields& f, PartDecl& p, const std::string& default_name) {
+Result<void> load_part(const RawDecl& d, Fields& f, PartDecl& p, const std::string& default_name,
+                       bool thread_default = false) {
   p.origin = d.origin;
   p.kind = d.name;
   WEIR_TRY(name, f.text("name", default_name));
-  WEIR_TRY(thread, f.boolean("thread", false));
+  WEIR_TRY(thread, f.boolean("thread", thread_default));
+  WEIR_TRY(cpu, f.integer("cpu", -1, kMaxCpu, -1));
   WEIR_TRY(restarts, f.integer("restarts", 0, 1000, 5));
   p.name = name;
   p.thread = thread;
+  p.cpu = static_cast<int>(cpu);
   p.max_restarts = static_cast<int>(restarts);
   return {};
 }
@@ -283,10 +287,17 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
   if (d.kind == "shard") {
     ShardDecl s;
     WEIR_TRY(input, f.text("input"));
-    if (auto r = load_part(d, f, s, d.name + ":" + input); !r) return r;
+    const bool builtin = std::find(kThreadShardKinds.begin(), kThreadShardKinds.end(), d.name) != kThreadShardKinds.end();
+    if (auto r = load_part(d, f, s, d.name + ":" + input, builtin); !r) return r;
     s.input = input;
     WEIR_TRY(output, f.text("output", ""));
     WEIR_TRY(policy, policy_of(f, "lossy"));
+    if (f.has("batch_ms")) {
+      WEIR_TRY(batch_ms, f.number("batch_ms"));
+      if (!(batch_ms >= 0 && batch_ms <= 1000))
+        return tl::make_unexpected(f.error("'batch_ms' must be 0 (a wake-up per block) to 1000 milliseconds"));
+      s.batch_ms = batch_ms;
+    }
     s.output = output;
     s.policy = policy;
     auto params = f.rest({});  // the shard itself declares its parameters; check() asks it

@@ -170,13 +170,85 @@ __attribute__((target("avx512f"))) float score_l2sq_avx512(const float* q, const
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+// Four queries against four rows. Each accumulator of the row kernel above (a0..a3: the 16-float
+// groups at offsets 0, 16, 32 and 48 of each 64, then a0 the remaining whole groups and a1 the masked
+// tail) is rebuilt here for all sixteen pairs at once, one accumulator at a time, with the same
+// operations in the same order; the sums then combine as the row kernel combines them. So every
+// result equals the row kernel's bit for bit, while each load of a row or query group feeds four FMAs.
+namespace {
+
+constexpr std::uint32_t kTilePairs = kTileSide * kTileSide;
+constexpr std::uint32_t kGroupFloats = kUnroll * kAvx512Lanes;  // floats per step of the row kernel's main loop
+
+template <bool L2>
+__attribute__((target("avx512f"), always_inline)) inline __m512 tile_term(__m512 qv, __m512 rv, __m512 acc) noexcept {
+  if constexpr (L2) {
+    const __m512 d = _mm512_sub_ps(qv, rv);
+    return _mm512_fmadd_ps(d, d, acc);
+  } else {
+    return _mm512_fmadd_ps(qv, rv, acc);
+  }
+}
+
+// Adds the 16-float groups at `at` of every query and row to acc (masked by m).
+template <bool L2>
+__attribute__((target("avx512f"), always_inline)) inline void tile_step(const float* const* q, const float* const* v,
+                                                                       std::uint32_t at, __mmask16 m,
+                                                                       __m512* acc) noexcept {
+  __m512 qv[kTileSide], rv[kTileSide];
+#pragma GCC unroll 4
+  for (std::uint32_t j = 0; j < kTileSide; ++j) {
+    qv[j] = m == 0xFFFF ? _mm512_loadu_ps(q[j] + at) : _mm512_maskz_loadu_ps(m, q[j] + at);
+    rv[j] = m == 0xFFFF ? _mm512_loadu_ps(v[j] + at) : _mm512_maskz_loadu_ps(m, v[j] + at);
+  }
+#pragma GCC unroll 4
+  for (std::uint32_t r = 0; r < kTileSide; ++r)
+#pragma GCC unroll 4
+    for (std::uint32_t j = 0; j < kTileSide; ++j) acc[r * kTileSide + j] = tile_term<L2>(qv[j], rv[r], acc[r * kTileSide + j]);
+}
+
+template <bool L2>
+__attribute__((target("avx512f"))) void tile_avx512(const float* const* q, const float* const* v, std::uint32_t n,
+                                                    float* out) noexcept {
+  const std::uint32_t main_end = n - n % kGroupFloats;
+  std::uint32_t rest_end = main_end;  // after the whole groups the row kernel adds to a0
+  while (rest_end + kAvx512Lanes <= n) rest_end += kAvx512Lanes;
+  __m512 sums[kUnroll][kTilePairs];
+  constexpr __mmask16 kAll = 0xFFFF;
+  for (std::uint32_t slot = 0; slot < kUnroll; ++slot) {
+    __m512 acc[kTilePairs];
+#pragma GCC unroll 16
+    for (std::uint32_t p = 0; p < kTilePairs; ++p) acc[p] = _mm512_setzero_ps();
+    for (std::uint32_t i = slot * kAvx512Lanes; i < main_end; i += kGroupFloats) tile_step<L2>(q, v, i, kAll, acc);
+    if (slot == 0)
+      for (std::uint32_t i = main_end; i < rest_end; i += kAvx512Lanes) tile_step<L2>(q, v, i, kAll, acc);
+    if (slot == 1 && rest_end < n) tile_step<L2>(q, v, rest_end, tail_mask512(n - rest_end), acc);
+#pragma GCC unroll 16
+    for (std::uint32_t p = 0; p < kTilePairs; ++p) sums[slot][p] = acc[p];
+  }
+  for (std::uint32_t p = 0; p < kTilePairs; ++p)
+    out[p] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sums[0][p], sums[1][p]), _mm512_add_ps(sums[2][p], sums[3][p])));
+}
+
+}  // namespace
+
+__attribute__((target("avx512f"))) void tile_dot_avx512(const float* const* q, const float* const* v, std::uint32_t n,
+                                                        float* out) noexcept {
+  tile_avx512<false>(q, v, n, out);
+}
+
+__attribute__((target("avx512f"))) void tile_l2sq_avx512(const float* const* q, const float* const* v, std::uint32_t n,
+                                                         float* out) noexcept {
+  tile_avx512<true>(q, v, n, out);
+}
+
 // ---- selection ------------------------------------------------------------------------------------
 
 namespace {
 
-constexpr KernelTable kPortableTable{&score_dot_portable, &score_l2sq_portable};
-constexpr KernelTable kAvx2Table{&score_dot_avx2, &score_l2sq_avx2};
-constexpr KernelTable kAvx512Table{&score_dot_avx512, &score_l2sq_avx512};
+constexpr KernelTable kPortableTable{&score_dot_portable, &score_l2sq_portable, nullptr, nullptr};
+constexpr KernelTable kAvx2Table{&score_dot_avx2, &score_l2sq_avx2, nullptr, nullptr};
+constexpr KernelTable kAvx512Table{&score_dot_avx512, &score_l2sq_avx512, &tile_dot_avx512, &tile_l2sq_avx512};
 
 }  // namespace
 

@@ -61,9 +61,16 @@ inline void release_row(VectorRowHeader& row) noexcept {
 /// v points into a row that a writer may change meanwhile: the caller validates with the epoch.
 using RowKernel = float (*)(const float* q, const float* v, std::uint32_t n) noexcept;
 
+/// Raw results of four queries against four rows at once, each bit-identical to the RowKernel of the
+/// same code path on that pair: out[4 * r + q] is the kernel of q[q] and v[r]. Rows as for RowKernel.
+using TileKernel = void (*)(const float* const* q, const float* const* v, std::uint32_t n, float* out) noexcept;
+inline constexpr std::uint32_t kTileSide = 4;  // queries and rows of one tile
+
 struct KernelTable {
   RowKernel dot;
   RowKernel l2sq;
+  TileKernel dot_tile;   // nullptr: batched searches call the row kernel per pair
+  TileKernel l2sq_tile;
 };
 
 /// The kernels of one code path, or nullptr when this CPU cannot run it. best resolves here.

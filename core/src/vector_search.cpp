@@ -68,6 +68,7 @@ float finish(float rank) noexcept {
 // A min-heap of the best k ranks so far, kept in the caller's buffer (score holds the rank meanwhile).
 class TopK {
  public:
+  TopK() noexcept = default;
   explicit TopK(std::span<VectorHit> buffer) noexcept : heap_(buffer) {}
 
   // NaN never enters; a full heap takes only what beats its worst.
@@ -228,6 +229,224 @@ class Scan {
   std::size_t deferred_count_ = 0;
 };
 
+// A batched pass: every block of kSearchBatchRows rows is scored against every query of the batch
+// (tiles of four queries by four rows where the code path has a tile kernel) between one epoch load
+// and one re-check per row, then offered to each query's heap in row order, as Scan offers them: the
+// heaps see the same ranks in the same order, so they end the same. Rows held by a writer take the
+// one-row path of Scan (a few attempts, then the second pass), scoring every query.
+template <Metric M>
+class BatchScan {
+ public:
+  BatchScan(const ScanContext& c, const float* queries, const float* inv_norms, std::uint32_t n,
+            detail::TileKernel tile, std::span<VectorHit> out, std::size_t k) noexcept
+      : c_(c), inv_norms_(inv_norms), n_(n), tile_(tile) {
+    for (std::uint32_t q = 0; q < n; ++q) {
+      queries_[q] = queries + std::size_t{q} * c.dim;
+      tops_[q] = TopK(out.subspan(q * k, k));
+    }
+  }
+
+  void run(std::int64_t wait_ns, SearchStats& stats, std::span<std::size_t> counts) noexcept {
+    stats_ = &stats;
+    for (std::uint32_t first = 0; first < c_.rows; first += kSearchBatchRows)
+      block(first, std::min(c_.rows, first + kSearchBatchRows));
+    if (deferred_count_ != 0) second_pass(wait_ns);
+    stats.rows_scanned += c_.rows;
+    for (std::uint32_t q = 0; q < n_; ++q) counts[q] = tops_[q].sort_best_first();
+  }
+
+ private:
+  enum class Kind : std::uint8_t { absent, torn, live, retry };
+  struct RowState {
+    Kind kind = Kind::absent;
+    std::uint32_t live = 0;  // index among the block's live rows
+    Scored seen;
+  };
+
+  void block(std::uint32_t first, std::uint32_t end) noexcept {
+    std::uint32_t live = 0;
+    for (std::uint32_t i = first; i < end; ++i) {
+      RowState& st = states_[i - first];
+      const VectorRowHeader& r = c_.row(i);
+      st.seen.epoch = r.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+      if (epoch_odd(st.seen.epoch)) {
+        st.kind = Kind::retry;
+        continue;
+      }
+      const std::uint32_t flags = r.flags.load(std::memory_order_relaxed);
+      if ((flags & kRowPresent) == 0) {
+        st.kind = Kind::absent;
+      } else if ((flags & kRowTorn) != 0) {
+        st.kind = Kind::torn;
+      } else {
+        st.kind = Kind::live;
+        st.seen.generation = r.generation.load(std::memory_order_relaxed);
+        st.seen.norm = std::bit_cast<float>(r.norm_bits.load(std::memory_order_relaxed));
+        st.live = live;
+        live_rows_[live++] = c_.row_data(i);
+      }
+    }
+    score_live(live);
+    std::atomic_thread_fence(std::memory_order_acquire);  // the kernels' reads happen before the re-checks
+    for (std::uint32_t i = first; i < end; ++i) {
+      RowState& st = states_[i - first];
+      switch (st.kind) {
+        case Kind::absent: break;
+        case Kind::torn: ++stats_->skipped_torn; break;
+        case Kind::live:
+          if (c_.row(i).epoch.load(std::memory_order_relaxed) == st.seen.epoch) {
+            consider(i, st.seen, &raw_[st.live], kSearchBatchRows);
+          } else {
+            one_row(i);
+          }
+          break;
+        case Kind::retry: one_row(i); break;
+      }
+    }
+  }
+
+  // raw_[q * kSearchBatchRows + l]: query q against the block's live row l.
+  void score_live(std::uint32_t live) noexcept {
+    float tile_out[detail::kTileSide * detail::kTileSide];
+    for (std::uint32_t q = 0; q < n_; q += detail::kTileSide) {
+      const bool whole_q = q + detail::kTileSide <= n_;
+      for (std::uint32_t l = 0; l < live; l += detail::kTileSide) {
+        if (tile_ != nullptr && whole_q && l + detail::kTileSide <= live) {
+          tile_(&queries_[q], &live_rows_[l], c_.dim, tile_out);
+          for (std::uint32_t r = 0; r < detail::kTileSide; ++r)
+            for (std::uint32_t j = 0; j < detail::kTileSide; ++j)
+              raw_[(q + j) * kSearchBatchRows + l + r] = tile_out[r * detail::kTileSide + j];
+          continue;
+        }
+        for (std::uint32_t j = q; j < std::min(n_, q + detail::kTileSide); ++j)
+          for (std::uint32_t r = l; r < std::min(live, l + detail::kTileSide); ++r)
+            raw_[j * kSearchBatchRows + r] = c_.kernel(queries_[j], live_rows_[r], c_.dim);
+      }
+    }
+  }
+
+  // raw[q * stride]: query q's raw score of row i. The slot check runs once per row, and only when
+  // some query would take it.
+  void consider(std::uint32_t i, const Scored& s, const float* raw, std::size_t stride) noexcept {
+    ++stats_->rows_scored;
+    int holds = -1;  // unknown
+    for (std::uint32_t q = 0; q < n_; ++q) {
+      const float rank = rank_of<M>(raw[q * stride], s.norm, inv_norms_[q]);
+      if (!tops_[q].wants(rank)) continue;
+      if (holds < 0) holds = detail::slot_holds(c_.slot(i), s.generation) ? 1 : 0;
+      if (holds == 1) tops_[q].push(i, s.generation, rank);
+    }
+  }
+
+  // One seqlock read of row i, scoring every query in place.
+  RowRead read_one(std::uint32_t i, Scored& s) noexcept {
+    const VectorRowHeader& r = c_.row(i);
+    s.epoch = r.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+    if (epoch_odd(s.epoch)) return RowRead::held;
+    const std::uint32_t flags = r.flags.load(std::memory_order_relaxed);
+    if ((flags & kRowPresent) == 0) return RowRead::absent;
+    if ((flags & kRowTorn) != 0) return RowRead::torn;
+    s.generation = r.generation.load(std::memory_order_relaxed);
+    s.norm = std::bit_cast<float>(r.norm_bits.load(std::memory_order_relaxed));
+    for (std::uint32_t q = 0; q < n_; ++q) one_raw_[q] = c_.kernel(queries_[q], c_.row_data(i), c_.dim);
+    std::atomic_thread_fence(std::memory_order_acquire);  // the kernels' reads happen before the re-check
+    return r.epoch.load(std::memory_order_relaxed) == s.epoch ? RowRead::scored : RowRead::held;
+  }
+
+  // Scan::first_pass for one row, every query at once.
+  void one_row(std::uint32_t i) noexcept {
+    Scored s;
+    for (int attempt = 1;; ++attempt) {
+      switch (read_one(i, s)) {
+        case RowRead::scored: consider(i, s, one_raw_.data(), 1); return;
+        case RowRead::absent: return;
+        case RowRead::torn: ++stats_->skipped_torn; return;
+        case RowRead::held: break;
+      }
+      if (attempt == kVectorScoreAttempts) break;
+      ++stats_->retries;
+      detail::cpu_relax();
+    }
+    if (deferred_count_ == deferred_.size()) {
+      ++stats_->skipped_busy;
+      return;
+    }
+    deferred_[deferred_count_++] = Deferred{i, s.epoch, core::monotonic_ns()};
+  }
+
+  // Scan::second_pass, every query at once.
+  void second_pass(std::int64_t wait_ns) noexcept {
+    const std::int64_t deadline = core::monotonic_ns() + std::max<std::int64_t>(wait_ns, 0);
+    for (std::size_t d = 0; d < deferred_count_; ++d) {
+      Deferred& held = deferred_[d];
+      VectorRowHeader& r = c_.row(held.row);
+      Scored s;
+      for (int spins = 0;;) {
+        const RowRead got = read_one(held.row, s);
+        if (got == RowRead::scored) {
+          consider(held.row, s, one_raw_.data(), 1);
+          break;
+        }
+        if (got == RowRead::absent) break;
+        if (got == RowRead::torn) {
+          ++stats_->skipped_torn;
+          break;
+        }
+        const std::int64_t now = core::monotonic_ns();
+        if (s.epoch != held.epoch) {
+          held.epoch = s.epoch;
+          held.seen_ns = now;
+        }
+        ++stats_->retries;
+        if (epoch_odd(s.epoch) && c_.writable &&
+            detail::recover_if_dead(*c_.header, r, s.epoch, held.seen_ns, now)) {
+          ++stats_->recovered;
+          continue;
+        }
+        if (now >= deadline) {
+          ++stats_->skipped_busy;
+          break;
+        }
+        detail::row_backoff(spins);
+      }
+    }
+  }
+
+  const ScanContext& c_;
+  const float* inv_norms_;
+  std::uint32_t n_;
+  detail::TileKernel tile_;
+  SearchStats* stats_ = nullptr;
+  std::array<const float*, kSearchBatchQueries> queries_{};
+  std::array<TopK, kSearchBatchQueries> tops_{};
+  std::array<const float*, kSearchBatchRows> live_rows_{};
+  std::array<RowState, kSearchBatchRows> states_{};
+  std::array<float, std::size_t{kSearchBatchQueries} * kSearchBatchRows> raw_{};
+  std::array<float, kSearchBatchQueries> one_raw_{};
+  std::array<Deferred, kVectorDeferredRows> deferred_{};
+  std::size_t deferred_count_ = 0;
+};
+
+template <Metric M>
+void run_batch(const ScanContext& c, const float* queries, const float* inv_norms, std::uint32_t n,
+               detail::TileKernel tile, std::span<VectorHit> out, std::size_t k, std::span<std::size_t> counts,
+               std::int64_t wait_ns, SearchStats& stats) noexcept {
+  BatchScan<M> scan(c, queries, inv_norms, n, tile, out, k);
+  scan.run(wait_ns, stats, counts);
+  for (std::uint32_t q = 0; q < n; ++q)
+    for (std::size_t i = 0; i < counts[q]; ++i) out[q * k + i].score = finish<M>(out[q * k + i].score);
+}
+
+// The query's norm, as search() checks it; false when not finite or past float range.
+bool query_norm(std::span<const float> query, double& norm) noexcept {
+  double sum = 0.0;
+  for (const float x : query) sum += static_cast<double>(x) * static_cast<double>(x);
+  norm = std::sqrt(sum);
+  return std::isfinite(norm) && norm <= static_cast<double>(std::numeric_limits<float>::max());
+}
+
+float inverse_norm(double norm) noexcept { return norm > 0.0 ? static_cast<float>(1.0 / norm) : 0.0F; }
+
 template <Metric M>
 std::size_t run_scan(const ScanContext& c, std::span<VectorHit> out, std::int64_t wait_ns, SearchStats& stats) noexcept {
   Scan<M> scan(c, out);
@@ -245,11 +464,8 @@ VectorStatus VectorStore::search(std::span<const float> query, const SearchOptio
   if (query.size() != dim_) return VectorStatus::wrong_length;
   const detail::KernelTable* table = detail::kernel_table(options.kernel);
   if (table == nullptr) return VectorStatus::no_kernel;
-  double sum = 0.0;
-  for (const float x : query) sum += static_cast<double>(x) * static_cast<double>(x);
-  const double norm = std::sqrt(sum);
-  if (!std::isfinite(norm) || norm > static_cast<double>(std::numeric_limits<float>::max()))
-    return VectorStatus::not_finite;
+  double norm = 0.0;
+  if (!query_norm(query, norm)) return VectorStatus::not_finite;
   if (out.empty()) return VectorStatus::ok;
 
   const ScanContext c{header_,
@@ -261,7 +477,7 @@ VectorStatus VectorStore::search(std::span<const float> query, const SearchOptio
                       dim_,
                       !read_only_,
                       query.data(),
-                      norm > 0.0 ? static_cast<float>(1.0 / norm) : 0.0F,
+                      inverse_norm(norm),
                       options.metric == Metric::l2 ? table->l2sq : table->dot};
   SearchStats local;
   SearchStats& s = stats != nullptr ? *stats : local;
@@ -270,6 +486,56 @@ VectorStatus VectorStore::search(std::span<const float> query, const SearchOptio
     case Metric::cosine: count = run_scan<Metric::cosine>(c, out, options.wait_ns, s); break;
     case Metric::dot: count = run_scan<Metric::dot>(c, out, options.wait_ns, s); break;
     case Metric::l2: count = run_scan<Metric::l2>(c, out, options.wait_ns, s); break;
+  }
+  return VectorStatus::ok;
+}
+
+VectorStatus VectorStore::search_batch(std::span<const float> queries, const SearchOptions& options,
+                                       std::span<VectorHit> out, std::span<std::size_t> counts,
+                                       SearchStats* stats) const noexcept {
+  std::fill(counts.begin(), counts.end(), std::size_t{0});
+  if (dim_ == 0) return VectorStatus::no_vectors;
+  const std::size_t n = queries.size() / dim_;
+  if (n == 0 || queries.size() != n * dim_ || counts.size() != n || out.size() % n != 0)
+    return VectorStatus::wrong_length;
+  const detail::KernelTable* table = detail::kernel_table(options.kernel);
+  if (table == nullptr) return VectorStatus::no_kernel;
+  for (std::size_t q = 0; q < n; ++q) {
+    double norm = 0.0;
+    if (!query_norm(queries.subspan(q * dim_, dim_), norm)) return VectorStatus::not_finite;
+  }
+  const std::size_t k = out.size() / n;
+  SearchStats local;
+  SearchStats& s = stats != nullptr ? *stats : local;
+  s = SearchStats{};
+  if (k == 0) return VectorStatus::ok;
+
+  const bool l2 = options.metric == Metric::l2;
+  const ScanContext c{header_,     rows_base_, slots_base_, row_stride_, slot_stride_, rows_, dim_, !read_only_,
+                      nullptr,     0.0F,       l2 ? table->l2sq : table->dot};
+  const detail::TileKernel tile = l2 ? table->l2sq_tile : table->dot_tile;
+  std::array<float, kSearchBatchQueries> inv_norms{};
+  for (std::size_t first = 0; first < n; first += kSearchBatchQueries) {
+    const auto group = static_cast<std::uint32_t>(std::min<std::size_t>(kSearchBatchQueries, n - first));
+    for (std::uint32_t q = 0; q < group; ++q) {
+      double norm = 0.0;
+      (void)query_norm(queries.subspan((first + q) * dim_, dim_), norm);  // finite: checked above
+      inv_norms[q] = inverse_norm(norm);
+    }
+    const float* at = queries.data() + first * dim_;
+    const std::span<VectorHit> hits = out.subspan(first * k, std::size_t{group} * k);
+    const std::span<std::size_t> group_counts = counts.subspan(first, group);
+    switch (options.metric) {
+      case Metric::cosine:
+        run_batch<Metric::cosine>(c, at, inv_norms.data(), group, tile, hits, k, group_counts, options.wait_ns, s);
+        break;
+      case Metric::dot:
+        run_batch<Metric::dot>(c, at, inv_norms.data(), group, tile, hits, k, group_counts, options.wait_ns, s);
+        break;
+      case Metric::l2:
+        run_batch<Metric::l2>(c, at, inv_norms.data(), group, tile, hits, k, group_counts, options.wait_ns, s);
+        break;
+    }
   }
   return VectorStatus::ok;
 }

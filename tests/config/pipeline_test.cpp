@@ -79,7 +79,7 @@ TEST_CASE("the plain example loads: a loop makes four channels, every part is th
   CHECK(r->arena_bytes > r->channel_bytes);
   const std::string text = describe(*p, *r);
   CHECK(text.find("adc0.psd") != std::string::npos);
-  CHECK(text.find("shard \"fft:adc0\" (fft) process  reads adc0 (lossy) -> adc0.psd") != std::string::npos);
+  CHECK(text.find("shard \"fft:adc0\" (fft) thread   reads adc0 (lossy) -> adc0.psd") != std::string::npos);
 }
 
 TEST_CASE("a file on disk reports errors with its own path and line") {

@@ -4,17 +4,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "arena_guard.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/core/limits.hpp"
 #include "weir/core/vector_store.hpp"
 
 using namespace weir::core;
@@ -426,6 +430,109 @@ TEST_CASE("a row held by a live writer is skipped as busy without waiting, and r
   CHECK(count == 2);
   CHECK(hits[0].score == 16.0F);
   CHECK((row.flags.load() & kRowPresentBit) != 0);
+}
+
+TEST_CASE("a batched search answers every query exactly as a search of it alone: hits, scores, ties, k past the count") {
+  struct Shape {
+    std::uint32_t count, dim, slots;
+  };
+  for (const Shape shape : {Shape{300, 768, 512}, Shape{500, 37, 1024}, Shape{130, 64, 256}}) {
+    INFO("shape ", shape.count, " x ", shape.dim);
+    Fixture f(shape.dim, shape.slots);
+    std::mt19937 rng(shape.dim + 1);
+    std::vector<std::vector<float>> data;
+    for (std::uint32_t i = 0; i < shape.count; ++i) {
+      // Every fifth vector repeats an earlier one: equal scores, whose order the heap decides.
+      data.push_back(i % 5 == 4 ? data[i / 2] : random_vector(rng, shape.dim));
+      REQUIRE(f.vs.set(key_name(i), data.back()) == VectorStatus::ok);
+    }
+    REQUIRE(f.vs.set("zero", std::vector<float>(shape.dim, 0.0F)) == VectorStatus::ok);
+    for (std::uint32_t i = 0; i < shape.count; i += 7) REQUIRE(f.kv.del(key_name(i)) == KvStatus::ok);  // holes
+    std::vector<float> queries;
+    for (std::uint32_t q = 0; q < 37; ++q) {  // more than one pass of kSearchBatchQueries
+      const std::vector<float> v = q % 6 == 5 ? data[q] : q == 3 ? std::vector<float>(shape.dim, 0.0F)
+                                                                  : random_vector(rng, shape.dim);
+      queries.insert(queries.end(), v.begin(), v.end());
+    }
+    for (const Kernel kernel : supported_kernels())
+      for (const Metric metric : {Metric::cosine, Metric::dot, Metric::l2})
+        for (const std::size_t k : {std::size_t{1}, std::size_t{10}, std::size_t{shape.count + 5}})
+          for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{16}, std::size_t{37}}) {
+            INFO("kernel ", kernel_name(kernel), ", metric ", metric_name(metric), ", k ", k, ", batch ", n);
+            std::vector<VectorHit> hits(n * k);
+            std::vector<std::size_t> counts(n, 99);
+            SearchStats stats;
+            REQUIRE(f.vs.search_batch(std::span<const float>(queries).first(n * shape.dim),
+                                      SearchOptions{.metric = metric, .kernel = kernel}, hits, counts,
+                                      &stats) == VectorStatus::ok);
+            const std::uint64_t present = shape.count + 1 - (shape.count + 6) / 7;
+            // Deleted keys' rows are scored too (their slots then refuse them): every row, once per pass.
+            CHECK(stats.rows_scored == (shape.count + 1) * ((n + kSearchBatchQueries - 1) / kSearchBatchQueries));
+            for (std::size_t q = 0; q < n; ++q) {
+              const std::vector<VectorHit> alone =
+                  search(f.vs, std::span<const float>(queries).subspan(q * shape.dim, shape.dim), metric, k, kernel);
+              REQUIRE(counts[q] == alone.size());
+              CHECK(counts[q] == std::min<std::size_t>(k, present));
+              for (std::size_t r = 0; r < alone.size(); ++r) {
+                const VectorHit& got = hits[q * k + r];
+                INFO("query ", q, ", rank ", r);
+                CHECK(got.slot == alone[r].slot);
+                CHECK(got.generation == alone[r].generation);
+                CHECK(std::bit_cast<std::uint32_t>(got.score) == std::bit_cast<std::uint32_t>(alone[r].score));
+              }
+            }
+          }
+  }
+}
+
+TEST_CASE("a batched search refuses wrong shapes and non-finite queries before scoring anything") {
+  Fixture f(8);
+  REQUIRE(f.vs.set("a", std::vector<float>(8, 1.0F)) == VectorStatus::ok);
+  std::vector<float> queries(16, 0.5F);
+  std::vector<VectorHit> hits(20);
+  std::vector<std::size_t> counts(2, 7);
+  const SearchOptions options{.metric = Metric::dot};
+  CHECK(f.vs.search_batch(std::span<const float>(queries).first(15), options, hits, counts) == VectorStatus::wrong_length);
+  CHECK(f.vs.search_batch(std::span<const float>{}, options, hits, std::span<std::size_t>{}) == VectorStatus::wrong_length);
+  CHECK(f.vs.search_batch(queries, options, hits, std::span<std::size_t>(counts).first(1)) == VectorStatus::wrong_length);
+  CHECK(f.vs.search_batch(queries, options, std::span<VectorHit>(hits).first(19), counts) == VectorStatus::wrong_length);
+  queries[12] = std::numeric_limits<float>::infinity();
+  CHECK(f.vs.search_batch(queries, options, hits, counts) == VectorStatus::not_finite);
+  CHECK(counts == std::vector<std::size_t>{0, 0});
+  queries[12] = 0.5F;
+  REQUIRE(f.vs.search_batch(queries, options, hits, counts) == VectorStatus::ok);
+  CHECK(counts == std::vector<std::size_t>{1, 1});
+  CHECK(hits[0].score == 4.0F);
+  CHECK(hits[10].score == 4.0F);
+  REQUIRE(f.vs.search_batch(queries, options, std::span<VectorHit>{}, counts) == VectorStatus::ok);  // k = 0
+  CHECK(counts == std::vector<std::size_t>{0, 0});
+
+  ArenaGuard guard(unique_name("novec"));
+  Arena bare = std::move(Arena::create(guard.where(), {.slot_count = 64, .value_bytes = 64, .vector_dim = 0}).value());
+  CHECK(VectorStore(bare).search_batch(queries, options, hits, counts) == VectorStatus::no_vectors);
+}
+
+TEST_CASE("a batched search skips a row held by a live writer as busy, once for the whole batch") {
+  Fixture f(8);
+  const std::vector<float> v(8, 1.0F);
+  REQUIRE(f.vs.set("held", v) == VectorStatus::ok);
+  REQUIRE(f.vs.set("free", v) == VectorStatus::ok);
+  VectorRowHeader& row = f.row(f.handle("held").slot);
+  const std::uint64_t even = row.epoch.load();
+  row.epoch.store(epoch_claimed(even, static_cast<std::uint32_t>(getpid())));  // our pid: alive
+  std::vector<float> queries;
+  for (int q = 0; q < 5; ++q) queries.insert(queries.end(), v.begin(), v.end());
+  std::vector<VectorHit> hits(5 * 4);
+  std::vector<std::size_t> counts(5);
+  SearchStats stats;
+  REQUIRE(f.vs.search_batch(queries, {.metric = Metric::dot, .wait_ns = 0}, hits, counts, &stats) == VectorStatus::ok);
+  CHECK(counts == std::vector<std::size_t>(5, 1));
+  CHECK(stats.skipped_busy == 1);
+  CHECK(stats.rows_scored == 1);
+  row.epoch.store(epoch_released(row.epoch.load()), std::memory_order_release);
+  REQUIRE(f.vs.search_batch(queries, {.metric = Metric::dot}, hits, counts, &stats) == VectorStatus::ok);
+  CHECK(counts == std::vector<std::size_t>(5, 2));
+  CHECK(stats.skipped_busy == 0);
 }
 
 }  // TEST_SUITE

@@ -1,5 +1,6 @@
 // The "stats" shard: per-block and sliding-window statistics as f64 keys.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -152,7 +153,11 @@ core::Result<std::unique_ptr<StatsShard>> StatsShard::configure(weir_shard_confi
 int StatsShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
   Moments block;
   const std::size_t chunk = scratch.size();
-  for (std::size_t at = 0; at < in.count; at += chunk) {
+  const bool in_place = static_cast<core::Dtype>(dtype) == core::Dtype::f32 &&
+                        reinterpret_cast<std::uintptr_t>(in.samples) % alignof(float) == 0;
+  if (in_place)  // f32 straight from the slot: no conversion pass, no copy
+    block = moments_of(std::span<const float>(static_cast<const float*>(in.samples), in.count));
+  for (std::size_t at = 0; !in_place && at < in.count; at += chunk) {
     const std::size_t n = std::min<std::size_t>(chunk, in.count - at);
     to_double(static_cast<core::Dtype>(dtype), in.samples, at, std::span<double>(scratch.data(), n));
     block = merge(block, moments_of(std::span<const double>(scratch.data(), n)));

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "weir/core/clock.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/shard_host/input_match.hpp"
 #include "weir/shard_host/loader.hpp"
@@ -22,6 +23,21 @@ constexpr double kNsPerS = 1e9;
 
 std::int64_t seconds_to_ns(double s) { return std::llround(s * kNsPerS); }
 
+// The sleep between turns while blocks stream in: options.batch_ns, capped at a share of the
+// shortest input ring's span; 0 (a wake per block) when that would not gather two blocks of the
+// fastest input, when a rate is unknown, or for the `latest` policy, which wants the newest block.
+std::int64_t batch_sleep_ns(const HostOptions& options, const std::vector<std::unique_ptr<ShardInstance>>& instances) {
+  if (options.batch_ns <= 0 || options.policy == core::ConsumerPolicy::latest) return 0;
+  std::int64_t sleep = options.batch_ns;
+  std::int64_t fastest = 0;
+  for (const auto& i : instances) {
+    if (i->block_period_ns() <= 0) return 0;
+    sleep = std::min(sleep, i->ring_span_ns() / kBatchRingShare);
+    fastest = fastest == 0 ? i->block_period_ns() : std::min(fastest, i->block_period_ns());
+  }
+  return sleep >= 2 * fastest ? sleep : 0;
+}
+
 }  // namespace
 
 core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& options, const std::atomic<bool>& stop) {
@@ -29,6 +45,7 @@ core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& o
     return fail(Errc::invalid_argument, "--duration must be a non-negative number of seconds");
   if (!std::isfinite(options.watchdog_s) || options.watchdog_s < 0)
     return fail(Errc::invalid_argument, "--watchdog must be a non-negative number of seconds (0: off)");
+  if (options.batch_ns < 0) return fail(Errc::invalid_argument, "--batch-ms must be a non-negative number of milliseconds (0: off)");
   auto shard = load_shard(options.shard);
   if (!shard) return tl::make_unexpected(shard.error());
   auto params = resolve_params(shard->api(), shard->what(), options.params);
@@ -75,17 +92,32 @@ core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& o
 
   const std::int64_t begin = core::monotonic_ns();
   const std::int64_t end = options.duration_s > 0 ? begin + seconds_to_ns(options.duration_s) : 0;
+  report.batch_sleep_ns = batch_sleep_ns(options, instances);
   {
     Watchdog dog(seconds_to_ns(options.watchdog_s), std::move(parties));
     const auto count = static_cast<std::uint32_t>(instances.size());
     while (!stop.load(std::memory_order_relaxed)) {  // a flag: nothing is ordered by it
       bool busy = false;
-      for (std::uint32_t i = 0; i < count; ++i) busy = instances[i]->poll(kBlocksPerTurn, dog, i) == kBlocksPerTurn || busy;
+      std::uint32_t handled = 0;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const std::uint32_t n = instances[i]->poll(kBlocksPerTurn, dog, i);
+        busy = n == kBlocksPerTurn || busy;
+        handled += n;
+      }
       const std::int64_t now = core::monotonic_ns();
       if (end != 0 && now >= end) break;
       if (busy) continue;
-      // Any block published since the last wait makes this return at once: none is slept through.
-      (void)watcher->wait(end != 0 ? std::min(kWaitSliceNs, end - now) : kWaitSliceNs);
+      ++report.wakes;
+      const std::int64_t slice = end != 0 ? std::min(kWaitSliceNs, end - now) : kWaitSliceNs;
+      if (report.batch_sleep_ns > 0 && handled > 0) {
+        // Blocks are streaming in: let several gather rather than wake for each. Not on the signal
+        // group, so the writer has no sleeper to wake either.
+        (void)core::sleep_until(now + std::min(report.batch_sleep_ns, end != 0 ? end - now : report.batch_sleep_ns), &stop,
+                                kWaitSliceNs);
+        continue;
+      }
+      // Idle: any block published since the last wait makes this return at once, none is slept through.
+      (void)watcher->wait(slice);
     }
     report.stopped = stop.load(std::memory_order_relaxed);
   }  // the watchdog stops before the shards do: stop() may take its time

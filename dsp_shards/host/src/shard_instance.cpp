@@ -2,6 +2,7 @@
 // block (hot), then stop and report.
 #include "weir/shard_host/shard_instance.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "outputs.hpp"
@@ -84,6 +85,9 @@ core::Result<std::unique_ptr<ShardInstance>> ShardInstance::create(const core::A
   self->reader_->set_kind("shard:" + self->report_.kind);
   self->expected_seq_ = self->reader_->cursor();
   self->stats_ns_ = core::monotonic_ns();
+  if (input.rate_hz > 0)
+    self->block_period_ns_ = std::llround(static_cast<double>(input.samples_per_block) * 1e9 / input.rate_hz);
+  self->ring_blocks_ = input.ring_blocks;
   return self;
 }
 

@@ -36,19 +36,11 @@ core::Result<Decimator> Decimator::create_antialias(std::uint32_t factor, double
 }
 
 std::size_t Decimator::process(std::span<const float> in, std::span<float> out) noexcept {
-  std::size_t written = 0;
-  for (const float x : in) {  // in place is safe: an output index never passes its input index
-    history_.push(x);
-    if (--until_output_ == 0) {
-      out[written++] = detail::dot(taps_.data(), history_.newest_first(), taps_.size());
-      until_output_ = factor_;
-    }
-  }
-  return written;
+  return kernel_.process(in, out, until_output_);  // in place is safe: an output index never passes its input index
 }
 
 void Decimator::reset() noexcept {
-  history_.clear();
+  kernel_.clear();
   until_output_ = 1;
 }
 

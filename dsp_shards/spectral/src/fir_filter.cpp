@@ -14,7 +14,14 @@ core::Result<FirFilter> FirFilter::create(std::vector<float> taps) {
 }
 
 void FirFilter::process(std::span<const float> in, std::span<float> out) noexcept {
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = step(in[i]);  // in[i] is read before out[i] is written
+  std::size_t every_input = 1;  // no decimation: an output at every input
+  (void)kernel_.process(in, out, every_input);
+}
+
+float FirFilter::step(float x) noexcept {
+  float y = 0;
+  process(std::span<const float>(&x, 1), std::span<float>(&y, 1));
+  return y;
 }
 
 }  // namespace weir::dsp

@@ -25,7 +25,7 @@ void stage(Column& column, T value) noexcept {
 }  // namespace
 
 core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic& channel, int compress,
-                                                std::uint64_t start_ns, const std::string& file) {
+                                                std::uint64_t start_ns, const std::string& file, bool direct_chunks) {
   ChannelGroup g;
   g.channel_ = channel;
   g.start_ns_ = start_ns;
@@ -66,7 +66,7 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
                              ColumnSpec{h5::kData, g.sample_type_.get(), g.sample_type_.get(),
                                         channel.sample_bytes * rows, std::max<std::uint64_t>(1, chunk / rows),
                                         std::max<std::uint64_t>(1, channel.samples_per_block / rows), compress, false,
-                                        nullptr, framed ? rows : 0},
+                                        nullptr, framed ? rows : 0, direct_chunks},
                              g.what_ + "/" + h5::kData);
   if (!data) return tl::make_unexpected(data.error());
   g.data_ = std::move(*data);

@@ -49,9 +49,11 @@ class ChannelGroup {
  public:
   /// Creates the group, its datasets and attributes under `entry`. Data chunks hold a whole
   /// number of blocks, about kTargetChunkBytes (see chunk_blocks()). start_ns: the segment's start,
-  /// the origin of the time axis.
+  /// the origin of the time axis. direct_chunks: whole uncompressed data chunks go to the file by
+  /// H5Dwrite_chunk (false: every chunk through H5Dwrite, as tests and benchmarks compare).
   [[nodiscard]] static core::Result<ChannelGroup> create(hid_t entry, const ChannelStatic& channel, int compress,
-                                                         std::uint64_t start_ns, const std::string& file);
+                                                         std::uint64_t start_ns, const std::string& file,
+                                                         bool direct_chunks = true);
 
   /// Room for one block's samples (samples_per_block of them). Hot path.
   [[nodiscard]] std::byte* stage_samples() noexcept { return data_.stage_end(); }

@@ -63,6 +63,8 @@ core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::s
   c.cols_ = spec.cols;
   c.chunk_ = spec.chunk;
   c.filtered_ = spec.deflate > 0;
+  // Direct chunk writes store the bytes as they are: only without a filter and a type conversion.
+  c.direct_ = spec.direct && !c.filtered_ && H5Tequal(spec.mem_type, spec.file_type) > 0;
   return c;
 }
 
@@ -79,13 +81,35 @@ core::Result<void> Column::write_range(std::uint64_t first, std::uint64_t count,
   return {};
 }
 
+core::Result<void> Column::write_whole_chunk(const std::byte* data) {
+  const std::uint64_t end = base_ + chunk_;
+  if (end > extent_) {
+    const hsize_t size[2] = {end, cols_};
+    if (auto ok = h5::check(H5Dset_extent(dataset_.get(), size), "H5Dset_extent", what_); !ok) return ok;
+    extent_ = end;
+  }
+  const hsize_t offset[2] = {base_, 0};
+  if (auto ok = h5::check(H5Dwrite_chunk(dataset_.get(), H5P_DEFAULT, 0, offset, chunk_ * element_bytes_, data),
+                          "H5Dwrite_chunk", what_);
+      !ok)
+    return ok;
+  written_ = std::max(written_, end);
+  ++direct_chunks_;
+  return {};
+}
+
 core::Result<void> Column::write_chunks() {
   while (staged_ >= chunk_) {
     // Unfiltered: only what a flush has not handed over yet. Filtered: the whole chunk, so HDF5
-    // never reads back and decompresses a chunk to patch it.
+    // never reads back and decompresses a chunk to patch it. A chunk none of which was handed over
+    // goes whole and as it is when direct writes are allowed.
     const std::uint64_t from = filtered_ ? base_ : std::max(written_, base_);
     const std::uint64_t end = base_ + chunk_;
-    if (auto ok = write_range(from, end - from, buffer_.data() + (from - base_) * element_bytes_); !ok) return ok;
+    if (direct_ && from == base_) {
+      if (auto ok = write_whole_chunk(buffer_.data()); !ok) return ok;
+    } else if (auto ok = write_range(from, end - from, buffer_.data() + (from - base_) * element_bytes_); !ok) {
+      return ok;
+    }
     const std::uint64_t rest = staged_ - chunk_;
     std::memmove(buffer_.data(), buffer_.data() + chunk_ * element_bytes_, rest * element_bytes_);
     base_ = end;

@@ -1,8 +1,9 @@
 #pragma once
 // One 1-D (or rows x cols), chunked, extendible dataset that grows at its end. Elements are staged in memory and
 // reach HDF5 a whole chunk at a time (one H5Dset_extent + one hyperslab H5Dwrite per chunk instead
-// of one per block); write_partial() hands over the staged tail at a flush, so what a reader or a
-// crash sees is every element up to the last flush.
+// of one per block, or with ColumnSpec::direct one H5Dwrite_chunk of the staged bytes, past HDF5's
+// selection and type-conversion layers); write_partial() hands over the staged tail at a flush, so
+// what a reader or a crash sees is every element up to the last flush.
 #include <hdf5.h>
 
 #include <cstddef>
@@ -27,6 +28,8 @@ struct ColumnSpec {
   const void* fill = nullptr;        // fill value (a mem_type element) of rows extended but never written
   std::uint64_t cols = 0;            // > 0: a 2-D dataset of rows x cols; an element is a row (element_bytes
                                      // its bytes), fill is not supported
+  bool direct = false;               // whole chunks straight to the file (H5Dwrite_chunk) where HDF5 allows:
+                                     // no filter, mem_type the same as file_type, no part handed over before
 };
 
 class Column {
@@ -50,6 +53,8 @@ class Column {
   [[nodiscard]] std::uint64_t size() const noexcept { return base_ + staged_; }
   /// Elements handed to HDF5.
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
+  /// Chunks handed over whole by H5Dwrite_chunk (the rest went through H5Dwrite).
+  [[nodiscard]] std::uint64_t direct_chunks() const noexcept { return direct_chunks_; }
   [[nodiscard]] hid_t id() const noexcept { return dataset_.get(); }
   /// Notes that the file was flushed: every element handed over so far is on disk.
   void mark_durable() noexcept { durable_ = written_; }
@@ -62,6 +67,7 @@ class Column {
 
  private:
   [[nodiscard]] core::Result<void> write_range(std::uint64_t first, std::uint64_t count, const std::byte* data);
+  [[nodiscard]] core::Result<void> write_whole_chunk(const std::byte* data);
 
   h5::Dataset dataset_;
   hid_t mem_type_ = H5I_INVALID_HID;
@@ -75,7 +81,9 @@ class Column {
   std::uint64_t written_ = 0;   // dataset index up to which HDF5 has the elements
   std::uint64_t extent_ = 0;    // the dataset's current size
   std::uint64_t durable_ = 0;   // elements on disk as of the last successful flush
+  std::uint64_t direct_chunks_ = 0;
   bool filtered_ = false;       // a filtered chunk is always rewritten whole, never patched
+  bool direct_ = false;         // whole, untouched chunks go by H5Dwrite_chunk (ColumnSpec::direct, allowed)
 };
 
 }  // namespace weir::rec

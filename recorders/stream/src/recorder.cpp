@@ -310,7 +310,7 @@ core::Result<void> Recorder::open_segment() {
     if (std::filesystem::exists(path, ec)) continue;  // never overwrite: the next free number
     meta.segment = next_number_;
     meta.start_ns = realtime_ns();
-    auto segment = Segment::create(path, meta, channels, keys, options_.compress);
+    auto segment = Segment::create(path, meta, channels, keys, options_.compress, !options_.staged_writes);
     if (!segment) {
       if (std::filesystem::exists(path, ec)) continue;  // another process took the name meanwhile
       std::filesystem::remove(path, ec);  // a half-made file from a failed create holds nothing

@@ -170,7 +170,7 @@ void Segment::add_clock_offset(std::uint8_t event) noexcept {
 
 core::Result<Segment> Segment::create(const std::filesystem::path& path, const SegmentMeta& meta,
                                       const std::vector<ChannelStatic>& channels, const std::vector<KeySpec>& keys,
-                                      int compress) {
+                                      int compress, bool direct_chunks) {
   const std::string file = path.string();
   std::error_code ec;
   if (std::filesystem::exists(path, ec))
@@ -207,7 +207,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   if (auto ok = s.create_clock(meta.clock); !ok) return tl::make_unexpected(ok.error());
   s.channels_.reserve(channels.size());
   for (const ChannelStatic& c : channels) {
-    auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file);
+    auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file, direct_chunks);
     if (!group) return tl::make_unexpected(group.error());
     s.channels_.push_back(std::move(*group));
   }

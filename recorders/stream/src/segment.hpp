@@ -36,10 +36,11 @@ class Segment {
  public:
   /// Creates the file (never over an existing one: fails with already_exists), every group,
   /// dataset and attribute, /entry/clock with its first offsets row, then starts SWMR writing and
-  /// flushes.
+  /// flushes. direct_chunks: as ChannelGroup::create.
   [[nodiscard]] static core::Result<Segment> create(const std::filesystem::path& path, const SegmentMeta& meta,
                                                     const std::vector<ChannelStatic>& channels,
-                                                    const std::vector<KeySpec>& keys, int compress);
+                                                    const std::vector<KeySpec>& keys, int compress,
+                                                    bool direct_chunks = true);
   Segment() = default;
 
   [[nodiscard]] ChannelGroup& channel(std::size_t i) noexcept { return channels_[i]; }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -149,6 +151,64 @@ TEST_CASE("a large offset costs no precision in the standard deviation") {
   check_close(sliding->value().stddev(), r.stddev, 1e-6);
   check_close(sliding->value().mean, r.mean, 1e-15);
   check_close(sliding->value().rms(), r.rms, 1e-15);
+}
+
+TEST_CASE("f32 block moments match a long double two-pass on random data, block sizes around the lanes") {
+  std::mt19937_64 rng(21);
+  std::normal_distribution<float> gauss(0.0F, 1.0F);
+  for (const float offset : {0.0F, 3.5F, -1200.0F, 4.0e6F}) {
+    for (const std::size_t block : {1U, 2U, 15U, 16U, 17U, 31U, 33U, 255U, 4096U, 4099U}) {
+      CAPTURE(offset);
+      CAPTURE(block);
+      std::vector<float> x(block);
+      for (float& v : x) v = offset + 0.75F * gauss(rng);
+      const std::vector<double> wide(x.begin(), x.end());
+      const Moments m = moments_of(std::span<const float>(x));
+      check_against(m, wide, 1e-12);
+      // The f32 kernel reads the same values the f64 kernel would after a conversion.
+      const Moments d = moments_of(std::span<const double>(wide));
+      CHECK(m.min == d.min);
+      CHECK(m.max == d.max);
+      check_close(m.mean, d.mean, 1e-14, d.stddev());
+      check_close(m.m2, d.m2, 1e-12);
+    }
+  }
+}
+
+TEST_CASE("NaN samples: min and max skip them after the first sample, the mean turns NaN") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const std::size_t at : {1U, 5U, 16U, 40U, 99U}) {
+    CAPTURE(at);
+    std::vector<double> x(100);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 37) - 10.0;
+    x[at] = nan;
+    const std::vector<float> narrow(x.begin(), x.end());
+    for (const Moments& m : {moments_of(std::span<const double>(x)), moments_of(std::span<const float>(narrow))}) {
+      CHECK(m.count == 100);
+      CHECK(m.min == -10.0);
+      CHECK(m.max == 26.0);
+      CHECK(std::isnan(m.mean));
+    }
+  }
+  std::vector<double> first(50, 1.0);
+  first[0] = nan;
+  const std::vector<float> narrow(first.begin(), first.end());
+  for (const Moments& m : {moments_of(std::span<const double>(first)), moments_of(std::span<const float>(narrow))}) {
+    CHECK(std::isnan(m.min));
+    CHECK(std::isnan(m.max));
+    CHECK(std::isnan(m.mean));
+  }
+}
+
+TEST_CASE("f32 block aggregates merged across blocks equal the aggregate of the whole run") {
+  std::mt19937_64 rng(22);
+  std::uniform_real_distribution<float> uniform(-2.0F, 5.0F);
+  std::vector<float> x(100'003);
+  for (float& v : x) v = uniform(rng);
+  Moments total;
+  for (std::size_t at = 0; at < x.size(); at += 4096)
+    total = merge(total, moments_of(std::span<const float>(x.data() + at, std::min<std::size_t>(4096, x.size() - at))));
+  check_against(total, std::vector<double>(x.begin(), x.end()), 1e-12);
 }
 
 TEST_CASE("a window of 0 blocks is refused") {

@@ -121,4 +121,76 @@ TEST_CASE("a roll-back shrinks the dataset to the last durable point and appends
   CHECK(read_all(column->id()) == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 42, -1, -1});
 }
 
+TEST_CASE("direct chunk writes leave the same dataset as H5Dwrite, falling back where a flush handed part over") {
+  TempDir dir;
+  constexpr std::uint64_t kChunk = 16, kSlack = 7;
+  for (const std::uint64_t cols : {std::uint64_t{0}, std::uint64_t{3}}) {
+    CAPTURE(cols);
+    const std::uint64_t per_row = cols > 0 ? cols : 1;
+    std::vector<std::vector<std::int32_t>> contents;
+    std::vector<std::uint64_t> direct;
+    for (const bool use_direct : {false, true}) {
+      const std::string file =
+          (dir.path() / ("d" + std::to_string(cols) + (use_direct ? "d" : "s") + ".h5")).string();
+      weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+      REQUIRE(f.valid());
+      ColumnSpec spec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4 * per_row, kChunk, kSlack, 0, false};
+      spec.cols = cols;
+      spec.direct = use_direct;
+      auto column = Column::create(f.get(), spec, file + " /x");
+      REQUIRE(column);
+      std::mt19937_64 rng(11);
+      std::int32_t next = 0;
+      for (int i = 0; i < 300; ++i) {
+        const auto rows = static_cast<std::uint64_t>(rng() % kSlack) + 1;
+        std::vector<std::int32_t> values(rows * per_row);
+        std::iota(values.begin(), values.end(), next);
+        next += static_cast<std::int32_t>(values.size());
+        std::memcpy(column->stage_end(), values.data(), values.size() * sizeof(std::int32_t));
+        column->commit(rows);
+        if (column->chunk_ready()) REQUIRE(column->write_chunks());
+        if (rng() % 16 == 0) REQUIRE(column->write_partial());
+      }
+      REQUIRE(column->write_partial());
+      weir::h5::Space space{H5Dget_space(column->id())};
+      hsize_t dims[2] = {0, 0};
+      REQUIRE(H5Sget_simple_extent_dims(space.get(), dims, nullptr) == (cols > 0 ? 2 : 1));
+      CHECK(dims[0] == column->size());
+      std::vector<std::int32_t> out(dims[0] * per_row);
+      REQUIRE(H5Dread(column->id(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0);
+      std::vector<std::int32_t> expected(out.size());
+      std::iota(expected.begin(), expected.end(), 0);
+      CHECK(out == expected);
+      contents.push_back(std::move(out));
+      direct.push_back(column->direct_chunks());
+      if (use_direct) {
+        const std::uint64_t whole = column->size() / kChunk;
+        CHECK(column->direct_chunks() > 0);
+        CHECK(column->direct_chunks() < whole);  // chunks a partial flush had begun went through H5Dwrite
+      }
+    }
+    CHECK(contents[0] == contents[1]);
+    CHECK(direct[0] == 0);
+  }
+}
+
+TEST_CASE("a column whose memory type differs from its file type never writes chunks directly") {
+  TempDir dir;
+  const std::string file = (dir.path() / "t.h5").string();
+  weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+  ColumnSpec spec{"x", H5T_NATIVE_INT64, H5T_NATIVE_INT32, 4, 8, 1, 0, false};
+  spec.direct = true;
+  auto column = Column::create(f.get(), spec, file + " /x");
+  REQUIRE(column);
+  for (std::int32_t v = 0; v < 40; ++v) {
+    std::memcpy(column->stage_end(), &v, sizeof v);
+    column->commit(1);
+    if (column->chunk_ready()) REQUIRE(column->write_chunks());
+  }
+  CHECK(column->direct_chunks() == 0);
+  std::vector<std::int32_t> expected(40);
+  std::iota(expected.begin(), expected.end(), 0);
+  CHECK(read_all(column->id()) == expected);  // converted by HDF5 to int64 and back
+}
+
 }  // TEST_SUITE

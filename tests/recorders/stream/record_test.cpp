@@ -132,6 +132,63 @@ TEST_CASE("record() writes every published block and each sampled key change, an
   CHECK(summary->channels[0].bytes == kBlocks * kBlock * sizeof(float));
 }
 
+TEST_CASE("the same blocks recorded by direct chunk writes and through H5Dwrite give identical datasets" *
+          doctest::timeout(30)) {
+  ScratchArena scratch("recd");
+  TempDir dir;
+  constexpr std::uint64_t kHeld = 1000;  // more than 7 whole chunks of 128 blocks, and a partial one
+  const acq::SimOptions sim = sim_options({"adc0", "adc1"}, kHeld);
+  for (const std::string& name : sim.channels) {
+    core::ChannelSpec spec;
+    spec.name = name;
+    spec.rate_hz = sim.rate_hz;
+    spec.samples_per_block = sim.block_samples;
+    spec.ring_blocks = 1024;  // holds every block: both recordings read the same ones from the ring
+    REQUIRE(core::create_channel(scratch.arena(), spec));
+  }
+  {
+    SimWriter writer(scratch.arena(), sim);
+    CHECK(writer.finish().blocks_published == kHeld * 2);
+  }
+  std::vector<std::string> files;
+  for (const bool staged : {true, false}) {
+    rec::RecordOptions options;
+    options.channels = {"adc*"};
+    options.out = (dir.path() / (staged ? "staged.h5" : "direct.h5")).string();
+    options.from_oldest = true;
+    options.flush_ms = 1;  // flushes in the middle of chunks: those chunks take the H5Dwrite path either way
+    options.staged_writes = staged;
+    rec::RecordControl control;
+    control.stop = true;  // drains every block the rings hold, then stops
+    auto summary = rec::record(scratch.arena(), options, control);
+    REQUIRE_MESSAGE(summary, (summary ? "" : summary.error().what));
+    CHECK(summary->error == "");
+    CHECK(summary->blocks == kHeld * 2);
+    REQUIRE(summary->files.size() == 1);
+    files.push_back(summary->files[0]);
+  }
+  h5::File staged{H5Fopen(files[0].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
+  h5::File direct{H5Fopen(files[1].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
+  REQUIRE(staged.valid());
+  REQUIRE(direct.valid());
+  for (std::size_t c = 0; c < sim.channels.size(); ++c) {
+    const std::string base = "/entry/" + sim.channels[c];
+    const auto data = read_dataset<float>(direct.get(), base + "/data", H5T_NATIVE_FLOAT);
+    REQUIRE(data.size() == kHeld * kBlock);
+    CHECK(data == read_dataset<float>(staged.get(), base + "/data", H5T_NATIVE_FLOAT));
+    const std::vector<float> expected = reference_samples(sim, c, 0, kHeld * kBlock);
+    CHECK(std::memcmp(data.data(), expected.data(), data.size() * sizeof(float)) == 0);
+    for (const char* table : {"block_sequence", "block_offset", "block_realtime_ns", "block_monotonic_ns"})
+      CHECK_MESSAGE(read_dataset<std::uint64_t>(direct.get(), base + "/" + table, H5T_NATIVE_UINT64) ==
+                        read_dataset<std::uint64_t>(staged.get(), base + "/" + table, H5T_NATIVE_UINT64),
+                    table);
+    for (const char* table : {"block_samples", "block_flags"})
+      CHECK_MESSAGE(read_dataset<std::uint32_t>(direct.get(), base + "/" + table, H5T_NATIVE_UINT32) ==
+                        read_dataset<std::uint32_t>(staged.get(), base + "/" + table, H5T_NATIVE_UINT32),
+                    table);
+  }
+}
+
 TEST_CASE("the benchmark hooks record the blocks they time" * doctest::timeout(30)) {
   TempDir dir;
   bench::RecorderBenchOptions o;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ struct ShardArgs {
   std::string instance;
   double duration_s = 0;
   double watchdog_s = sh::kDefaultWatchdogS;
+  double batch_ms = static_cast<double>(sh::kDefaultBatchNs) / 1e6;
   std::string describe;
   bool list = false;
   bool json = false;
@@ -143,8 +145,11 @@ void print_started(const std::string& where, const sh::HostOptions& o, const std
 }
 
 void print_summary(const sh::HostReport& r) {
-  fmt::print("shard {} {} after {:.3f} s\n", r.kind, r.stopped ? "stopped by a signal" : "reached its duration",
-             r.elapsed_s);
+  fmt::print("shard {} {} after {:.3f} s; woke {} times{}\n", r.kind,
+             r.stopped ? "stopped by a signal" : "reached its duration", r.elapsed_s, r.wakes,
+             r.batch_sleep_ns > 0 ? fmt::format(" (gathering blocks for {:.1f} ms while they stream)",
+                                                static_cast<double>(r.batch_sleep_ns) / 1e6)
+                                  : std::string(" (once per block at most)"));
   for (const auto& i : r.instances)
     fmt::print("  {}: blocks in {}, out {}, lost {}, skipped {}, errors {}; process p50 {}, p99 {}\n", i.instance,
                i.blocks_in, i.blocks_out, i.blocks_lost, i.blocks_skipped, i.errors, us(i.p50_ns), us(i.p99_ns));
@@ -176,6 +181,8 @@ void print_summary_json(const std::string& where, const sh::HostReport& r) {
       .boolean("by_label", r.by_label)
       .boolean("stopped", r.stopped)
       .real("elapsed_s", r.elapsed_s)
+      .number("wakes", r.wakes)
+      .real("batch_ms", static_cast<double>(r.batch_sleep_ns) / 1e6)
       .raw("instances", instances.str());
   print_json(out);
 }
@@ -204,6 +211,7 @@ int run_shard(const ShardArgs& args) {
   o.instance = args.instance;
   o.duration_s = args.duration_s;
   o.watchdog_s = args.watchdog_s;
+  o.batch_ns = std::llround(args.batch_ms * 1e6);
   if (!args.json) o.on_started = [&](const std::vector<sh::InstanceReport>& list) { print_started(args.where, o, list); };
 
   auto arena = open_arena(args.where, Access::read_write);
@@ -240,6 +248,11 @@ void add_shard_command(CLI::App& app, Action& action) {
   sub->add_option("--watchdog", args->watchdog_s, "abort the host when one block takes longer (seconds, 0: off)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, kMaxSeconds));
+  sub->add_option("--batch-ms", args->batch_ms,
+                  "while blocks stream in, gather them this long between wake-ups (ms, 0: wake per block; adds as "
+                  "much latency)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
   sub->add_option("--describe", args->describe, "print the parameters of a kind or .so and exit");
   sub->add_flag("--list", args->list, "print the built-in kinds and exit");
   add_json_flag(*sub, args->json);

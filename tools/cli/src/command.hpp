@@ -75,5 +75,9 @@ void add_udp_commands(CLI::App& app, Action& action);
 void add_run_commands(CLI::App& app, Action& action);
 /// Registers scpi and serial. Requires: `action` outlives app.parse().
 void add_instrument_commands(CLI::App& app, Action& action);
+/// Registers bridge send, recv and keygen. Requires: `action` outlives app.parse().
+void add_bridge_commands(CLI::App& app, Action& action);
+/// Registers serve. Requires: `action` outlives app.parse().
+void add_serve_command(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

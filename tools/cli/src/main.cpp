@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   add_check_command(app, action);
   add_run_commands(app, action);
   add_instrument_commands(app, action);
+  add_bridge_commands(app, action);
+  add_serve_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 #include "weir/supervisor/run_pipeline.hpp"
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,9 +38,14 @@ void on_hup(int) { reload_requested.store(true, std::memory_order_relaxed); }
 // Log lines and the live status line share the terminal: a log line first clears the status line.
 class Console {
  public:
-  Console() : tty_(isatty(STDOUT_FILENO) != 0) {}
+  explicit Console(std::function<void(const std::string&)> sink)
+      : sink_(std::move(sink)), tty_(!sink_ && isatty(STDOUT_FILENO) != 0) {}
   [[nodiscard]] bool tty() const noexcept { return tty_; }
   void log(const std::string& line) {
+    if (sink_) {
+      sink_(line);
+      return;
+    }
     fmt::print("{}{}\n", tty_ && status_shown_ ? "\r\033[K" : "", line);
     status_shown_ = false;
     std::fflush(stdout);
@@ -54,6 +61,7 @@ class Console {
   }
 
  private:
+  std::function<void(const std::string&)> sink_;
   bool tty_;
   bool status_shown_ = false;
 };
@@ -200,9 +208,23 @@ void wait_for_channels(const core::Arena& arena, const config::Resolved& resolve
   }
 }
 
+double process_cpu_s() noexcept {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+int allowed_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
 }  // namespace
 
-core::Result<void> run_pipeline(const RunOptions& args) {
+core::Result<RunReport> run_pipeline(const RunOptions& args) {
   auto loaded = load(args.file);
   if (!loaded) return tl::make_unexpected(loaded.error());
   auto arena = prepare_arena(loaded->pipeline, args.replace);
@@ -223,12 +245,14 @@ core::Result<void> run_pipeline(const RunOptions& args) {
   sigemptyset(&hup_action.sa_mask);
   sigaction(SIGHUP, &hup_action, nullptr);
 
-  Console console;
+  const double cpu_at_start = process_cpu_s();
+  Console console(args.log);
   Supervisor supervisor([&console](const std::string& line) { console.log(line); });
   console.log(fmt::format("weir run {}: arena '{}', {} part(s)", args.file, loaded->pipeline.arena.name,
                           loaded->parts.size()));
   const auto grace_ns = static_cast<std::int64_t>(args.grace_s * 1e9);
   bool recorders_started = false;
+  const std::int64_t first_start = core::monotonic_ns();
   for (const PartPlan& plan : loaded->parts) {
     if (plan.role == PartRole::record && !recorders_started) {
       // Shards create their output channels as they start: recorders that match them start after.
@@ -243,11 +267,25 @@ core::Result<void> run_pipeline(const RunOptions& args) {
     if (writer.rfind("driver", 0) == 0) sources.insert(channel);
   RunStatus status(*arena, sources);
   const std::int64_t start = core::monotonic_ns();
+  const auto source_samples = [&] {
+    std::uint64_t n = 0;
+    for (const auto& c : core::list_channels(*arena))
+      if (sources.count(c.name) != 0) n += c.samples_written;
+    return n;
+  };
+  // The input rate is measured from here on: the drivers have started by then.
+  const std::int64_t mark_at = start + std::min<std::int64_t>(1'000'000'000, static_cast<std::int64_t>(args.duration_s * 0.25e9));
+  std::int64_t mark_ns = 0;
+  std::uint64_t mark_samples = 0;
   std::int64_t next_status = start + 1'000'000'000;
   std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
   while (stop_signals.load(std::memory_order_relaxed) == 0) {
     supervisor.tick(100);
     const std::int64_t now = core::monotonic_ns();
+    if (mark_ns == 0 && now >= mark_at) {
+      mark_samples = source_samples();
+      mark_ns = core::monotonic_ns();
+    }
     if (args.duration_s > 0 && static_cast<double>(now - start) / 1e9 >= args.duration_s) break;
     if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args.file, *loaded, supervisor, console, grace_ns);
     if (console.tty() && now >= next_status) {
@@ -273,30 +311,49 @@ core::Result<void> run_pipeline(const RunOptions& args) {
       nanosleep(&pause, nullptr);
     }
   });
-  std::string summary;
+  RunReport report;
   RunTotals totals;
   supervisor.stop_all(grace_ns, [&] {
+    const std::int64_t drivers_stopped = core::monotonic_ns();
+    report.source_s = static_cast<double>(drivers_stopped - first_start) / 1e9;
+    if (mark_ns != 0 && drivers_stopped > mark_ns)
+      report.source_rate_hz = static_cast<double>(source_samples() - mark_samples) * 1e9 /
+                              static_cast<double>(drivers_stopped - mark_ns);
     wait_drained(*arena, grace_ns, console);
-    summary = status.summary();
-    totals = status.sample();  // while the consumers are still registered
+    report.channels = core::list_channels(*arena);  // while the consumers are still registered
+    totals = status.sample();
   });
   stopped.store(true);
   second_signal.join();
-  console.log(fmt::format("run summary ({:.1f} s):", static_cast<double>(core::monotonic_ns() - start) / 1e9));
-  const double run_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
-  for (const auto& p : supervisor.parts())
-    console.log(fmt::format("  {:<32} {:<10} restarts {}{}{}", p->plan.title, part_status_name(p->status), p->restarts,
-                            p->last_exit.empty() ? "" : ", last " + p->last_exit,
-                            p->plan.thread ? std::string{}
-                                           : fmt::format(", cpu {:.1f} s ({:.0f} % of a core)", p->cpu_s,
-                                                         run_s > 0 ? 100 * p->cpu_s / run_s : 0.0)));
+  report.run_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
+  report.cpus = allowed_cpus();
+  report.parts = part_costs(supervisor, loaded->pipeline, loaded->resolved, report.channels);
+  report.supervisor_cpu_s = process_cpu_s() - cpu_at_start;
+  for (const PartCost& p : report.parts)
+    if (p.thread) report.supervisor_cpu_s -= p.cpu_s;
+  report.supervisor_cpu_s = std::max(report.supervisor_cpu_s, 0.0);
+  report.lost = totals.lost;
+  report.dropped = totals.dropped;
+  report.errors = totals.errors;
+  report.disk_bytes = totals.disk_bytes;
+  const double run_s = report.run_s;
+  console.log(fmt::format("run summary ({:.1f} s):", run_s));
+  for (std::size_t i = 0; i < supervisor.parts().size(); ++i) {
+    const PartState& p = *supervisor.parts()[i];
+    const PartCost& cost = report.parts[i];
+    console.log(fmt::format("  {:<32} {:<10} restarts {}{}, cpu {:.1f} s ({:.0f} % of a core){}{}", p.plan.title,
+                            part_status_name(p.status), p.restarts, p.last_exit.empty() ? "" : ", last " + p.last_exit,
+                            p.cpu_s, run_s > 0 ? 100 * p.cpu_s / run_s : 0.0, p.plan.thread ? ", a thread" : "",
+                            cost.samples != 0 ? fmt::format(", {:.2f} ns/sample", cost.ns_per_sample()) : std::string{}));
+  }
+  std::string summary = RunStatus::summary(report.channels) + budget_table(report);
   for (std::size_t nl = 0; !summary.empty() && (nl = summary.find('\n')) != std::string::npos; summary.erase(0, nl + 1))
     console.log(summary.substr(0, nl));
   console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,
                           totals.dropped, totals.errors, static_cast<double>(totals.disk_bytes) / 1048576.0));
   (void)kv.del(kRunPidKey);
   if (remove_at_end) (void)core::Arena::remove(loaded->pipeline.arena.name);
-  return {};
+  return report;
 }
 
 ReloadResult request_reload(const core::Arena& arena) {

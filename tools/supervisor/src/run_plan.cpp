@@ -1,5 +1,7 @@
 #include "run_plan.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -44,7 +46,7 @@ std::string number(double v) {
 }
 
 Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
-  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), {}, d.thread, d.max_restarts, d.origin};
+  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), d.kind, {}, d.thread, d.cpu, d.max_restarts, d.origin};
   if (const std::string subcommand = driver_subcommand(d.kind); !subcommand.empty()) {
     plan.args = {subcommand, p.arena.name, "--pipeline", p.file, "--part", d.name};
     return plan;
@@ -85,15 +87,16 @@ Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl
 }
 
 PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
-  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), {}, s.thread, s.max_restarts, s.origin};
+  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), s.kind, {}, s.thread, s.cpu, s.max_restarts, s.origin};
   plan.args = {"shard", p.arena.name, s.kind, "--input", s.input, "--policy", s.policy, "--instance", s.name};
   if (!s.output.empty()) plan.args.insert(plan.args.end(), {"--output", s.output});
+  if (s.batch_ms >= 0) plan.args.insert(plan.args.end(), {"--batch-ms", number(s.batch_ms)});
   for (const auto& [key, value] : s.params) plan.args.insert(plan.args.end(), {"--param", fmt::format("{}={}", key, value)});
   return plan;
 }
 
 PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
-  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), {}, r.thread, r.max_restarts, r.origin};
+  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), r.kind, {}, r.thread, r.cpu, r.max_restarts, r.origin};
   plan.args = {"record", p.arena.name, "--channels"};
   plan.args.insert(plan.args.end(), r.channels.begin(), r.channels.end());
   if (!r.keys.empty()) {
@@ -106,6 +109,31 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
                                      "--wait-for-channels"});
   add_params(plan.args, r.params);
   return plan;
+}
+
+// The CPUs this process may run on, as "0-1" or "0,2,5" for messages.
+std::string allowed_cpus(const cpu_set_t& set) {
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += (out.empty() ? "" : ",") + (last == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, last));
+    c = last;
+  }
+  return out;
+}
+
+// A part pinned to a CPU this process may not use would be refused by the kernel only once it starts.
+Result<void> check_cpu(const PartPlan& plan) {
+  if (plan.cpu < 0) return {};
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};  // cannot tell: the start will say
+  if (plan.cpu < CPU_SETSIZE && CPU_ISSET(static_cast<std::size_t>(plan.cpu), &allowed)) return {};
+  return tl::make_unexpected(config::error_at(
+      plan.origin, fmt::format("{}: cpu = {}, but this machine lets weir run only on CPU(s) {}", plan.title, plan.cpu,
+                               allowed_cpus(allowed))));
 }
 
 }  // namespace
@@ -124,6 +152,8 @@ Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config
   }
   for (const auto& s : p.shards) out.push_back(shard_plan(p, s));
   for (const auto& r : p.records) out.push_back(record_plan(p, r));
+  for (const PartPlan& plan : out)
+    if (auto ok = check_cpu(plan); !ok) return tl::make_unexpected(ok.error());
   return out;
 }
 

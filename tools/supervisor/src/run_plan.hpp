@@ -15,12 +15,14 @@ struct PartPlan {
   PartRole role = PartRole::driver;
   std::string name;               // unique within the pipeline
   std::string title;              // `shard "fft:adc0"`, for logs
+  std::string kind;               // "sim", "fft", "hdf5", ...: what the part runs
   std::vector<std::string> args;  // the weir subcommand and its arguments, without the program
   bool thread = false;
+  int cpu = -1;                   // the CPU it is pinned to (sched_setaffinity); -1: not pinned
   int max_restarts = 5;
   config::Origin origin;
   /// True when the two plans would run the same thing (a reload leaves it running).
-  [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread; }
+  [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread && cpu == other.cpu; }
 };
 
 /// The parts of a resolved pipeline in start order (drivers, shards, recorders), for the arena at

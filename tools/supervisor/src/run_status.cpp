@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -57,15 +58,124 @@ std::string RunStatus::line(const RunTotals& t, const Supervisor& s, double elap
                      static_cast<double>(t.disk_bytes) / 1048576.0);
 }
 
-std::string RunStatus::summary() const {
+std::string RunStatus::summary() const { return summary(core::list_channels(*arena_)); }
+
+std::string RunStatus::summary(const std::vector<core::ChannelInfo>& channels) {
   std::string out;
-  for (const auto& c : core::list_channels(*arena_)) {
+  for (const auto& c : channels) {
     out += fmt::format("  channel {:<20} written {} blocks ({} samples), dropped at source {}\n", c.name,
                        c.blocks_written, c.samples_written, c.dropped_at_source);
     for (const auto& k : c.consumers)
       out += fmt::format("    {:<24} {:<9} read {} lost {}{}\n", k.name, core::policy_name(k.policy), k.blocks_read,
                          k.blocks_lost, k.bytes_out != 0 ? fmt::format(" wrote {:.1f} MiB", static_cast<double>(k.bytes_out) / 1048576.0) : "");
   }
+  return out;
+}
+
+}  // namespace weir::supervisor
+
+namespace weir::supervisor {
+
+namespace {
+
+const core::ChannelInfo* find(const std::vector<core::ChannelInfo>& channels, const std::string& name) {
+  for (const auto& c : channels)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+void add_consumer(PartCost& cost, const core::ChannelInfo& c, const core::ConsumerInfo& k) {
+  cost.samples += k.samples_read;
+  cost.blocks += k.blocks_read;
+  cost.lost += k.blocks_lost;
+  cost.proc_p50_ns = std::max(cost.proc_p50_ns, k.proc_p50_ns);
+  if (cost.samples_per_block == 0) cost.samples_per_block = c.samples_per_block;
+}
+
+const std::vector<std::string>& inputs_of(const std::map<std::string, std::vector<std::string>>& m, const std::string& part) {
+  static const std::vector<std::string> kNone;
+  const auto it = m.find(part);
+  return it == m.end() ? kNone : it->second;
+}
+
+}  // namespace
+
+std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pipeline& pipeline,
+                                 const config::Resolved& resolved, const std::vector<core::ChannelInfo>& channels) {
+  std::vector<PartCost> out;
+  for (const auto& p : supervisor.parts()) {
+    const PartPlan& plan = p->plan;
+    PartCost cost;
+    cost.name = plan.name;
+    cost.title = plan.title;
+    cost.role = role_name(plan.role);
+    cost.kind = plan.kind;
+    cost.thread = plan.thread;
+    cost.cpu = plan.cpu;
+    cost.cpu_s = p->cpu_s;
+    switch (plan.role) {
+      case PartRole::driver:
+        for (const auto& d : pipeline.drivers) {
+          if (d.name != plan.name) continue;
+          for (const auto& name : d.channels)
+            if (const core::ChannelInfo* c = find(channels, name)) {
+              cost.samples += c->samples_written;
+              cost.blocks += c->blocks_written;
+              cost.lost += c->dropped_at_source;
+              if (cost.samples_per_block == 0) cost.samples_per_block = c->samples_per_block;
+            }
+        }
+        break;
+      case PartRole::shard:
+        for (const auto& name : inputs_of(resolved.shard_inputs, plan.name))
+          if (const core::ChannelInfo* c = find(channels, name))
+            for (const auto& k : c->consumers)
+              if (k.name == plan.name || k.name == plan.name + "." + name) add_consumer(cost, *c, k);
+        break;
+      case PartRole::record:
+        for (const auto& name : inputs_of(resolved.record_inputs, plan.name))
+          if (const core::ChannelInfo* c = find(channels, name))
+            for (const auto& k : c->consumers)
+              if (k.kind.rfind("record:", 0) == 0) add_consumer(cost, *c, k);
+        break;
+    }
+    out.push_back(std::move(cost));
+  }
+  return out;
+}
+
+std::string budget_table(const RunReport& report) {
+  struct Stage {
+    int parts = 0;
+    double cpu_s = 0;
+    std::uint64_t samples = 0, blocks = 0, lost = 0;
+  };
+  std::vector<std::pair<std::string, Stage>> stages;  // in the order parts started
+  double used_s = report.supervisor_cpu_s;
+  for (const PartCost& p : report.parts) {
+    const std::string stage = p.role + " " + p.kind;
+    auto it = std::find_if(stages.begin(), stages.end(), [&](const auto& s) { return s.first == stage; });
+    if (it == stages.end()) it = stages.insert(stages.end(), {stage, Stage{}});
+    ++it->second.parts;
+    it->second.cpu_s += p.cpu_s;
+    it->second.samples += p.samples;
+    it->second.blocks += p.blocks;
+    it->second.lost += p.lost;
+    used_s += p.cpu_s;
+  }
+  const double had_s = report.run_s * std::max(report.cpus, 1);
+  const auto pct = [](double part, double whole) { return whole > 0 ? 100 * part / whole : 0.0; };
+  std::string out = fmt::format(
+      "  CPU budget: {:.1f} CPU-s used of {:.1f} ({} CPU(s) x {:.1f} s), {:.0f} %\n"
+      "    {:<22} {:>5} {:>8} {:>7} {:>7} {:>10} {:>10} {:>8}\n",
+      used_s, had_s, report.cpus, report.run_s, pct(used_s, had_s), "stage", "parts", "cpu s", "% used", "% had",
+      "ns/sample", "blocks", "lost");
+  for (const auto& [name, s] : stages)
+    out += fmt::format("    {:<22} {:>5} {:>8.2f} {:>6.1f}% {:>6.1f}% {:>10.2f} {:>10} {:>8}\n", name, s.parts, s.cpu_s,
+                       pct(s.cpu_s, used_s), pct(s.cpu_s, had_s),
+                       s.samples != 0 ? s.cpu_s * 1e9 / static_cast<double>(s.samples) : 0.0, s.blocks, s.lost);
+  out += fmt::format("    {:<22} {:>5} {:>8.2f} {:>6.1f}% {:>6.1f}%\n", "weir run itself", 1, report.supervisor_cpu_s,
+                     pct(report.supervisor_cpu_s, used_s), pct(report.supervisor_cpu_s, had_s));
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "run_supervisor.hpp"
+#include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/supervisor/run_pipeline.hpp"
 
 namespace weir::supervisor {
 
@@ -31,6 +33,8 @@ class RunStatus {
   [[nodiscard]] static std::string line(const RunTotals& t, const Supervisor& s, double elapsed_s);
   /// A table per channel and consumer, for the end of the run.
   [[nodiscard]] std::string summary() const;
+  /// The same from a snapshot of the channels.
+  [[nodiscard]] static std::string summary(const std::vector<core::ChannelInfo>& channels);
 
  private:
   const core::Arena* arena_;
@@ -38,5 +42,13 @@ class RunStatus {
   std::uint64_t last_samples_ = 0, last_bytes_ = 0;
   std::int64_t last_ns_ = 0;
 };
+
+/// Each part's CPU time next to what it handled: drivers by their channels' counters, shards by
+/// their consumer rows (named after the part, or "<part>.<channel>" for a label), recorders by the
+/// rows of kind "record:*" on the channels they record. `channels`: a snapshot taken once the run
+/// drained, before the shards and recorders left. Thread: any.
+[[nodiscard]] std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pipeline& pipeline,
+                                               const config::Resolved& resolved,
+                                               const std::vector<core::ChannelInfo>& channels);
 
 }  // namespace weir::supervisor

@@ -1,6 +1,8 @@
 #include "run_supervisor.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -33,6 +35,20 @@ std::string describe_status(int status) {
     return name != nullptr ? fmt::format("killed by SIG{}", name) : fmt::format("killed by {}", WTERMSIG(status));
   }
   return "ended";
+}
+
+// The calling thread's CPU time so far.
+std::int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+cpu_set_t one_cpu(int cpu) noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<std::size_t>(cpu), &set);
+  return set;
 }
 
 }  // namespace
@@ -75,10 +91,22 @@ void Supervisor::start(PartState& part) {
   if (part.plan.thread) {
     part.thread_stop = std::make_unique<std::atomic<bool>>(false);
     part.thread_exit = std::make_unique<std::atomic<int>>(-1);
+    part.thread_cpu_ns = std::make_unique<std::atomic<std::int64_t>>(0);
     part.thread = std::make_unique<std::thread>([main = part.thread_main, stop = part.thread_stop.get(),
-                                                 exit_code = part.thread_exit.get()] { exit_code->store(main(*stop)); });
+                                                 exit_code = part.thread_exit.get(), cpu_ns = part.thread_cpu_ns.get()] {
+      const int code = main(*stop);
+      cpu_ns->store(thread_cpu_ns(), std::memory_order_relaxed);  // ordered by the release store below
+      exit_code->store(code, std::memory_order_release);          // the supervisor joins after seeing it
+    });
     part.status = PartStatus::running;
-    say(fmt::format("started {} as a thread", part.plan.title));
+    std::string pinned;
+    if (part.plan.cpu >= 0) {
+      const cpu_set_t set = one_cpu(part.plan.cpu);
+      const int rc = pthread_setaffinity_np(part.thread->native_handle(), sizeof set, &set);
+      pinned = rc == 0 ? fmt::format(" on CPU {}", part.plan.cpu)
+                       : fmt::format(" (cannot pin it to CPU {}: {})", part.plan.cpu, std::strerror(rc));
+    }
+    say(fmt::format("started {} as a thread{}", part.plan.title, pinned));
     return;
   }
   int fds[2];
@@ -105,6 +133,13 @@ void Supervisor::start(PartState& part) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    if (part.plan.cpu >= 0) {
+      const cpu_set_t set = one_cpu(part.plan.cpu);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) {
+        const std::string why = fmt::format("cannot pin to CPU {}: {}\n", part.plan.cpu, std::strerror(errno));
+        (void)!write(STDERR_FILENO, why.data(), why.size());
+      }
+    }
     execv("/proc/self/exe", argv.data());
     _exit(127);
   }
@@ -118,7 +153,14 @@ void Supervisor::start(PartState& part) {
   part.pid = pid;
   part.out_fd = fds[0];
   part.status = PartStatus::running;
-  say(fmt::format("started {} (pid {}): weir {}", part.plan.title, pid, fmt::join(part.plan.args, " ")));
+  say(fmt::format("started {} (pid {}{}): weir {}", part.plan.title, pid,
+                  part.plan.cpu >= 0 ? fmt::format(", CPU {}", part.plan.cpu) : std::string{}, fmt::join(part.plan.args, " ")));
+}
+
+void Supervisor::joined(PartState& part) {
+  part.thread->join();
+  part.thread.reset();
+  part.cpu_s += static_cast<double>(part.thread_cpu_ns->load(std::memory_order_relaxed)) / 1e9;  // join orders it
 }
 
 void Supervisor::drain_output(PartState& part, bool all) {
@@ -195,11 +237,9 @@ void Supervisor::tick(int timeout_ms) {
         drain_output(part, true);
         ended(part, describe_status(status), WIFEXITED(status) && WEXITSTATUS(status) == 0);
       }
-    } else if (part.thread && part.thread_exit->load() >= 0) {
-      part.thread->join();
-      const int code = part.thread_exit->load();
-      part.thread.reset();
-      ended(part, fmt::format("exit {}", code), code == 0);
+    } else if (part.thread && part.thread_exit->load(std::memory_order_acquire) >= 0) {
+      joined(part);
+      ended(part, fmt::format("exit {}", part.thread_exit->load()), part.thread_exit->load() == 0);
     }
     if (part.status == PartStatus::backoff && !stopping_ && core::monotonic_ns() >= part.next_start_ns) {
       ++part.restarts;
@@ -232,8 +272,7 @@ void Supervisor::stop_part(PartState& part, std::int64_t grace_ns) {
   }
   if (part.thread) {
     part.thread_stop->store(true);
-    part.thread->join();
-    part.thread.reset();
+    joined(part);
     part.last_exit = fmt::format("exit {}", part.thread_exit->load());
   }
   part.status = PartStatus::stopped;

@@ -38,12 +38,13 @@ struct PartState {
   std::unique_ptr<std::thread> thread;
   std::unique_ptr<std::atomic<bool>> thread_stop;
   std::unique_ptr<std::atomic<int>> thread_exit;  // -1 while running
+  std::unique_ptr<std::atomic<std::int64_t>> thread_cpu_ns;  // the thread's CPU time, stored as it ends
   int restarts = 0;        // over the whole run
   int failures_in_row = 0;
   std::int64_t started_ns = 0;
   std::int64_t next_start_ns = 0;
   std::string last_exit;   // "exit 1", "killed by SIGSEGV"
-  double cpu_s = 0;        // user + system CPU of its processes that ended (all restarts)
+  double cpu_s = 0;        // user + system CPU of its processes (or threads) that ended (all restarts)
 };
 
 class Supervisor {
@@ -71,6 +72,7 @@ class Supervisor {
 
  private:
   void start(PartState& part);
+  void joined(PartState& part);
   void ended(PartState& part, const std::string& how, bool clean);
   void drain_output(PartState& part, bool all);
   void stop_part(PartState& part, std::int64_t grace_ns);

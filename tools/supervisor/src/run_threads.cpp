@@ -1,5 +1,6 @@
 #include "run_threads.hpp"
 
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -70,6 +71,7 @@ core::Result<ThreadMain> thread_main_for(const config::Pipeline& p, const PartPl
     if (!policy) return tl::make_unexpected(policy.error());
     o.policy = *policy;
     o.instance = s.name;
+    if (s.batch_ms >= 0) o.batch_ns = std::llround(s.batch_ms * 1e6);
     const std::string where = p.arena.name;
     return ThreadMain{[where, o](const std::atomic<bool>& stop) {
       auto arena = core::Arena::open(where);

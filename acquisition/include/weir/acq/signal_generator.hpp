@@ -3,9 +3,11 @@
 // sine, square, linear chirp, gaussian noise, and detector pulses (Poisson arrivals, fast rise,
 // exponential decay, pulse heights from a line-plus-continuum spectrum, baseline noise).
 //
-// Reproducibility: every random draw comes from one std::mt19937_64 seeded with SignalConfig::seed,
-// turned into numbers by this file's own code (53-bit uniforms, Box-Muller normals), not by the
-// standard library's distributions, whose output differs between library implementations. The
+// Reproducibility: every random draw comes from generators seeded with SignalConfig::seed and
+// turned into numbers by this module's own code, not by the standard library's distributions, whose
+// output differs between library implementations: gaussian noise (the noise signal and the pulses'
+// baseline) from detail::GaussianBatch (vectorised xoshiro256+ and Box-Muller in float), everything
+// else from one std::mt19937_64 (53-bit uniforms, Box-Muller normals in double). The
 // same seed and configuration therefore give bit-identical samples for a given build and libm, in
 // any block size: the n-th sample does not depend on how the stream was cut into blocks.
 #include <cstdint>
@@ -16,6 +18,7 @@
 
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
+#include "weir/acq/detail/gaussian_batch.hpp"
 
 namespace weir::acq {
 
@@ -124,6 +127,7 @@ class SignalGenerator {
 
   SignalConfig config_;
   std::mt19937_64 rng_;
+  detail::GaussianBatch noise_;  // the noise signal and the pulses' baseline noise
   std::vector<float> scratch_;  // one block, for skip()
   std::uint64_t position_ = 0;
   double cycles_ = 0;           // sine, square, chirp: phase in cycles, in [0, 1)

@@ -20,12 +20,15 @@ struct RecorderBenchOptions {
   int compress = 0;                    // shuffle + deflate level (0: none)
   bool prefill = false;                // publish every block first (rings that hold them all), then
                                        // record: the recorder's own speed, no writer running beside it
+  bool staged = false;                 // the recorder hands every data chunk to H5Dwrite, never
+                                       // H5Dwrite_chunk (RecordOptions::staged_writes): the path before
 };
 
 struct RecorderBenchResult {
   double mb_per_s = 0;     // sample bytes / 1e6 / seconds
   std::uint64_t bytes = 0; // sample bytes written
   double seconds = 0;      // from the first block to the closed file
+  double cpu_s = 0;        // the recording thread's CPU time over the same span (prefill: the recorder's own)
   std::uint64_t file_bytes = 0;
 };
 
@@ -40,5 +43,10 @@ struct RecorderBenchResult {
 /// H5Dwrite to a chunked dataset per channel, same chunk size, same file options (libver latest,
 /// SWMR on, H5Fflush every flush_ms). Thread: any; uses HDF5 from this thread.
 [[nodiscard]] core::Result<RecorderBenchResult> bench_baseline(const RecorderBenchOptions& options);
+
+/// The floor: the same bytes (channels x blocks x block_bytes) written with plain write() to one
+/// file in the same directory, a recorder chunk (data_chunk_samples) per call, timed from open to
+/// close (no fsync, as the recorder's flushes do none). Thread: any.
+[[nodiscard]] core::Result<RecorderBenchResult> bench_plain_write(const RecorderBenchOptions& options);
 
 }  // namespace weir::bench

@@ -38,6 +38,7 @@ struct ShardBenchResult {
   std::uint64_t lost = 0;             // should be 0: the consumer is lossless
   std::uint64_t errors = 0;           // process() < 0 or failed output writes
   double elapsed_s = 0;               // first publish to last block processed
+  double cpu_s = 0;                   // this thread's CPU time over the same span (prefill: the host's loop alone)
   double blocks_per_s = 0;
   double samples_per_s = 0;
   std::uint64_t p50_ns = 0, p99_ns = 0;  // process() time per block

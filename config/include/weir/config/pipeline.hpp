@@ -1,11 +1,13 @@
 #pragma once
 // A pipeline: what one Lua file declares (an arena, channels, drivers, shards, recorders), loaded
 // in a restricted Lua state and checked before anything starts. Vocabulary: docs/design/pipelines.md.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weir/core/arena.hpp"
@@ -48,12 +50,21 @@ struct Setting {
   [[nodiscard]] bool is_name_list() const noexcept;  // a table of strings and numbers only, no named entries
 };
 
+inline constexpr int kMaxCpu = 1023;  // the highest CPU number `cpu = N` accepts (CPU_SETSIZE - 1)
+
+/// Shard kinds that run as threads of `weir run` unless the file says `thread = false`: the built-in
+/// kinds, whose code is the project's own (measured: `weir bench pipeline --threads` against
+/// `--processes`). A .so or a Lua function gets a process of its own unless the file says
+/// `thread = true`: a crash or a hang there would take the supervisor with it.
+inline constexpr std::array<std::string_view, 7> kThreadShardKinds{"fft", "filter", "stats", "trigger", "mca", "null", "copy"};
+
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
   std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua"; shard: "fft" | ... | a .so path; record: "hdf5"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
-  bool thread = false;
+  bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
+  int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
   int max_restarts = 5;  // restarts in a row before the supervisor gives up on it
   std::map<std::string, std::string> params;  // every other key, as text (numbers with %.17g)
 };
@@ -70,6 +81,7 @@ struct ShardDecl : PartDecl {
   std::string input;     // a channel (declared or another shard's output) or a label
   std::string output;    // output base; "" = the input's name
   std::string policy = "lossy";
+  double batch_ms = -1;  // `batch_ms`: the host gathers streaming blocks this long per wake-up; -1: its default
 };
 
 struct RecordDecl : PartDecl {

@@ -148,6 +148,19 @@ class VectorStore {
   VectorStatus search(std::span<const float> query, const SearchOptions& options, std::span<VectorHit> out,
                       std::size_t& count, SearchStats* stats = nullptr) const noexcept;
 
+  /// Top-k search of a batch of queries, each answered exactly as search() would answer it alone (the
+  /// same hits, scores and order, ties included), in one pass over the rows: a block of
+  /// kSearchBatchRows rows is scored against every query while it stays in cache, so memory is read
+  /// once per kSearchBatchQueries queries instead of once per query. queries holds n = queries.size()
+  /// / dim() queries back to back; counts.size() must be n; out holds n runs of k = out.size() / n hits,
+  /// query q's at [q * k, q * k + k), with counts[q] of them written. stats counts rows once per pass
+  /// (rows_scored: rows whose scores counted, for every query of the pass). Allocates nothing.
+  /// Fails, writing no hits, with wrong_length unless n > 0, queries.size() == n * dim(),
+  /// counts.size() == n and out.size() a multiple of n; not_finite if any query is not; no_kernel.
+  /// Thread: any; recovers dead writers' rows only when the mapping is writable.
+  VectorStatus search_batch(std::span<const float> queries, const SearchOptions& options, std::span<VectorHit> out,
+                            std::span<std::size_t> counts, SearchStats* stats = nullptr) const noexcept;
+
   /// Reads a hit's key into out (at least key_bytes() long). not_found when the key was deleted (or its
   /// slot reused) since the search. Thread: any.
   VectorStatus key_of(const VectorHit& hit, std::span<char> out, std::uint32_t& length) const noexcept;

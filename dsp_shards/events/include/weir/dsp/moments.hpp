@@ -33,6 +33,11 @@ struct Moments {
 
 /// The aggregate of `x`, by a shifted, corrected two-pass: deviations are taken from x[0] first,
 /// so a large common offset costs no precision. Hot path: no allocation. Thread: any.
+/// Vectorised (SSE2, AVX2 or AVX-512, picked at load time); min and max skip NaN samples after the
+/// first, and a NaN first sample makes them NaN.
 [[nodiscard]] Moments moments_of(std::span<const double> x) noexcept;
+
+/// As above, straight from f32 samples (every sum in double, min and max exact): no conversion pass.
+[[nodiscard]] Moments moments_of(std::span<const float> x) noexcept;
 
 }  // namespace weir::dsp

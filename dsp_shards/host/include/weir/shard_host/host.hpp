@@ -26,6 +26,11 @@ struct HostOptions {
   std::string instance;           // consumer name; empty: "<kind>.<input>"; with a label: "<instance>.<input>"
   double duration_s = 0;          // stop after this long (0: until stopped)
   double watchdog_s = kDefaultWatchdogS;  // one process() call longer than this aborts the host (0: off)
+  /// While blocks stream in, the host sleeps this long between turns and handles what gathered, in
+  /// place of one wake-up per block (and the writer's FUTEX_WAKE for it); an idle input is waited
+  /// for on its signal group as ever. Adds up to this much latency to the outputs. 0: wake per
+  /// block. Never used with the `latest` policy, and capped at a quarter of the input ring's span.
+  std::int64_t batch_ns = kDefaultBatchNs;
   /// Called once every instance is configured and registered, before the first block; the reports
   /// carry names and outputs, zero counters.
   std::function<void(const std::vector<InstanceReport>&)> on_started;
@@ -37,6 +42,8 @@ struct HostReport {
   bool by_label = false;
   std::vector<InstanceReport> instances;
   double elapsed_s = 0;
+  std::uint64_t wakes = 0;       // times the loop slept (on the signal group or batching) and woke
+  std::int64_t batch_sleep_ns = 0;  // the batching sleep used (0: a wake per block)
   bool stopped = false;  // ended by the stop flag (a signal) rather than the duration
 };
 

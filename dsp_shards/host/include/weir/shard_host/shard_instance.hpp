@@ -68,6 +68,10 @@ class ShardInstance {
 
   [[nodiscard]] const InstanceReport& info() const noexcept { return report_; }
   [[nodiscard]] std::uint32_t input_index() const noexcept { return reader_->channel_index(); }
+  /// One input block's span at the channel's nominal rate; 0 when the rate is not known.
+  [[nodiscard]] std::int64_t block_period_ns() const noexcept { return block_period_ns_; }
+  /// The input ring's span at the channel's nominal rate; 0 when the rate is not known.
+  [[nodiscard]] std::int64_t ring_span_ns() const noexcept { return block_period_ns_ * ring_blocks_; }
 
  private:
   ShardInstance(const weir_shard_api& api, std::string what, InstanceReport info);
@@ -84,6 +88,8 @@ class ShardInstance {
   std::uint64_t out_ = 0, skipped_ = 0, errors_ = 0;
   std::uint32_t since_stats_ = 0;
   std::int64_t stats_ns_ = 0;
+  std::int64_t block_period_ns_ = 0;
+  std::int64_t ring_blocks_ = 0;
   LatencyHistogram recent_;  // p50/p99 in the consumer row
   LatencyHistogram total_;   // p50/p99 of the summary
   bool finished_ = false;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "weir/core/error.hpp"
-#include "weir/dsp/detail/delay_line.hpp"
+#include "weir/dsp/detail/polyphase_fir.hpp"
 #include "weir/dsp/window.hpp"
 
 namespace weir::dsp {
@@ -48,10 +48,10 @@ class Decimator {
 
  private:
   Decimator(std::uint32_t factor, std::vector<float> taps, double input_rate_hz)
-      : taps_(std::move(taps)), history_(taps_.size()), factor_(factor), input_rate_hz_(input_rate_hz) {}
+      : taps_(std::move(taps)), kernel_(taps_, factor), factor_(factor), input_rate_hz_(input_rate_hz) {}
 
   std::vector<float> taps_;
-  detail::DelayLine history_;
+  detail::PolyphaseFir kernel_;  // polyphase: each phase's sub-filter over its deinterleaved inputs
   std::uint32_t factor_;
   double input_rate_hz_;
   std::size_t until_output_ = 1;  // the very first sample makes output 0

@@ -32,6 +32,7 @@ struct RecordOptions {
   bool from_oldest = false;           // channels there at start: from their oldest block in the ring, not the next
   std::uint32_t throttle_us = 0;      // testing: sleep this long after each block (a slow disk)
   std::int64_t min_free_bytes = -1;   // stop when free disk falls below (-1: what closing needs)
+  bool staged_writes = false;         // testing: every data chunk through H5Dwrite, never H5Dwrite_chunk
 };
 
 /// How a caller steers a recording from other threads or signal handlers.

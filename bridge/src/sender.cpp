@@ -1,0 +1,370 @@
+// The sender: follow channels, send blocks, count what could not go.
+#include "weir/bridge/sender.hpp"
+
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "counter_keys.hpp"
+#include "link_monitor.hpp"
+#include "weir/bridge/wire.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/clock.hpp"
+#include "weir/core/label_dictionary.hpp"
+#include "weir/core/signals.hpp"
+#include "zmq_socket.hpp"
+
+namespace weir::bridge {
+
+namespace {
+
+using core::Errc;
+using core::fail;
+using core::Result;
+
+constexpr std::uint32_t kBatchBlocks = 64;            // blocks per channel per pass, so no channel starves the rest
+constexpr std::int64_t kIdleWaitNs = 10'000'000;      // nothing to send: sleep on the channels' groups this long
+constexpr std::int64_t kNsPerMs = 1'000'000;
+
+struct Outgoing {
+  Outgoing(std::string channel, core::ChannelReader r) : name(std::move(channel)), reader(std::move(r)) {}
+  std::string name;
+  core::ChannelReader reader;
+  std::uint32_t id = 0;
+  std::uint32_t sample_bytes = 0;
+  WireHeader block{};          // the channel's fields filled in once
+  WireHeader describe{};
+  ChannelDescription description{};
+  std::string labels;          // names, each ended by '\0'
+  SenderChannelReport report;
+};
+
+enum class [[nodiscard]] SendStatus : std::uint8_t { sent, dropped, lost, failed };
+
+std::uint64_t new_session() {
+  std::random_device entropy;
+  std::uint64_t id = 0;
+  while (id == 0) id = (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(core::realtime_ns());
+  return id;
+}
+
+bool matches(const std::vector<std::string>& patterns, const std::string& name) {
+  for (const std::string& p : patterns)
+    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
+
+class Sender {
+ public:
+  Sender(const core::Arena& arena, const SenderOptions& options, void* socket, LinkMonitor& monitor,
+         std::uint64_t session)
+      : arena_(arena), options_(options), socket_(socket), monitor_(monitor), session_(session), keys_(arena, options.name) {
+    k_sent_ = keys_.add("sent");
+    k_dropped_ = keys_.add("dropped");
+    k_lost_ = keys_.add("lost");
+    k_bytes_ = keys_.add("bytes");
+    k_peers_ = keys_.add("peers");
+    k_auth_ = keys_.add("auth_failures");
+    k_session_ = keys_.add("session");
+    k_channels_ = keys_.add("channels");
+    if (auto w = core::Watcher::create(arena); w) watcher_.emplace(std::move(*w));
+  }
+
+  Result<SenderReport> run(const std::atomic<bool>& stop) {
+    const std::int64_t start = core::monotonic_ns();
+    std::int64_t next_rescan = 0, next_mark = 0, next_describe = 0;
+    std::uint64_t handshakes_seen = 0;
+    while (!stop.load(std::memory_order_relaxed)) {  // a flag: nothing else is ordered by it
+      const std::int64_t now = core::monotonic_ns();
+      if (now >= next_rescan) {
+        if (auto ok = rescan(); !ok) return tl::make_unexpected(ok.error());
+        next_rescan = now + kRescanEveryNs;
+      }
+      (void)monitor_.poll();
+      if (monitor_.handshakes() != handshakes_seen || now >= next_describe) {
+        handshakes_seen = monitor_.handshakes();  // a new peer learns every channel at once
+        for (auto& c : channels_) describe(*c);
+        next_describe = now + kDescribeEveryNs;
+      }
+      std::uint64_t work = 0;
+      for (auto& c : channels_) work += pump(*c, stop);
+      if (now >= next_mark) {
+        for (auto& c : channels_) mark(*c);
+        publish_keys();
+        next_mark = now + kMarkEveryNs;
+      }
+      if (work == 0) idle();
+    }
+    for (auto& c : channels_) mark(*c);  // the last word on how far it got
+    publish_keys();
+    SenderReport r = totals();
+    r.elapsed_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
+    return r;
+  }
+
+ private:
+  Result<void> rescan() {
+    for (const core::ChannelInfo& info : core::list_channels(arena_)) {
+      if (!matches(options_.patterns, info.name)) continue;
+      bool known = false;
+      for (auto& c : channels_) known = known || c->name == info.name;
+      if (known) continue;
+      auto reader = core::ChannelReader::open(arena_, info.name,
+                                              options_.lossless ? core::ConsumerPolicy::lossless : core::ConsumerPolicy::lossy,
+                                              "bridge " + options_.name,
+                                              options_.from_newest ? core::StartAt::newest : core::StartAt::oldest);
+      if (!reader) return tl::make_unexpected(core::with_context(reader.error(), "follow channel '" + info.name + "'"));
+      reader->set_kind("bridge:" + options_.name);
+      auto c = std::make_unique<Outgoing>(info.name, std::move(*reader));
+      c->id = static_cast<std::uint32_t>(channels_.size());
+      fill(*c);
+      c->report.name = info.name;
+      if (watcher_) (void)watcher_->subscribe_channel(info.name);
+      describe(*c);
+      channels_.push_back(std::move(c));
+    }
+    return {};
+  }
+
+  void fill(Outgoing& c) {
+    const core::ChannelDesc& d = c.reader.desc();
+    c.sample_bytes = d.sample_bytes;
+    c.block = make_header(MessageKind::block, session_);
+    c.block.channel_id = c.id;
+    c.block.dtype = static_cast<std::uint32_t>(d.dtype);
+    c.block.frames_per_block = d.frames_per_block;
+    c.block.frame_elements = d.frame_elements;
+    (void)copy_text(c.block.channel, sizeof c.block.channel, c.name);
+    c.describe = c.block;
+    c.describe.kind = static_cast<std::uint16_t>(MessageKind::describe);
+    ChannelDescription& x = c.description;
+    x.rate_bits = d.rate_bits;
+    x.stream_id = d.created_ns;
+    x.samples_per_block = d.samples_per_block;
+    x.ring_blocks = d.ring_blocks;
+    x.full_policy = static_cast<std::uint32_t>(d.full_policy);
+    x.wait_timeout_ns = d.wait_timeout_ns;
+    x.axis_start_bits = d.axis_start_bits;
+    x.axis_step_bits = d.axis_step_bits;
+    (void)copy_text(x.units, sizeof x.units, field_text(d.units, sizeof d.units));
+    (void)copy_text(x.axis_name, sizeof x.axis_name, field_text(d.axis_name, sizeof d.axis_name));
+    (void)copy_text(x.axis_units, sizeof x.axis_units, field_text(d.axis_units, sizeof d.axis_units));
+    (void)copy_text(x.axis_values_key, sizeof x.axis_values_key, field_text(d.axis_values_key, sizeof d.axis_values_key));
+    (void)copy_text(x.sender, sizeof x.sender, options_.name);
+    const core::LabelDictionary dictionary(arena_);
+    for (std::uint64_t bits = d.label_ids; bits != 0; bits &= bits - 1) {
+      if (auto label = dictionary.at(static_cast<std::uint32_t>(std::countr_zero(bits)))) {
+        c.labels.append(label->name).push_back('\0');
+        ++x.label_count;
+      }
+    }
+  }
+
+  // Never blocks: a description that does not fit now goes with the next one.
+  void describe(Outgoing& c) noexcept {
+    if (zmq_send(socket_, &c.describe, sizeof c.describe, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) return;
+    (void)zmq_send(socket_, &c.description, sizeof c.description, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    (void)zmq_send(socket_, c.labels.data(), c.labels.size(), ZMQ_DONTWAIT);
+  }
+
+  void mark(Outgoing& c) noexcept {
+    WireHeader h = c.block;
+    h.kind = static_cast<std::uint16_t>(MessageKind::mark);
+    h.sequence = c.reader.cursor();
+    h.sent_ns = static_cast<std::uint64_t>(core::realtime_ns());
+    (void)zmq_send(socket_, &h, sizeof h, ZMQ_DONTWAIT);
+  }
+
+  // Sends up to kBatchBlocks blocks of one channel; returns how many blocks it handled.
+  std::uint64_t pump(Outgoing& c, const std::atomic<bool>& stop) noexcept {
+    std::uint64_t handled = 0;
+    for (std::uint32_t i = 0; i < kBatchBlocks && !stop.load(std::memory_order_relaxed); ++i) {
+      core::BlockView view;
+      std::uint64_t lost = 0;
+      const core::NextStatus next = c.reader.next(view, lost);
+      if (next == core::NextStatus::empty) break;
+      ++handled;
+      if (next == core::NextStatus::lost) {
+        c.report.lost += lost;
+        continue;
+      }
+      switch (send(c, view)) {
+        case SendStatus::sent:
+          ++c.report.sent;
+          c.report.bytes += std::uint64_t{view.samples} * c.sample_bytes;
+          c.reader.counters().blocks_out.store(c.report.sent, std::memory_order_relaxed);  // a counter for `weir ls`
+          c.reader.counters().bytes_out.store(c.report.bytes, std::memory_order_relaxed);
+          break;
+        case SendStatus::dropped:
+          ++c.report.dropped;
+          c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
+          break;
+        case SendStatus::lost:
+          ++c.report.lost;
+          break;
+        case SendStatus::failed:
+          ++c.report.dropped;
+          c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
+          break;
+      }
+    }
+    return handled;
+  }
+
+  SendStatus send(Outgoing& c, const core::BlockView& view) noexcept {
+    if ((view.flags & core::kBlockGapFlag) != 0) {  // a gap on the near side stays one on the far side
+      (void)c.reader.done(view);
+      return SendStatus::lost;
+    }
+    const std::size_t bytes = std::size_t{view.samples} * c.sample_bytes;
+    if (!payload_.reset(bytes)) {
+      (void)c.reader.done(view);
+      return SendStatus::failed;
+    }
+    if (bytes != 0) std::memcpy(zmq_msg_data(payload_.get()), view.data, bytes);
+    if (!c.reader.done(view)) return SendStatus::lost;  // overwritten while copied: the consumer row counts it
+    WireHeader h = c.block;
+    h.sequence = view.sequence;
+    h.first_sample = view.first_sample;
+    h.realtime_ns = view.realtime_ns;
+    h.monotonic_ns = view.monotonic_ns;
+    h.samples = view.samples;
+    h.flags = view.flags;
+    h.payload_bytes = bytes;
+    h.sent_ns = static_cast<std::uint64_t>(core::realtime_ns());
+    const int wait = options_.lossless ? 0 : ZMQ_DONTWAIT;  // lossless: bounded by ZMQ_SNDTIMEO
+    if (zmq_send(socket_, &h, sizeof h, ZMQ_SNDMORE | wait) < 0)
+      return zmq_errno() == EAGAIN || zmq_errno() == EINTR ? SendStatus::dropped : SendStatus::failed;
+    // The first frame is in: ZeroMQ queues the rest of the message whole, so this does not block.
+    if (zmq_msg_send(payload_.get(), socket_, 0) < 0) return SendStatus::failed;
+    return SendStatus::sent;
+  }
+
+  void idle() noexcept {
+    if (watcher_) {
+      (void)watcher_->wait(kIdleWaitNs);
+      (void)watcher_->drain([](const core::Change&) {});
+    } else {
+      ::usleep(static_cast<useconds_t>(kIdleWaitNs / 10'000));  // a tenth of it, in microseconds
+    }
+  }
+
+  SenderReport totals() const {
+    SenderReport r;
+    r.session = session_;
+    for (const auto& c : channels_) {
+      r.sent += c->report.sent;
+      r.dropped += c->report.dropped;
+      r.lost += c->report.lost;
+      r.bytes += c->report.bytes;
+      r.channels.push_back(c->report);
+    }
+    r.handshakes = monitor_.handshakes();
+    r.disconnects = monitor_.disconnects();
+    r.auth_failures = monitor_.auth_failures();
+    return r;
+  }
+
+  void publish_keys() noexcept {
+    std::uint64_t sent = 0, dropped = 0, lost = 0, bytes = 0;
+    for (const auto& c : channels_) {
+      sent += c->report.sent;
+      dropped += c->report.dropped;
+      lost += c->report.lost;
+      bytes += c->report.bytes;
+    }
+    keys_.set(k_sent_, sent);
+    keys_.set(k_dropped_, dropped);
+    keys_.set(k_lost_, lost);
+    keys_.set(k_bytes_, bytes);
+    keys_.set(k_peers_, monitor_.connections());
+    keys_.set(k_auth_, monitor_.auth_failures());
+    keys_.set(k_session_, session_);
+    keys_.set(k_channels_, channels_.size());
+    keys_.publish(monitor_.connections() > 0 ? "up" : "down");
+  }
+
+  const core::Arena& arena_;
+  const SenderOptions& options_;
+  void* socket_;
+  LinkMonitor& monitor_;
+  std::uint64_t session_;
+  CounterKeys keys_;
+  std::size_t k_sent_ = 0, k_dropped_ = 0, k_lost_ = 0, k_bytes_ = 0, k_peers_ = 0, k_auth_ = 0, k_session_ = 0,
+              k_channels_ = 0;
+  std::optional<core::Watcher> watcher_;
+  std::vector<std::unique_ptr<Outgoing>> channels_;
+  ZmqMessage payload_;
+};
+
+Result<void> secure_client(void* socket, const Security& security) {
+  if (security.plain) return {};
+  auto secret = read_key(security.secret_key_file, true);
+  if (!secret) return tl::make_unexpected(secret.error());
+  auto server = read_key(security.server_key_file, false);
+  if (!server) return tl::make_unexpected(server.error());
+  auto pub = public_of(*secret);
+  if (!pub) return tl::make_unexpected(pub.error());
+  if (auto ok = set_bytes(socket, ZMQ_CURVE_SERVERKEY, server->data(), server->size(), "ZMQ_CURVE_SERVERKEY"); !ok) return ok;
+  if (auto ok = set_bytes(socket, ZMQ_CURVE_PUBLICKEY, pub->data(), pub->size(), "ZMQ_CURVE_PUBLICKEY"); !ok) return ok;
+  return set_bytes(socket, ZMQ_CURVE_SECRETKEY, secret->data(), secret->size(), "ZMQ_CURVE_SECRETKEY");
+}
+
+}  // namespace
+
+Result<void> validate(const SenderOptions& o) {
+  if (o.name.empty() || o.name.size() >= kWireNameBytes)
+    return fail(Errc::invalid_argument, fmt::format("bridge name '{}': 1 to {} bytes", o.name, kWireNameBytes - 1));
+  if (o.patterns.empty()) return fail(Errc::invalid_argument, "bridge send: no --channels to send");
+  if (o.endpoint.empty()) return fail(Errc::invalid_argument, "bridge send: no endpoint (--to or --bind)");
+  if (o.send_hwm <= 0) return fail(Errc::invalid_argument, fmt::format("bridge send: --hwm {} must be > 0", o.send_hwm));
+  if (o.lossless_wait_ns <= 0) return fail(Errc::invalid_argument, "bridge send: --wait-ms must be > 0");
+  if (!o.security.plain) {
+    if (o.security.secret_key_file.empty() || o.security.server_key_file.empty())
+      return fail(Errc::invalid_argument,
+                  "bridge send: CURVE needs --curve-key (this sender's .key) and --curve-server-key (the "
+                  "receiver's .pub); make them with `weir bridge keygen`, or pass --plain for unencrypted TCP");
+    if (zmq_has("curve") == 0) return fail(Errc::invalid_argument, "bridge send: this libzmq has no CURVE; --plain only");
+  }
+  return {};
+}
+
+Result<SenderReport> run_sender(const core::Arena& arena, const SenderOptions& options, const std::atomic<bool>& stop) {
+  if (auto ok = validate(options); !ok) return tl::make_unexpected(ok.error());
+  auto context = make_context();
+  if (!context) return tl::make_unexpected(context.error());
+  ZmqSocket socket;
+  {
+    auto s = make_socket(context->get(), ZMQ_PUSH, "bridge sender");
+    if (!s) return tl::make_unexpected(s.error());
+    socket = std::move(*s);
+  }
+  const auto wait_ms = static_cast<int>(std::min<std::int64_t>(options.lossless_wait_ns / kNsPerMs, INT32_MAX));
+  for (auto r : {set_int(socket.get(), ZMQ_SNDHWM, options.send_hwm, "ZMQ_SNDHWM"),
+                 // Lossy: queue only to a link that is up, so a cut link drops fresh blocks at once
+                 // rather than sending stale ones after it; lossless: queue for the reconnect.
+                 set_int(socket.get(), ZMQ_IMMEDIATE, options.lossless ? 0 : 1, "ZMQ_IMMEDIATE"),
+                 set_int(socket.get(), ZMQ_SNDTIMEO, options.lossless ? wait_ms : 0, "ZMQ_SNDTIMEO"),
+                 secure_client(socket.get(), options.security)})
+    if (!r) return tl::make_unexpected(core::with_context(r.error(), "bridge send " + options.name));
+  const std::uint64_t session = new_session();
+  auto monitor = LinkMonitor::start(context->get(), socket.get(), fmt::format("send-{:x}", session));
+  if (!monitor) return tl::make_unexpected(monitor.error());
+  if (auto ok = attach_endpoint(socket.get(), options.endpoint, options.bind); !ok)
+    return tl::make_unexpected(core::with_context(ok.error(), "bridge send " + options.name));
+  Sender sender(arena, options, socket.get(), *monitor, session);
+  auto report = sender.run(stop);
+  // Closing the monitored socket first, then the monitor, lets the context end within the linger.
+  (void)zmq_socket_monitor(socket.get(), nullptr, 0);
+  return report;
+}
+
+}  // namespace weir::bridge

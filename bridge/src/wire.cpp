@@ -1,0 +1,44 @@
+// The wire header's helpers.
+#include "weir/bridge/wire.hpp"
+
+#include <cstring>
+
+namespace weir::bridge {
+
+WireHeader make_header(MessageKind kind, std::uint64_t session) noexcept {
+  WireHeader h{};
+  h.magic = kWireMagic;
+  h.version = kWireVersion;
+  h.kind = static_cast<std::uint16_t>(kind);
+  h.session = session;
+  return h;
+}
+
+HeaderCheck check_header(const void* data, std::size_t bytes) noexcept {
+  if (bytes != sizeof(WireHeader)) return HeaderCheck::wrong_size;
+  WireHeader h;
+  std::memcpy(&h, data, sizeof h);
+  if (h.magic != kWireMagic) return HeaderCheck::wrong_magic;
+  if (h.version != kWireVersion) return HeaderCheck::wrong_version;
+  switch (static_cast<MessageKind>(h.kind)) {
+    case MessageKind::block:
+    case MessageKind::describe:
+    case MessageKind::mark:
+      return HeaderCheck::ok;
+  }
+  return HeaderCheck::unknown_kind;
+}
+
+bool copy_text(char* field, std::size_t field_bytes, std::string_view text) noexcept {
+  std::memset(field, 0, field_bytes);
+  const bool fits = text.size() < field_bytes;
+  std::memcpy(field, text.data(), fits ? text.size() : field_bytes - 1);
+  return fits;
+}
+
+std::string_view field_text(const char* field, std::size_t field_bytes) noexcept {
+  const void* end = std::memchr(field, '\0', field_bytes);
+  return {field, end != nullptr ? static_cast<std::size_t>(static_cast<const char*>(end) - field) : field_bytes};
+}
+
+}  // namespace weir::bridge

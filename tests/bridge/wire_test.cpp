@@ -1,0 +1,40 @@
+// The wire header: its checks refuse what is not a header of this version, and names round-trip.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "weir/bridge/wire.hpp"
+
+namespace weir::bridge {
+
+TEST_SUITE("bridge.wire") {
+
+TEST_CASE("a made header passes the check and a changed one does not") {
+  WireHeader h = make_header(MessageKind::block, 42);
+  CHECK(check_header(&h, sizeof h) == HeaderCheck::ok);
+  CHECK(h.session == 42);
+  CHECK(check_header(&h, sizeof h - 1) == HeaderCheck::wrong_size);
+  WireHeader bad = h;
+  bad.magic ^= 1;
+  CHECK(check_header(&bad, sizeof bad) == HeaderCheck::wrong_magic);
+  bad = h;
+  bad.version = kWireVersion + 1;
+  CHECK(check_header(&bad, sizeof bad) == HeaderCheck::wrong_version);
+  bad = h;
+  bad.kind = 99;
+  CHECK(check_header(&bad, sizeof bad) == HeaderCheck::unknown_kind);
+}
+
+TEST_CASE("names are zero-terminated in their fields and a long one is cut and reported") {
+  WireHeader h{};
+  CHECK(copy_text(h.channel, sizeof h.channel, "adc0"));
+  CHECK(field_text(h.channel, sizeof h.channel) == "adc0");
+  const std::string long_name(kWireNameBytes, 'x');
+  CHECK_FALSE(copy_text(h.channel, sizeof h.channel, long_name));
+  CHECK(field_text(h.channel, sizeof h.channel).size() == kWireNameBytes - 1);
+}
+
+}  // TEST_SUITE
+
+}  // namespace weir::bridge

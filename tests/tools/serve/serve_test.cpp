@@ -1,0 +1,66 @@
+// weir::serve's pure parts: the frame codec, label escaping, option checks.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "weir/serve/frame_codec.hpp"
+#include "weir/serve/metrics.hpp"
+#include "weir/serve/serve.hpp"
+
+using namespace weir::serve;
+
+TEST_SUITE("serve.units") {
+
+TEST_CASE("a frame's header and columns read back as written") {
+  FrameHeader h;
+  h.kind = FrameKind::envelope;
+  h.flags = kFrameRaw;
+  h.channel = 3;
+  h.first = 1024;
+  h.step = 2.5;
+  h.anchor = 4096;
+  h.newest_monotonic_ns = 123456789;
+  h.span = 2500;
+  const std::vector<float> mins{-1, -2}, maxs{1, 7};
+  const std::string bytes = encode_frame(h, mins, maxs);
+  REQUIRE(bytes.size() == kFrameHeaderBytes + 4 * sizeof(float));
+  FrameHeader back;
+  std::uint32_t n = 0;
+  REQUIRE(decode_frame_header(bytes, back, n));
+  CHECK(n == 2);
+  CHECK(back.channel == 3);
+  CHECK(back.flags == kFrameRaw);
+  CHECK(back.first == 1024);
+  CHECK(back.step == 2.5);
+  CHECK(back.newest_monotonic_ns == 123456789);
+  CHECK(back.span == 2500);
+  float last = 0;
+  std::memcpy(&last, bytes.data() + kFrameHeaderBytes + 3 * sizeof(float), sizeof last);
+  CHECK(last == 7);
+  CHECK_FALSE(decode_frame_header(std::string(10, 'x'), back, n));
+}
+
+TEST_CASE("label values escape backslash, quote and newline") {
+  CHECK(escape_label("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
+  CHECK(escape_label("adc0") == "adc0");
+}
+
+TEST_CASE("binding off loopback without a token is refused, with one it is allowed") {
+  ServeOptions o;
+  o.where = "x";
+  CHECK(check_options(o));
+  o.bind = "0.0.0.0";
+  const auto refused = check_options(o);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().what.find("token") != std::string::npos);
+  o.token = "s3cret";
+  CHECK(check_options(o));
+  o.bind = "not-an-address";
+  CHECK_FALSE(check_options(o));
+  CHECK(is_loopback("127.0.0.2"));
+  CHECK(is_loopback("::1"));
+  CHECK_FALSE(is_loopback("10.0.0.1"));
+}
+
+}  // TEST_SUITE

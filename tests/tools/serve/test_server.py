@@ -1,0 +1,230 @@
+"""weir serve over real loopback sockets against a live arena: the JSON API, /metrics (parsed, checked
+by promtool, scraped by a real Prometheus), the security rules, and ten WebSocket clients of which one
+never reads."""
+import json
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+from conftest import (SCRATCH, WAIT_S, WEIR, processes, run_weir, scratch_dir, serve, start_sim,  # noqa: F401
+                      wait_for, arena)
+
+HEADER_BYTES = 56
+
+
+def parse_metrics(text):
+    """{(name, frozenset(labels)): value} and {family: type} from Prometheus text format 0.0.4."""
+    samples, types = {}, {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ", 3)
+            types[name] = kind
+            continue
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)', line)
+        assert match, f"not a sample line: {line!r}"
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(3) or ""))
+        samples[(match.group(1), labels)] = float(match.group(4))
+    return samples, types
+
+
+def metric(samples, name, **labels):
+    want = set(labels.items())
+    found = [v for (n, ls), v in samples.items() if n == name and want <= set(ls)]
+    assert found, f"no sample {name} {labels}"
+    return found[0]
+
+
+def test_json_api_describes_channels_consumers_and_keys(arena, processes, serve):
+    start_sim(processes, arena, "adc0", "adc1")
+    run_weir("set", arena, "run.title", "cosmics")
+    run_weir("set", arena, "adc0.gain", "2.5", "--type", "f64")
+    server = serve(arena)
+    info = server.json("/api/arena")
+    assert info["name"] == arena and info["writable"] is False
+    channels = {c["name"]: c for c in server.json("/api/channels")["channels"]}
+    assert set(channels) == {"adc0", "adc1"}
+    adc0 = channels["adc0"]
+    assert adc0["rate_hz"] == 1e6 and adc0["dtype"] == "f32" and adc0["samples_per_block"] == 4096
+    assert adc0["writer_alive"] and adc0["frame"] is None and adc0["pyramid_reach_samples"] > 0
+    first = adc0["blocks_written"]
+    later = wait_for(lambda: (c := server.json("/api/channels")["channels"][0])["blocks_written"] > first and c,
+                     "blocks written to grow")
+    assert later["blocks_per_s"] > 0
+    keys = {k["key"]: k for k in server.json("/api/keys")["keys"]}
+    assert keys["run.title"]["value"] == "cosmics" and keys["adc0.gain"]["value"] == 2.5
+    assert keys["adc0.gain"]["type"] == "f64"
+    assert server.json("/api/key?name=run.title")["value"] == "cosmics"
+    status, _, body = server.request("/api/key?name=nope")
+    assert status == 404 and b"nope" in body
+    # A shard's consumer row shows with its reads, lag, losses and processing time.
+    processes(WEIR, "shard", arena, "stats", "--input", "adc0", "-p", "window=4096")
+    consumers = wait_for(lambda: [k for c in server.json("/api/channels")["channels"] for k in c["consumers"]
+                                  if k["blocks_read"] > 0 and k["proc_p50_ns"] > 0], "a shard's consumer row")
+    assert consumers[0]["kind"] == "shard:stats" and consumers[0]["policy"] == "lossy"
+    assert {"blocks_lost", "lag_blocks", "errors", "proc_p99_ns"} <= set(consumers[0])
+    samples, _ = parse_metrics(server.request("/metrics")[2].decode())
+    assert metric(samples, "weir_stage_duration_seconds", stage="shard:stats", quantile="0.5") > 0
+    assert metric(samples, "weir_consumer_blocks_read_total", channel="adc0", kind="shard:stats") > 0
+
+
+def test_metrics_parse_and_pass_promtool(arena, processes, serve):
+    start_sim(processes, arena, "adc0")
+    server = serve(arena, "--disk", str(SCRATCH))
+    scratch_dir("")
+    status, headers, body = server.request("/metrics")
+    assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    samples, types = parse_metrics(body.decode())
+    assert metric(samples, "weir_channel_blocks_written_total", channel="adc0") > 0
+    assert metric(samples, "weir_channel_samples_written_total", channel="adc0") > 0
+    assert metric(samples, "weir_arena_channel_pool_bytes") > 0
+    assert metric(samples, "weir_disk_free_bytes", path=str(SCRATCH)) > 0
+    assert types["weir_channel_blocks_written_total"] == "counter"
+    assert types["weir_stage_duration_seconds"] == "summary"
+    for name, kind in types.items():
+        assert (kind == "counter") == name.endswith("_total"), name
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed (Debian: prometheus); the metrics parsed but were not linted")
+    check = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_real_prometheus_scrapes_weir_serve(arena, processes, serve, tmp_path):
+    prometheus = shutil.which("prometheus")
+    if prometheus is None:
+        pytest.skip("prometheus is not installed (Debian: prometheus)")
+    start_sim(processes, arena, "adc0")
+    server = serve(arena)
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(f"""global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: weir
+    static_configs:
+      - targets: ['127.0.0.1:{server.port}']
+""")
+    processes(prometheus, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+              f"--web.listen-address=127.0.0.1:{port}")
+    import http.client
+
+    def query():
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            q = urllib.parse.quote('weir_channel_blocks_written_total{channel="adc0"}')
+            conn.request("GET", f"/api/v1/query?query={q}")
+            answer = json.loads(conn.getresponse().read())
+            result = answer["data"]["result"]
+            return result and float(result[0]["value"][1]) > 0 and result
+        except (OSError, ValueError, KeyError):
+            return None
+
+    result = wait_for(query, "Prometheus to scrape a blocks-written counter > 0", timeout=60, interval=0.5)
+    assert result[0]["metric"]["job"] == "weir"
+
+
+def test_binding_off_loopback_without_a_token_is_refused(arena):
+    result = subprocess.run([WEIR, "serve", arena, "--bind", "0.0.0.0", "--port", "0"], capture_output=True, text=True,
+                            timeout=WAIT_S)
+    assert result.returncode == 2
+    assert "without a token" in result.stderr and "0.0.0.0" in result.stderr
+
+
+def test_a_token_is_required_on_http_and_websocket_when_given(arena, serve, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    server = serve(arena, "--token-file", token_file)
+    assert server.request("/api/arena")[0] == 401
+    assert server.request("/metrics")[0] == 401
+    assert server.request("/api/arena?token=wrong")[0] == 401
+    assert server.request("/api/arena?token=s3cret-token")[0] == 200
+    assert server.request("/metrics", headers={"Authorization": "Bearer s3cret-token"})[0] == 200
+    status, headers, _ = server.request("/?token=s3cret-token")
+    assert status == 200 and "weir_token=s3cret-token" in headers.get("Set-Cookie", "")
+    assert "HttpOnly" in headers["Set-Cookie"]
+    assert server.request("/api/arena", headers={"Cookie": "weir_token=s3cret-token"})[0] == 200
+    import websocket
+    with pytest.raises(websocket.WebSocketBadStatusException):
+        websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=5)
+    ws = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws?token=s3cret-token", timeout=5)
+    ws.close()
+
+
+def test_keys_are_read_only_unless_allow_set_and_pages_carry_a_csp(arena, serve):
+    body = json.dumps({"key": "setpoint", "value": "1.25", "type": "f64"})
+    headers = {"Content-Type": "application/json"}
+    server = serve(arena)
+    status, _, text = server.request("/api/set", method="POST", body=body, headers=headers)
+    assert status == 403 and b"--allow-set" in text
+    status, page_headers, page = server.request("/")
+    assert status == 200 and b"<canvas" in page
+    csp = page_headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp
+    writable = serve(arena, "--allow-set")
+    assert writable.request("/api/set", method="POST", body=body, headers=headers)[0] == 200
+    assert run_weir("get", arena, "setpoint").stdout.strip() == "1.25"
+    status, _, text = writable.request("/api/set", method="POST", body=body,
+                                       headers={**headers, "Origin": "http://evil.example"})
+    assert status == 403
+
+
+def read_frame_header(data):
+    magic, kind, flags, channel, n = struct.unpack_from("<IHHII", data, 0)
+    assert magic == 0x52494557
+    return kind, flags, channel, n
+
+
+def test_ten_websocket_clients_one_never_reading(arena, processes, serve):
+    import websocket
+    start_sim(processes, arena, *[f"adc{i}" for i in range(2)])
+    server = serve(arena)
+    view = json.dumps({"views": [{"channel": 0, "kind": "envelope", "span": 1 << 22, "columns": 4096},
+                                 {"channel": 1, "kind": "envelope", "span": 4096, "columns": 1024}]})
+    stuck = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=5,
+                                        sockopt=((socket.SOL_SOCKET, socket.SO_RCVBUF, 4096),))
+    stuck.send(view)  # and never reads again
+    readers = []
+    for _ in range(9):
+        ws = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=5)
+        ws.send(view)
+        readers.append(ws)
+
+    def read_for(seconds):
+        counts = [0] * len(readers)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for i, ws in enumerate(readers):
+                data = ws.recv()
+                kind, _, channel, n = read_frame_header(data)
+                assert kind == 1 and channel in (0, 1) and len(data) == HEADER_BYTES + 8 * n
+                counts[i] += 1
+        return counts
+
+    read_for(3)  # warm up: buffers and the history fill
+    rss_before = server.rss_kib()
+    counts = read_for(8)
+    rss_after = server.rss_kib()
+    assert min(counts) > 0, counts
+    assert max(counts) - min(counts) <= max(counts) // 2, f"readers fell behind one another: {counts}"
+    samples, _ = parse_metrics(server.request("/metrics")[2].decode())
+    assert metric(samples, "weir_serve_websocket_clients") == 10
+    assert metric(samples, "weir_serve_frames_replaced_total") > 0, "the stuck client's frames were never replaced"
+    assert metric(samples, "weir_serve_frames_encoded_total") < metric(samples, "weir_serve_frames_sent_total")
+    assert rss_after - rss_before < 8 * 1024, f"server RSS grew {rss_before} -> {rss_after} KiB"
+    for ws in readers:
+        ws.close()
+    stuck.close()

@@ -1,0 +1,192 @@
+// /metrics: Prometheus text exposition 0.0.4, built per scrape from what the arena holds. No second
+// set of counters: channel descriptors, consumer rows and the header are read as `weir ls` and
+// `weir run`'s summary read them.
+#include "weir/serve/metrics.hpp"
+
+#include <sys/statvfs.h>
+
+#include <fmt/format.h>
+
+#include "weir/core/channel.hpp"
+#include "weir/core/kv_store.hpp"
+
+namespace weir::serve {
+
+namespace {
+
+// One metric family: HELP and TYPE once, then its samples.
+class Family {
+ public:
+  Family(std::string& out, std::string_view name, std::string_view type, std::string_view help) : out_(&out), name_(name) {
+    *out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void sample(std::string_view labels, double value, std::string_view suffix = {}) {
+    *out_ += fmt::format("{}{}{}{}{} {}\n", name_, suffix, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}",
+                         format_value(value));
+  }
+  void sample(std::string_view labels, std::uint64_t value, std::string_view suffix = {}) {
+    *out_ += fmt::format("{}{}{}{}{} {}\n", name_, suffix, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}",
+                         value);
+  }
+
+ private:
+  static std::string format_value(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+    return fmt::format("{}", v);
+  }
+  std::string* out_;
+  std::string_view name_;
+};
+
+std::string channel_labels(const core::ChannelInfo& c) { return fmt::format("channel=\"{}\"", escape_label(c.name)); }
+
+std::string consumer_labels(const core::ChannelInfo& c, const core::ConsumerInfo& k) {
+  return fmt::format("channel=\"{}\",consumer=\"{}\",pid=\"{}\",policy=\"{}\",kind=\"{}\"", escape_label(c.name),
+                     escape_label(k.name), k.pid, core::policy_name(k.policy), escape_label(k.kind));
+}
+
+std::uint64_t footprint(const core::ChannelInfo& c) {
+  core::ChannelSpec spec;
+  spec.dtype = c.dtype;
+  spec.samples_per_block = c.samples_per_block;
+  spec.ring_blocks = c.ring_blocks;
+  spec.frame = c.frame;
+  return core::channel_footprint(spec);
+}
+
+}  // namespace
+
+std::string escape_label(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char ch : value) {
+    if (ch == '\\') out += "\\\\";
+    else if (ch == '"') out += "\\\"";
+    else if (ch == '\n') out += "\\n";
+    else out += ch;
+  }
+  return out;
+}
+
+std::string prometheus_text(const core::Arena& arena, const std::vector<std::string>& disk_paths,
+                            const ServerCounters* server) {
+  const std::vector<core::ChannelInfo> channels = core::list_channels(arena);
+  std::string out;
+  out.reserve(4096 + channels.size() * 2048);
+
+  const auto per_channel = [&](std::string_view name, std::string_view type, std::string_view help, auto&& value) {
+    Family f(out, name, type, help);
+    for (const auto& c : channels) f.sample(channel_labels(c), value(c));
+  };
+  per_channel("weir_channel_blocks_written_total", "counter", "Blocks published by the channel's writer.",
+              [](const core::ChannelInfo& c) { return c.blocks_written; });
+  per_channel("weir_channel_samples_written_total", "counter", "Samples published by the channel's writer.",
+              [](const core::ChannelInfo& c) { return c.samples_written; });
+  per_channel("weir_channel_written_bytes_total", "counter", "Sample bytes published by the channel's writer.",
+              [](const core::ChannelInfo& c) { return c.samples_written * core::dtype_bytes(c.dtype); });
+  per_channel("weir_channel_dropped_blocks_total", "counter",
+              "Blocks dropped at the source (a full lossless consumer past the writer's timeout).",
+              [](const core::ChannelInfo& c) { return c.dropped_at_source; });
+  per_channel("weir_channel_writer_waits_total", "counter", "Times the writer waited for a full lossless consumer.",
+              [](const core::ChannelInfo& c) { return c.writer_waits; });
+  per_channel("weir_channel_sample_rate_hz", "gauge", "The channel's nominal sample rate.",
+              [](const core::ChannelInfo& c) { return c.rate_hz; });
+  per_channel("weir_channel_writer_up", "gauge", "1 while the channel's writer process is alive.",
+              [](const core::ChannelInfo& c) { return std::uint64_t{c.writer_alive ? 1U : 0U}; });
+  per_channel("weir_channel_ring_bytes", "gauge", "Bytes of the arena's channel pool the channel takes.",
+              [](const core::ChannelInfo& c) { return footprint(c); });
+
+  const auto per_consumer = [&](std::string_view name, std::string_view type, std::string_view help, auto&& value) {
+    Family f(out, name, type, help);
+    for (const auto& c : channels)
+      for (const auto& k : c.consumers) f.sample(consumer_labels(c, k), value(k));
+  };
+  per_consumer("weir_consumer_blocks_read_total", "counter", "Blocks the consumer has read.",
+               [](const core::ConsumerInfo& k) { return k.blocks_read; });
+  per_consumer("weir_consumer_samples_read_total", "counter", "Samples the consumer has read.",
+               [](const core::ConsumerInfo& k) { return k.samples_read; });
+  per_consumer("weir_consumer_blocks_lost_total", "counter", "Blocks the writer overwrote before the consumer read them.",
+               [](const core::ConsumerInfo& k) { return k.blocks_lost; });
+  per_consumer("weir_consumer_lag_blocks", "gauge", "Blocks published but not yet read by the consumer.",
+               [](const core::ConsumerInfo& k) { return k.lag; });
+  per_consumer("weir_consumer_up", "gauge", "1 while the consumer's process is alive.",
+               [](const core::ConsumerInfo& k) { return std::uint64_t{k.alive ? 1U : 0U}; });
+  per_consumer("weir_consumer_errors_total", "counter", "Blocks whose processing failed (shards, recorders).",
+               [](const core::ConsumerInfo& k) { return k.errors; });
+  per_consumer("weir_consumer_blocks_out_total", "counter", "Output blocks or records the consuming part published.",
+               [](const core::ConsumerInfo& k) { return k.blocks_out; });
+  per_consumer("weir_consumer_blocks_skipped_total", "counter", "Input blocks the consuming part chose not to process.",
+               [](const core::ConsumerInfo& k) { return k.blocks_skipped; });
+  per_consumer("weir_consumer_written_bytes_total", "counter", "Bytes the consuming part wrote (recorders: to disk).",
+               [](const core::ConsumerInfo& k) { return k.bytes_out; });
+
+  {
+    // The shard host keeps only a recent p50 and p99 per consumer row (no bucket counts), so the
+    // stage duration is a summary with those two quantiles and the blocks processed as its count;
+    // parts that keep no timing (recorders today) report no quantiles.
+    Family f(out, "weir_stage_duration_seconds", "summary",
+             "Processing time per block of a shard or recorder (recent quantiles kept by the part itself).");
+    for (const auto& c : channels)
+      for (const auto& k : c.consumers) {
+        if (k.kind.empty()) continue;
+        const std::string labels = fmt::format("stage=\"{}\",channel=\"{}\",consumer=\"{}\",pid=\"{}\"",
+                                               escape_label(k.kind), escape_label(c.name), escape_label(k.name), k.pid);
+        if (k.proc_p50_ns != 0 || k.proc_p99_ns != 0) {
+          f.sample(labels + ",quantile=\"0.5\"", static_cast<double>(k.proc_p50_ns) / 1e9);
+          f.sample(labels + ",quantile=\"0.99\"", static_cast<double>(k.proc_p99_ns) / 1e9);
+        }
+        f.sample(labels, k.blocks_read >= k.blocks_skipped ? k.blocks_read - k.blocks_skipped : 0, "_count");
+      }
+  }
+
+  const core::Geometry& g = arena.geometry();
+  std::uint64_t pool_used = 0;
+  for (const auto& c : channels) pool_used += footprint(c);
+  const core::KvStore kv(arena);
+  Family(out, "weir_arena_bytes", "gauge", "Bytes of the arena's mapping.").sample("", arena.bytes());
+  Family(out, "weir_arena_key_slots", "gauge", "Key slots in the arena.").sample("", std::uint64_t{g.slot_count});
+  Family(out, "weir_arena_key_slots_used", "gauge", "Key slots holding a live key.").sample("", kv.count());
+  Family(out, "weir_arena_channels", "gauge", "Ready channels.").sample("", std::uint64_t{channels.size()});
+  Family(out, "weir_arena_channel_capacity", "gauge", "Channel descriptors in the arena.")
+      .sample("", std::uint64_t{g.channel_capacity});
+  Family(out, "weir_arena_channel_pool_bytes", "gauge", "Bytes of the arena's channel pool.")
+      .sample("", g.channel_data_bytes);
+  Family(out, "weir_arena_channel_pool_used_bytes", "gauge", "Bytes of the channel pool taken by channels.")
+      .sample("", pool_used);
+  std::uint64_t consumers = 0;
+  for (const auto& c : channels) consumers += c.consumers.size();
+  Family(out, "weir_arena_consumers", "gauge", "Registered consumer rows.").sample("", consumers);
+  Family(out, "weir_arena_consumer_capacity", "gauge", "Consumer rows in the arena.")
+      .sample("", std::uint64_t{g.consumer_capacity});
+  Family(out, "weir_arena_attached_processes", "gauge", "Live processes in the arena's attach table.")
+      .sample("", std::uint64_t{core::attached_pids(arena).size()});
+
+  if (!disk_paths.empty()) {
+    Family free_f(out, "weir_disk_free_bytes", "gauge", "Bytes available to unprivileged writers under a recorder's output directory.");
+    std::vector<std::pair<std::string, std::uint64_t>> sizes;
+    for (const auto& path : disk_paths) {
+      struct statvfs s {};
+      if (statvfs(path.c_str(), &s) != 0) continue;
+      free_f.sample(fmt::format("path=\"{}\"", escape_label(path)), std::uint64_t{s.f_bavail} * s.f_frsize);
+      sizes.emplace_back(path, std::uint64_t{s.f_blocks} * s.f_frsize);
+    }
+    Family size_f(out, "weir_disk_size_bytes", "gauge", "Size of the filesystem under a recorder's output directory.");
+    for (const auto& [path, bytes] : sizes) size_f.sample(fmt::format("path=\"{}\"", escape_label(path)), bytes);
+  }
+
+  if (server != nullptr) {
+    Family(out, "weir_serve_http_requests_total", "counter", "HTTP requests served.").sample("", server->http_requests);
+    Family(out, "weir_serve_websocket_clients", "gauge", "WebSocket sessions connected.").sample("", server->ws_clients);
+    Family(out, "weir_serve_frames_encoded_total", "counter", "Frames encoded (once per view per tick).")
+        .sample("", server->frames_encoded);
+    Family(out, "weir_serve_frames_sent_total", "counter", "Frames written to WebSocket sessions.")
+        .sample("", server->frames_sent);
+    Family(out, "weir_serve_frames_replaced_total", "counter",
+           "Frames a slow session never got: replaced by a newer one while it was still writing.")
+        .sample("", server->frames_replaced);
+  }
+  return out;
+}
+
+}  // namespace weir::serve

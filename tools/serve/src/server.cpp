@@ -1,0 +1,525 @@
+// The server: one io_context on the calling thread runs the listener, HTTP sessions, WebSocket
+// sessions and a timer that polls the channels being viewed and hands each session its frames.
+// Frames are encoded once per view per tick and shared (shared_ptr<const std::string>) by every
+// session showing that view; a session still writing keeps only the newest batch (one slot), so a
+// slow client costs one batch of memory and never holds up the tick or another client.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api.hpp"
+#include "channel_feed.hpp"
+#include "web_assets.hpp"
+#include "weir/core/arena.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/serve/metrics.hpp"
+#include "weir/serve/serve.hpp"
+
+namespace weir::serve {
+
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+using Frame = std::shared_ptr<const std::string>;
+
+constexpr std::size_t kBodyLimit = 64 * 1024;          // POST bodies and WebSocket messages
+constexpr auto kHttpTimeout = std::chrono::seconds(30);  // a request must arrive within this
+constexpr std::size_t kMaxViewsPerSession = 16;
+constexpr auto kStopPoll = std::chrono::milliseconds(100);
+constexpr auto kArenaPoll = std::chrono::milliseconds(50);
+constexpr const char* kCsp =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+// ---- request helpers -----------------------------------------------------------------------
+
+std::string_view sv(beast::string_view v) { return {v.data(), v.size()}; }
+beast::string_view bsv(std::string_view v) { return {v.data(), v.size()}; }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string url_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size()) {
+      const int hi = hex_digit(in[i + 1]);
+      const int lo = hex_digit(in[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += in[i] == '+' ? ' ' : in[i];
+  }
+  return out;
+}
+
+struct Target {
+  std::string path;
+  std::map<std::string, std::string> query;
+};
+
+Target parse_target(std::string_view target) {
+  Target t;
+  const auto q = target.find('?');
+  t.path = url_decode(target.substr(0, q));
+  if (q == std::string_view::npos) return t;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    const auto eq = pair.find('=');
+    t.query[url_decode(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+  return t;
+}
+
+bool same_secret(std::string_view a, std::string_view b) {  // no early exit on the first different byte
+  if (a.size() != b.size()) return false;
+  unsigned diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string cookie_value(std::string_view cookies, std::string_view name) {
+  while (!cookies.empty()) {
+    const auto semi = cookies.find(';');
+    std::string_view part = cookies.substr(0, semi);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    if (part.size() > name.size() && part.substr(0, name.size()) == name && part[name.size()] == '=')
+      return std::string(part.substr(name.size() + 1));
+    if (semi == std::string_view::npos) break;
+    cookies = cookies.substr(semi + 1);
+  }
+  return {};
+}
+
+// The token a request presents: Authorization: Bearer T, X-Weir-Token: T, ?token=T or the cookie.
+bool presents_token(const Request& req, const Target& t, const std::string& token) {
+  if (token.empty()) return true;
+  const std::string_view auth = sv(req[http::field::authorization]);
+  if (auth.size() > 7 && auth.substr(0, 7) == "Bearer " && same_secret(auth.substr(7), token)) return true;
+  if (same_secret(sv(req["X-Weir-Token"]), token)) return true;
+  if (auto it = t.query.find("token"); it != t.query.end() && same_secret(it->second, token)) return true;
+  return same_secret(cookie_value(sv(req[http::field::cookie]), "weir_token"), token);
+}
+
+// A browser's Origin must be this server (cross-site pages may not drive the WebSocket or POST).
+bool origin_allowed(const Request& req) {
+  const std::string_view origin = sv(req[http::field::origin]);
+  if (origin.empty()) return true;  // not a browser: the token (if any) decides
+  const auto scheme = origin.find("://");
+  return scheme != std::string_view::npos && origin.substr(scheme + 3) == sv(req[http::field::host]);
+}
+
+// ---- the hub: arena, feeds, sessions --------------------------------------------------------
+
+class WsSession;
+
+class Hub {
+ public:
+  Hub(net::io_context& io, const core::Arena& arena, const ServeOptions& options)
+      : io_(io), arena_(arena), options_(options), api_(arena), timer_(io) {}
+
+  void start_ticks() { tick(); }
+  void add(const std::shared_ptr<WsSession>& s) { sessions_.push_back(s); }
+  [[nodiscard]] ServerCounters& counters() noexcept { return counters_; }
+  [[nodiscard]] const ServeOptions& options() const noexcept { return options_; }
+  [[nodiscard]] Api& api() noexcept { return api_; }
+  [[nodiscard]] const core::Arena& arena() const noexcept { return arena_; }
+  [[nodiscard]] std::uint32_t channel_count() const noexcept { return arena_.geometry().channel_capacity; }
+  void on_stop(std::function<void()> fn) { stop_ = std::move(fn); }
+
+ private:
+  void tick();
+  net::io_context& io_;
+  const core::Arena& arena_;
+  const ServeOptions& options_;
+  Api api_;
+  net::steady_timer timer_;
+  std::vector<std::weak_ptr<WsSession>> sessions_;
+  std::map<std::uint32_t, ChannelFeed> feeds_;
+  ServerCounters counters_;
+  std::function<void()> stop_;
+  std::chrono::steady_clock::time_point next_tick_{};
+};
+
+class WsSession : public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(tcp::socket&& socket, Hub& hub) : ws_(std::move(socket)), hub_(hub) {}
+
+  void start(Request req) {
+    websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    t.idle_timeout = std::chrono::seconds(60);  // a peer that answers no ping for a minute is gone
+    t.keep_alive_pings = true;
+    ws_.set_option(t);
+    ws_.read_message_max(kBodyLimit);
+    ws_.binary(true);
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "weir"); }));
+    ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
+  }
+
+  /// The newest frames for this session's views; replaces a batch still waiting (one slot).
+  void offer(std::vector<Frame> batch) {
+    if (!accepted_ || closed_ || batch.empty()) return;
+    if (writing_) {
+      if (!pending_.empty()) hub_.counters().frames_replaced += pending_.size();
+      pending_ = std::move(batch);
+      return;
+    }
+    current_ = std::move(batch);
+    write_at_ = 0;
+    write_next();
+  }
+  [[nodiscard]] const std::vector<View>& views() const noexcept { return views_; }
+  void close() {
+    closed_ = true;
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().close(ignored);
+  }
+
+ private:
+  void on_accept(beast::error_code ec) {
+    if (ec) return;
+    accepted_ = true;
+    hub_.add(shared_from_this());
+    read();
+  }
+  void read() {
+    ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+  void on_read(beast::error_code ec) {
+    if (ec) {
+      closed_ = true;
+      return;
+    }
+    const std::string text = beast::buffers_to_string(in_.data());
+    in_.consume(in_.size());
+    apply(text);
+    read();
+  }
+  // {"views": [{"channel": 3, "kind": "envelope"|"spectrum", "span": S, "offset": O, "columns": C,
+  //             "trigger": "off"|"rising"|"falling", "level": L}, ...]}; anything else is ignored.
+  void apply(const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("views") || !j["views"].is_array()) return;
+    std::vector<View> views;
+    for (const auto& v : j["views"]) {
+      if (!v.is_object() || views.size() >= kMaxViewsPerSession) continue;
+      View view;
+      const auto number = [&](const char* key, double fallback) {
+        return v.contains(key) && v[key].is_number() ? v[key].get<double>() : fallback;
+      };
+      const double channel = number("channel", -1);
+      if (channel < 0 || channel >= hub_.channel_count()) continue;
+      view.channel = static_cast<std::uint32_t>(channel);
+      view.kind = v.value("kind", std::string("envelope")) == "spectrum" ? FrameKind::spectrum : FrameKind::envelope;
+      if (view.kind == FrameKind::envelope) {
+        view.span = static_cast<std::uint64_t>(std::clamp(number("span", 4096), 1.0, 1e18));
+        view.offset = static_cast<std::uint64_t>(std::clamp(number("offset", 0), 0.0, 1e18));
+        view.columns = static_cast<std::uint32_t>(std::clamp(number("columns", 1000), 1.0, double{kMaxColumns}));
+        const std::string trig = v.value("trigger", std::string("off"));
+        view.trigger = trig == "rising" ? Trigger::rising : trig == "falling" ? Trigger::falling : Trigger::off;
+        view.level = static_cast<float>(number("level", 0));
+      }
+      views.push_back(view);
+    }
+    views_ = std::move(views);
+  }
+  void write_next() {
+    writing_ = true;
+    const Frame& f = current_[write_at_];
+    ws_.async_write(net::buffer(f->data(), f->size()),
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+  }
+  void on_write(beast::error_code ec) {
+    writing_ = false;
+    if (ec) {
+      closed_ = true;
+      current_.clear();
+      pending_.clear();
+      return;
+    }
+    ++hub_.counters().frames_sent;
+    if (++write_at_ < current_.size()) return write_next();
+    current_.clear();
+    if (!pending_.empty()) {
+      current_ = std::move(pending_);
+      pending_.clear();
+      write_at_ = 0;
+      write_next();
+    }
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  Hub& hub_;
+  beast::flat_buffer in_;
+  std::vector<View> views_;
+  std::vector<Frame> current_;  // the batch being written, frame by frame
+  std::size_t write_at_ = 0;
+  std::vector<Frame> pending_;  // one slot: the newest batch, replaced while a write is in flight
+  bool writing_ = false;
+  bool accepted_ = false;
+  bool closed_ = false;
+};
+
+void Hub::tick() {
+  std::vector<std::shared_ptr<WsSession>> live;
+  live.reserve(sessions_.size());
+  for (const auto& w : sessions_)
+    if (auto s = w.lock()) live.push_back(std::move(s));
+  std::erase_if(sessions_, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
+  counters_.ws_clients = live.size();
+  std::set<std::uint32_t> wanted;
+  for (const auto& s : live)
+    for (const View& v : s->views()) wanted.insert(v.channel);
+  std::erase_if(feeds_, [&](const auto& kv) { return wanted.count(kv.first) == 0; });
+  for (const std::uint32_t c : wanted) {
+    auto it = feeds_.find(c);
+    if (it == feeds_.end()) {
+      auto feed = ChannelFeed::open(arena_, c);
+      if (!feed) continue;  // not a ready channel (yet): views of it get no frames
+      it = feeds_.emplace(c, std::move(*feed)).first;
+    }
+    it->second.poll();
+  }
+  std::map<View, Frame> encoded;  // one frame per view per tick, shared by every session on it
+  for (const auto& s : live) {
+    std::vector<Frame> batch;
+    for (const View& v : s->views()) {
+      auto feed = feeds_.find(v.channel);
+      if (feed == feeds_.end()) continue;
+      auto [it, fresh] = encoded.try_emplace(v);
+      if (fresh) {
+        it->second = std::make_shared<const std::string>(feed->second.frame(v));
+        ++counters_.frames_encoded;
+      }
+      batch.push_back(it->second);
+    }
+    s->offer(std::move(batch));
+  }
+  if (stop_) stop_();
+  // Absolute deadlines, so the frame rate does not drift by each tick's own work.
+  const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / options_.frames_per_s));
+  const auto now = std::chrono::steady_clock::now();
+  next_tick_ = next_tick_ + period < now ? now : next_tick_ + period;
+  timer_.expires_at(next_tick_);
+  timer_.async_wait([this](beast::error_code ec) {
+    if (!ec) tick();
+  });
+}
+
+// ---- HTTP ----------------------------------------------------------------------------------
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket&& socket, Hub& hub) : stream_(std::move(socket)), hub_(hub) {}
+  void start() { read(); }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(kBodyLimit);
+    stream_.expires_after(kHttpTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+  void on_read(beast::error_code ec) {
+    if (ec) {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    Request req = parser_->release();
+    ++hub_.counters().http_requests;
+    const Target target = parse_target(sv(req.target()));
+    if (websocket::is_upgrade(req)) {
+      if (target.path != "/ws") return send(error(req, http::status::not_found, "no WebSocket here; use /ws\n"));
+      if (!presents_token(req, target, hub_.options().token))
+        return send(error(req, http::status::unauthorized, "a token is needed\n"));
+      if (!origin_allowed(req)) return send(error(req, http::status::forbidden, "cross-origin WebSocket refused\n"));
+      stream_.expires_never();
+      std::make_shared<WsSession>(stream_.release_socket(), hub_)->start(std::move(req));
+      return;
+    }
+    send(handle(req, target));
+  }
+  void send(Response res) {
+    auto shared = std::make_shared<Response>(std::move(res));
+    http::async_write(stream_, *shared, [self = shared_from_this(), shared](beast::error_code ec, std::size_t) {
+      if (ec || !shared->keep_alive()) {
+        beast::error_code ignored;
+        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        return;
+      }
+      self->read();
+    });
+  }
+
+  static Response respond(const Request& req, http::status status, std::string_view type, std::string body) {
+    Response res{status, req.version()};
+    res.set(http::field::server, "weir");
+    res.set(http::field::content_type, bsv(type));
+    res.set(http::field::cache_control, "no-store");
+    res.set("Content-Security-Policy", kCsp);
+    res.set("X-Content-Type-Options", "nosniff");
+    res.set("Referrer-Policy", "no-referrer");
+    res.keep_alive(req.keep_alive());
+    res.body() = req.method() == http::verb::head ? std::string{} : std::move(body);
+    res.prepare_payload();
+    if (req.method() == http::verb::head) res.content_length(0);
+    return res;
+  }
+  static Response error(const Request& req, http::status status, std::string text) {
+    Response res = respond(req, status, "text/plain; charset=utf-8", std::move(text));
+    if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer realm=\"weir\"");
+    return res;
+  }
+  static Response json(const Request& req, std::string body, http::status status = http::status::ok) {
+    return respond(req, status, "application/json", std::move(body) + "\n");
+  }
+
+  Response handle(const Request& req, const Target& t) {
+    const ServeOptions& o = hub_.options();
+    if (!presents_token(req, t, o.token)) return error(req, http::status::unauthorized, "a token is needed: ?token=T, a Bearer header or the weir_token cookie\n");
+    const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+    if (t.path == "/api/set") {
+      if (req.method() != http::verb::post) return error(req, http::status::method_not_allowed, "POST only\n");
+      if (!o.allow_set) return error(req, http::status::forbidden, "read-only: start weir serve with --allow-set to write keys\n");
+      if (!origin_allowed(req)) return error(req, http::status::forbidden, "cross-origin POST refused\n");
+      if (sv(req[http::field::content_type]).substr(0, 16) != "application/json")
+        return error(req, http::status::unsupported_media_type, "send application/json\n");
+      auto done = hub_.api().set(req.body());
+      if (!done) return error(req, http::status::bad_request, done.error().what + "\n");
+      return json(req, *done);
+    }
+    if (!get) return error(req, http::status::method_not_allowed, "GET only\n");
+    if (t.path == "/metrics")
+      return respond(req, http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
+                     prometheus_text(hub_.arena(), o.disk_paths, &hub_.counters()));
+    if (t.path == "/api/arena") return json(req, hub_.api().arena());
+    if (t.path == "/api/channels") return json(req, hub_.api().channels());
+    if (t.path == "/api/keys") return json(req, hub_.api().keys());
+    if (t.path == "/api/mca") return json(req, hub_.api().mca());
+    if (t.path == "/api/server")
+      return json(req, fmt::format(R"({{"allow_set":{},"frames_per_s":{},"token":{}}})", o.allow_set ? "true" : "false",
+                                   o.frames_per_s, o.token.empty() ? "false" : "true"));
+    if (t.path == "/api/key") {
+      const auto name = t.query.find("name");
+      if (name == t.query.end()) return error(req, http::status::bad_request, "give ?name=KEY\n");
+      auto value = hub_.api().key(name->second);
+      if (!value) return error(req, http::status::not_found, value.error().what + "\n");
+      return json(req, *value);
+    }
+    const std::string path = t.path == "/" ? "/index.html" : t.path;
+    for (const WebAsset& a : web_assets()) {
+      if (a.path != path) continue;
+      Response res = respond(req, http::status::ok, a.content_type, std::string(a.body));
+      // The page's own requests then carry the cookie; only the right token is echoed into a header.
+      if (const auto q = t.query.find("token"); !o.token.empty() && q != t.query.end() && same_secret(q->second, o.token))
+        res.set(http::field::set_cookie, "weir_token=" + o.token + "; HttpOnly; SameSite=Strict; Path=/");
+      return res;
+    }
+    return error(req, http::status::not_found, fmt::format("no such page: {}\n", t.path));
+  }
+
+  beast::tcp_stream stream_;
+  Hub& hub_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+};
+
+void accept(tcp::acceptor& acceptor, Hub& hub) {
+  acceptor.async_accept([&acceptor, &hub](beast::error_code ec, tcp::socket socket) {
+    if (!ec) std::make_shared<HttpSession>(std::move(socket), hub)->start();
+    if (acceptor.is_open()) accept(acceptor, hub);
+  });
+}
+
+core::Result<core::Arena> open_arena(const ServeOptions& o, const std::atomic<bool>& stop) {
+  core::OpenOptions open;
+  open.read_only = !o.allow_set;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.wait_for_arena_s);
+  for (;;) {
+    auto arena = core::Arena::open(o.where, open);
+    // Waiting for a pipeline's arena: a stale one of the same name (dead creator) is not it yet.
+    if (arena && (o.wait_for_arena_s <= 0 || core::pid_alive(arena->header().creator_pid))) return arena;
+    if (std::chrono::steady_clock::now() >= deadline || stop.load(std::memory_order_relaxed)) {
+      if (!arena) return tl::make_unexpected(arena.error());
+      return core::fail(core::Errc::not_found, fmt::format("serve: {} has no live creator", arena->location().describe()));
+    }
+    std::this_thread::sleep_for(kArenaPoll);
+  }
+}
+
+}  // namespace
+
+core::Result<void> run_serve(const ServeOptions& options, const std::atomic<bool>& stop) {
+  if (auto ok = check_options(options); !ok) return ok;
+  auto arena = open_arena(options, stop);
+  if (!arena) return tl::make_unexpected(arena.error());
+
+  net::io_context io{1};
+  tcp::acceptor acceptor(io);
+  beast::error_code ec;
+  const tcp::endpoint endpoint(net::ip::make_address(options.bind, ec), options.port);
+  if (!ec) acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return core::fail(core::Errc::io_error,
+                      fmt::format("serve: cannot listen on {}:{}: {}", options.bind, options.port, ec.message()));
+  const std::uint16_t port = acceptor.local_endpoint().port();
+
+  Hub hub(io, *arena, options);
+  auto next_check = std::chrono::steady_clock::now();
+  hub.on_stop([&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_check) return;
+    next_check = now + kStopPoll;
+    if (stop.load(std::memory_order_relaxed)) io.stop();
+  });
+  accept(acceptor, hub);
+  hub.start_ticks();
+  if (!options.quiet) {
+    const bool v6 = endpoint.address().is_v6();
+    std::printf("weir serve: listening on http://%s%s%s:%u/ (%s%s)\n", v6 ? "[" : "", options.bind.c_str(),
+                v6 ? "]" : "", port, arena->location().describe().c_str(), options.allow_set ? ", keys writable" : "");
+    std::fflush(stdout);
+  }
+  io.run();
+  return {};
+}
+
+}  // namespace weir::serve
