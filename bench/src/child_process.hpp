@@ -24,6 +24,8 @@ class ChildProcess {
   [[nodiscard]] bool wait_exit(std::int64_t timeout_ns, int& status) noexcept;
   /// Reads exactly n bytes from the pipe within timeout_ns; false on timeout, EOF or error.
   [[nodiscard]] bool read_exact(void* out, std::size_t n, std::int64_t timeout_ns) noexcept;
+  /// The child's pid (to signal it), -1 once reaped.
+  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
 
  private:
   pid_t pid_;  // -1 once reaped

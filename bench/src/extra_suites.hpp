@@ -45,4 +45,13 @@ namespace weir::bench {
 /// bad arguments.
 [[nodiscard]] int run_kernel_suite(const std::vector<std::string>& args);
 
+/// `weir bench udp [--json] [--reps N] [--quick]`: the UDP driver's receive path (acq::run_udp in a
+/// forked child) against a bare recvmmsg loop at 1 KiB and 8 KiB i16 payloads over loopback, fed by
+/// acq::run_udpgen in this process: draining a filled socket buffer, and behind a live sender; loss
+/// counted exactly under injected loss. Creates the arena "bench.udp.<pid>" and removes it.
+/// Returns kExitOk (missed targets included), kExitFailed when a receiver failed or hung, a fill
+/// overflowed the socket buffer, or a loss count was not exact, kExitUsage on bad arguments.
+/// Thread: one at a time per process (it forks children and pins itself to a CPU while they run).
+[[nodiscard]] int run_udp_suite(const std::vector<std::string>& args);
+
 }  // namespace weir::bench

@@ -97,6 +97,7 @@ int run_bench(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "shards") return run_shard_suite(args);
   if (!args.empty() && args[0] == "recorder") return run_recorder_suite(args);
   if (!args.empty() && args[0] == "kernels") return run_kernel_suite(args);
+  if (!args.empty() && args[0] == "udp") return run_udp_suite(args);
   int exit_code = kExitOk;
   const auto maybe_config = parse_args(args, exit_code);
   if (!maybe_config) return exit_code;

@@ -78,7 +78,7 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
                   h5::attr_text(did, h5::kAttrLabels, channel.labels),
                   h5::attr_text(did, h5::kAttrDtype, core::dtype_name(channel.dtype)),
                   h5::attr_u32(did, h5::kAttrSamplesPerBlock, channel.samples_per_block),
-                  h5::attr_text(did, h5::kAttrFirstSampleTime, ""),
+                  h5::attr_text(did, h5::kAttrFirstSampleTime, ""), h5::attr_text(did, h5::kAttrClock, ""),
                   h5::attr_u64(did, h5::kAttrFirstSampleNs, 0), h5::attr_u64(did, h5::kAttrFirstSampleIndex, 0)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
   if (framed)
@@ -137,6 +137,7 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
   stage(realtime_, meta.realtime_ns);
   stage(monotonic_, meta.monotonic_ns);
   stage(flags_, meta.flags);
+  clock_seen_ |= (meta.flags & core::kBlockSourceTimeFlag) != 0 ? kSawSourceClock : kSawHostClock;
   if (!any_block_) {
     any_block_ = true;
     first_pending_ = true;
@@ -157,7 +158,7 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
 }
 
 bool ChannelGroup::pending() const noexcept {
-  return first_pending_ || data_.chunk_ready() || sequence_.chunk_ready() || gaps_.chunk_ready() ||
+  return first_pending_ || clock_seen_ != clock_written_ || data_.chunk_ready() || sequence_.chunk_ready() || gaps_.chunk_ready() ||
          steps_.chunk_ready();
 }
 
@@ -173,6 +174,17 @@ core::Result<void> ChannelGroup::write_first_block_attrs() {
   if (auto ok = h5::write_rows(time_.get(), H5T_NATIVE_DOUBLE, 0, 1, 0, &start_s, what_ + "/" + h5::kTime); !ok)
     return ok;
   first_pending_ = false;
+  return {};
+}
+
+core::Result<void> ChannelGroup::write_clock() {
+  if (clock_seen_ == clock_written_) return {};
+  const char* clock = clock_seen_ == kSawSourceClock ? h5::kClockSource
+                      : clock_seen_ == kSawHostClock ? h5::kClockHost
+                                                     : h5::kClockMixed;
+  if (auto ok = h5::rewrite_text(data_.id(), h5::kAttrClock, clock); !ok)
+    return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kData));
+  clock_written_ = clock_seen_;
   return {};
 }
 
@@ -215,6 +227,7 @@ core::Result<void> ChannelGroup::write_tables(bool partial) {
 core::Result<void> ChannelGroup::write_pending() {
   if (first_pending_)
     if (auto ok = write_first_block_attrs(); !ok) return ok;
+  if (auto ok = write_clock(); !ok) return ok;
   if (auto ok = data_.write_chunks(); !ok) return ok;
   if (sequence_.chunk_ready())
     if (auto ok = write_tables(false); !ok) return ok;
@@ -232,6 +245,7 @@ core::Result<void> ChannelGroup::write_gaps() { return gaps_.write_partial(); }
 core::Result<void> ChannelGroup::flush() {
   if (first_pending_)
     if (auto ok = write_first_block_attrs(); !ok) return ok;
+  if (auto ok = write_clock(); !ok) return ok;
   if (auto ok = data_.write_partial(); !ok) return ok;
   if (auto ok = write_tables(true); !ok) return ok;
   if (auto ok = steps_.write_partial(); !ok) return ok;

@@ -94,6 +94,8 @@ class ChannelGroup {
  private:
   ChannelGroup() = default;
   [[nodiscard]] core::Result<void> write_first_block_attrs();
+  /// Rewrites data's clock attribute when the blocks seen so far say more than it does.
+  [[nodiscard]] core::Result<void> write_clock();
   [[nodiscard]] core::Result<void> write_tables(bool partial);
   [[nodiscard]] core::Result<void> write_axes(const std::string& frame_axis);
 
@@ -115,6 +117,10 @@ class ChannelGroup {
   bool any_block_ = false;
   std::uint64_t last_sequence_ = 0;
   std::uint64_t last_realtime_ns_ = 0;  // the previous block's stamp
+  static constexpr std::uint8_t kSawSourceClock = 1;  // clock_seen_: a block with core::kBlockSourceTimeFlag
+  static constexpr std::uint8_t kSawHostClock = 2;    // ... one without
+  std::uint8_t clock_seen_ = 0;                       // of this segment's blocks
+  std::uint8_t clock_written_ = 0;                    // what data's clock attribute says
 };
 
 }  // namespace weir::rec

@@ -139,10 +139,24 @@ def clock(f, args):
         print(f"ok steps {chan} {got}")
 
 
+def sample_clock(f, args):
+    """Each channel's data attribute clock (1.3) against bit 0 of its block_flags."""
+    for name, g in f["entry"].items():
+        if g.attrs.get("NX_class") != "NXdata" or "block_flags" not in g:
+            continue
+        chan = g.attrs["channel"]
+        said = g["data"].attrs.get("clock")
+        check(isinstance(said, str), f"{chan}: clock is not text")
+        source = set(int(x) & 1 for x in g["block_flags"][...])
+        want = {frozenset(): "", frozenset({1}): "source", frozenset({0}): "host"}.get(frozenset(source), "mixed")
+        check(said == want, f"{chan}: clock {said!r}, the block flags say {want!r}")
+        print(f"ok sample_clock {chan} {said}")
+
+
 def main():
     check_name, path, *args = sys.argv[1:]
     with h5py.File(path, "r") as f:
-        {"strings": strings, "axes": axes, "clock": clock}[check_name](f, args)
+        {"strings": strings, "axes": axes, "clock": clock, "sample_clock": sample_clock}[check_name](f, args)
     for e in errors:
         print(f"error {e}")
     sys.exit(1 if errors else 0)

@@ -169,6 +169,44 @@ TEST_CASE("a block stamped earlier than the one before it is recorded as a clock
   CHECK(contains(checked.out, "ok steps adc0 [(5, " + jump + ")]"));
 }
 
+TEST_CASE("each channel says which clock stamped its blocks: the source's (packet times) or the host's") {
+  ScratchArena scratch("recsrcclk");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"src", "host", "mix"}, kBlock, 0);
+  make_channels(scratch.arena(), sim);
+  rec::RecordOptions options;
+  options.channels = {"src", "host", "mix"};
+  options.out = dir.str();
+  options.flush_ms = 50;
+  InProcessRecorder recorder(scratch.arena(), options);
+  constexpr std::uint64_t kRealtime0 = 1'700'000'000'000'000'000, kPeriod = 2'560'000;
+  // src: every block stamped by the source's clock; host: none; mix: every other one.
+  const std::array<std::pair<const char*, int>, 3> channels{{{"src", 1}, {"host", 0}, {"mix", 2}}};
+  for (const auto& [name, every] : channels) {
+    auto writer = core::ChannelWriter::open(scratch.arena(), name);
+    REQUIRE(writer);
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      std::span<std::byte> slot;
+      REQUIRE(writer->claim(slot) == core::ClaimStatus::ok);
+      std::fill(slot.begin(), slot.end(), std::byte{0});
+      const bool source = every == 1 || (every == 2 && i % 2 == 0);
+      // Bits of the driver's own beside bit 0 change nothing.
+      writer->publish(kBlock, kRealtime0 + i * kPeriod, 0, (source ? core::kBlockSourceTimeFlag : 0U) | (1U << 5));
+    }
+  }
+  for (const auto& [name, every] : channels)
+    REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), name, getpid()) == 10; }));
+  const auto& summary = recorder.stop();
+  REQUIRE(summary);
+  REQUIRE(summary->files.size() == 1);
+  const Exit checked = check_recording("sample_clock", summary->files[0]);
+  INFO(checked.out << checked.err);
+  CHECK(checked.code == 0);
+  CHECK(contains(checked.out, "ok sample_clock src source"));
+  CHECK(contains(checked.out, "ok sample_clock host host"));
+  CHECK(contains(checked.out, "ok sample_clock mix mixed"));
+}
+
 }  // TEST_SUITE
 
 TEST_SUITE("recorders.stream.format") {

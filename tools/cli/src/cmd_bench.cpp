@@ -53,7 +53,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   BenchOptions* options = &all->suite;
   PipelineBenchOptions* pipe = &all->pipeline;
   CLI::App* sub = app.add_subcommand("bench", "Run a benchmark suite against a private arena");
-  sub->add_option("SUITE", options->suite, "benchmark suite")->required()->check(CLI::IsMember({"kv", "signals", "vectors", "channels", "shards", "recorder", "pipeline"}));
+  sub->add_option("SUITE", options->suite, "benchmark suite")->required()->check(CLI::IsMember({"kv", "signals", "vectors", "channels", "shards", "recorder", "pipeline", "udp"}));
   sub->add_option("--reps", options->reps, "repetitions per benchmark")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

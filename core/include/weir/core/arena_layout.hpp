@@ -304,8 +304,11 @@ inline constexpr std::uint64_t kBlockEmptyState = 0;  // a slot that never held 
 constexpr std::uint64_t block_committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
 constexpr std::uint64_t block_writing_state(std::uint64_t seq) noexcept { return 2 * (seq + 1) + 1; }
 // BlockHeader::flags bit 31: the block is a gap marker (ChannelWriter::skip), carrying no samples;
-// readers count it lost. Drivers use bits 0-30.
+// readers count it lost. Bit 0: the block's realtime_ns is the source's own clock (a timestamp the
+// device sent, e.g. a UDP packet's), not the host's time of writing or receiving it; recorders say
+// which per channel. Drivers use bits 1-30 as they like.
 inline constexpr std::uint32_t kBlockGapFlag = 1U << 31;
+inline constexpr std::uint32_t kBlockSourceTimeFlag = 1U << 0;
 
 // One min/max pyramid entry: both float32s in one word, stored whole by the writer once the entry's
 // samples are in (pack_range / unpack_range). Entry e of a level lives in slot e mod pyramid_entries;

@@ -1,5 +1,5 @@
 #pragma once
-// The recording file format (docs/design/recording.md, format 1.2), declared once: every name, fixed
+// The recording file format (docs/design/recording.md, format 1.3), declared once: every name, fixed
 // value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
 // share. A change here is a change of the format: update the design document with it.
 //
@@ -29,8 +29,8 @@ namespace weir::h5 {
 // understand (docs/design/recording.md, "Versions").
 inline constexpr char kFormatName[] = "weir-recording";
 inline constexpr std::uint32_t kFormatMajor = 1;                // readers refuse other majors
-inline constexpr std::uint32_t kFormatMinor = 2;                // what this build writes
-inline constexpr char kFormatWritten[] = "weir-recording 1.2";  // the weir_format this build writes
+inline constexpr std::uint32_t kFormatMinor = 3;                // what this build writes
+inline constexpr char kFormatWritten[] = "weir-recording 1.3";  // the weir_format this build writes
 
 // Root attributes.
 inline constexpr char kAttrFormat[] = "weir_format";
@@ -82,6 +82,14 @@ inline constexpr char kAttrSamplesPerBlock[] = "samples_per_block";  // u32
 inline constexpr char kAttrFirstSampleTime[] = "first_sample_time";  // text; empty until the first block
 inline constexpr char kAttrFirstSampleNs[] = "first_sample_ns";      // u64
 inline constexpr char kAttrFirstSampleIndex[] = "first_sample_index";  // u64: channel-stream index of data[0]
+// Which clock stamped the channel's blocks (1.3), text on data: kClockSource when every block of the
+// segment carries core::kBlockSourceTimeFlag (its realtime stamp is the source's own clock, e.g. a UDP
+// packet's timestamp), kClockHost when none does (the host's clock when the block was written or
+// received), kClockMixed when some do; empty until the first block. block_flags has it per block.
+inline constexpr char kAttrClock[] = "clock";
+inline constexpr char kClockSource[] = "source";
+inline constexpr char kClockHost[] = "host";
+inline constexpr char kClockMixed[] = "mixed";
 
 // Frame channels (1.2): a channel whose descriptor declares a frame shape (core::FrameShape) records
 // `data` as 2-D (frames x frame_elements), one row per frame, chunked and extendible along frames;

@@ -39,8 +39,9 @@
 
 namespace weir::acq {
 
-/// BlockHeader::flags bit 0 of a UDP block: its stamp is the packet clock's, not the receive time.
-inline constexpr std::uint32_t kBlockPacketTimeFlag = 1U << 0;
+/// BlockHeader::flags bit 0 of a UDP block: its stamp is the packet clock's, not the receive time
+/// (core's kBlockSourceTimeFlag, which recorders read).
+inline constexpr std::uint32_t kBlockPacketTimeFlag = core::kBlockSourceTimeFlag;
 
 /// Where finished blocks go: a channel writer in the driver, a recording sink in tests.
 class BlockSink {
