@@ -1,8 +1,9 @@
 // One line per driver kind that reads its own settings: how its options are built and which
-// subcommand runs it.
+// subcommand runs it. Bridges ("send") are checked here too.
 #include <string_view>
 
 #include "weir/acq_lua/lua_driver_config.hpp"
+#include "weir/bridge/pipeline_settings.hpp"
 #include "weir/instrument/instrument_config.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
 #include "weir/supervisor/udp_settings.hpp"
@@ -30,6 +31,7 @@ constexpr DriverKind kKinds[] = {
     {"scpi", "scpi", &acq::check_instrument_driver},
     {"serial", "serial", &acq::check_instrument_driver},
     {"lua", "lua-driver", &check_lua},
+    {"bridge", "bridge recv", &bridge::check_receiver_driver},
 };
 
 const DriverKind* find_kind(std::string_view kind) noexcept {
@@ -54,7 +56,7 @@ core::Result<void> check_drivers(const config::Pipeline& pipeline) {
                                                                 d.kind + " driver"));
     if (auto ok = k->check(pipeline, d); !ok) return ok;
   }
-  return {};
+  return bridge::check_bridges(pipeline);  // bridge "send": not a driver, but settings of the same kind
 }
 
 }  // namespace weir::supervisor
