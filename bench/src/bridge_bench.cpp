@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -86,9 +87,14 @@ Run bare(std::size_t bytes, std::uint64_t blocks, bool pace) {
   zmq_setsockopt(push, ZMQ_SNDHWM, &hwm, sizeof hwm);
   zmq_setsockopt(push, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(pull, ZMQ_LINGER, &linger, sizeof linger);
-  const std::string ep = fmt::format("tcp://127.0.0.1:{}", free_port());
-  zmq_bind(pull, ep.c_str());
-  zmq_connect(push, ep.c_str());
+  // The kernel picks the port as it binds: a port found free first may be taken before the bind.
+  char ep[256] = {};
+  std::size_t ep_bytes = sizeof ep;
+  if (zmq_bind(pull, "tcp://127.0.0.1:*") != 0 || zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep, &ep_bytes) != 0 ||
+      zmq_connect(push, ep) != 0) {
+    std::fprintf(stderr, "bare PUSH/PULL: %s\n", zmq_strerror(zmq_errno()));
+    std::exit(1);
+  }
   std::vector<double> lat_us;
   std::uint64_t sink = 0;
   std::thread consumer([&] {

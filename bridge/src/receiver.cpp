@@ -185,12 +185,10 @@ class Receiver {
   }
 
   void on_block(const WireHeader& h) {
-    ZmqMessage& payload = payload_;
-    const bool has_payload = zmq_msg_recv(payload.get(), socket_, ZMQ_DONTWAIT) >= 0;
     Incoming* c = lookup(h);
     if (c == nullptr) return;
     const std::uint64_t bytes = std::uint64_t{h.samples} * c->sample_bytes;
-    if (!has_payload || payload.size() != bytes || bytes > c->block_bytes || h.payload_bytes != bytes) {
+    if (bytes > c->block_bytes || h.payload_bytes != bytes) {  // check_header: the frame holds payload_bytes
       ++report_.malformed;
       return;
     }
@@ -207,7 +205,7 @@ class Receiver {
       ++report_.dropped;
       return;
     }
-    if (bytes != 0) std::memcpy(out.data(), payload.data(), bytes);
+    if (bytes != 0) std::memcpy(out.data(), static_cast<const std::byte*>(head_.data()) + sizeof(WireHeader), bytes);
     c->writer->publish(h.samples, h.realtime_ns, h.monotonic_ns, h.flags);
     ++c->report.received;
     ++report_.received;
@@ -386,7 +384,6 @@ class Receiver {
   std::vector<Session> sessions_;
   ReceiverReport report_;
   ZmqMessage head_;
-  ZmqMessage payload_;
 };
 
 Result<std::unique_ptr<ZapHandler>> secure_server(void* context, void* socket, const Security& security) {

@@ -225,11 +225,12 @@ class Sender {
       return SendStatus::lost;
     }
     const std::size_t bytes = std::size_t{view.samples} * c.sample_bytes;
-    if (!payload_.reset(bytes)) {
+    if (!message_.reset(sizeof(WireHeader) + bytes)) {
       (void)c.reader.done(view);
       return SendStatus::failed;
     }
-    if (bytes != 0) std::memcpy(zmq_msg_data(payload_.get()), view.data, bytes);
+    auto* frame = static_cast<std::byte*>(zmq_msg_data(message_.get()));
+    if (bytes != 0) std::memcpy(frame + sizeof(WireHeader), view.data, bytes);
     if (!c.reader.done(view)) return SendStatus::lost;  // overwritten while copied: the consumer row counts it
     WireHeader h = c.block;
     h.sequence = view.sequence;
@@ -240,11 +241,10 @@ class Sender {
     h.flags = view.flags;
     h.payload_bytes = bytes;
     h.sent_ns = static_cast<std::uint64_t>(core::realtime_ns());
+    std::memcpy(frame, &h, sizeof h);
     const int wait = options_.lossless ? 0 : ZMQ_DONTWAIT;  // lossless: bounded by ZMQ_SNDTIMEO
-    if (zmq_send(socket_, &h, sizeof h, ZMQ_SNDMORE | wait) < 0)
+    if (zmq_msg_send(message_.get(), socket_, wait) < 0)  // the message stays ours: reset() closes it
       return zmq_errno() == EAGAIN || zmq_errno() == EINTR ? SendStatus::dropped : SendStatus::failed;
-    // The first frame is in: ZeroMQ queues the rest of the message whole, so this does not block.
-    if (zmq_msg_send(payload_.get(), socket_, 0) < 0) return SendStatus::failed;
     return SendStatus::sent;
   }
 
@@ -302,7 +302,7 @@ class Sender {
               k_channels_ = 0;
   std::optional<core::Watcher> watcher_;
   std::vector<std::unique_ptr<Outgoing>> channels_;
-  ZmqMessage payload_;
+  ZmqMessage message_;  // one block: header and payload in one frame
 };
 
 Result<void> secure_client(void* socket, const Security& security) {

@@ -15,16 +15,17 @@ WireHeader make_header(MessageKind kind, std::uint64_t session) noexcept {
 }
 
 HeaderCheck check_header(const void* data, std::size_t bytes) noexcept {
-  if (bytes != sizeof(WireHeader)) return HeaderCheck::wrong_size;
+  if (bytes < sizeof(WireHeader)) return HeaderCheck::wrong_size;
   WireHeader h;
   std::memcpy(&h, data, sizeof h);
   if (h.magic != kWireMagic) return HeaderCheck::wrong_magic;
   if (h.version != kWireVersion) return HeaderCheck::wrong_version;
   switch (static_cast<MessageKind>(h.kind)) {
     case MessageKind::block:
+      return h.payload_bytes == bytes - sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
     case MessageKind::describe:
     case MessageKind::mark:
-      return HeaderCheck::ok;
+      return bytes == sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
   }
   return HeaderCheck::unknown_kind;
 }

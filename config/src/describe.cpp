@@ -64,6 +64,11 @@ std::string describe(const Pipeline& p, const Resolved& r) {
                      rec.thread ? "thread " : "process", in != r.record_inputs.end() ? joined(in->second) : "-",
                      rec.policy, rec.out, params_text(rec.params));
   }
+  for (const auto& br : p.bridges) {
+    const auto in = r.bridge_inputs.find(br.name);
+    s += fmt::format("  bridge \"{}\" ({}) {}  reads {} ({})\n", br.name, br.kind, br.thread ? "thread " : "process",
+                     in != r.bridge_inputs.end() ? joined(in->second) : "-", joined(br.channels));
+  }
   return s;
 }
 

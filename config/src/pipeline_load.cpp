@@ -18,7 +18,8 @@ namespace {
 constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "channel_mb", "consumers",
                                 "vector_dim", "numa_node", "mode", "attach", "replace"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms"};
-constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua"};
+constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge"};
+constexpr std::array kBridgeKinds{"send"};
 constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "frequency", "chirp_to", "sweep",
                                 "count_rate", "rise", "tau", "noise", "full_scale", "fast"};
 constexpr std::array kReplayParams{"file", "speed", "loop"};
@@ -322,6 +323,16 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
     if (!params) return tl::make_unexpected(params.error());
     r.params = *params;
     p.records.push_back(std::move(r));
+    return {};
+  }
+  if (d.kind == "bridge") {
+    if (auto r = known_kind(d, "bridge", kBridgeKinds); !r) return r;
+    BridgeDecl b;
+    if (auto ok = load_part(d, f, b, "bridge"); !ok) return ok;
+    WEIR_TRY(channels, f.list("channels", true));
+    b.channels = channels;
+    b.settings = f.take_rest();  // the bridge reads its own settings
+    p.bridges.push_back(std::move(b));
     return {};
   }
   return tl::make_unexpected(error_at(d.origin, "unknown declaration '" + d.kind + "'"));

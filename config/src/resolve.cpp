@@ -155,11 +155,24 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
     b.r.record_inputs[rec.name] = matched;
   }
 
+  // A bridge's patterns may match nothing yet: channels made later join it (another host's receiver
+  // is no part of this file). Each channel it follows takes a consumer row.
+  for (const auto& br : p.bridges) {
+    if (auto ok = unique_part(br); !ok) return tl::make_unexpected(ok.error());
+    std::vector<std::string> matched;
+    for (const auto& pattern : br.channels)
+      for (const auto& c : b.r.channels)
+        if (glob_match(pattern, c.name) && std::find(matched.begin(), matched.end(), c.name) == matched.end())
+          matched.push_back(c.name);
+    b.r.bridge_inputs[br.name] = matched;
+  }
+
   // Geometry: the arena must hold every channel, its rings, and every consumer row.
   Resolved& r = b.r;
   for (const auto& c : r.channels) r.channel_bytes += core::channel_footprint(c);
   for (const auto& [shard, inputs] : r.shard_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   for (const auto& [rec, inputs] : r.record_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
+  for (const auto& [br, inputs] : r.bridge_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   const core::ArenaOptions& o = p.arena.options;
   if (!p.arena.attach) {
     if (r.channels.size() > o.channel_capacity)

@@ -26,6 +26,23 @@ TEST_CASE("a made header passes the check and a changed one does not") {
   CHECK(check_header(&bad, sizeof bad) == HeaderCheck::unknown_kind);
 }
 
+TEST_CASE("a block's frame is its header and payload_bytes more; other kinds are the header alone") {
+  struct Frame {
+    WireHeader h;
+    std::byte payload[64];
+  } f{};
+  f.h = make_header(MessageKind::block, 7);
+  f.h.payload_bytes = sizeof f.payload;
+  CHECK(check_header(&f, sizeof f) == HeaderCheck::ok);
+  CHECK(check_header(&f, sizeof f - 1) == HeaderCheck::wrong_size);
+  CHECK(check_header(&f, sizeof f.h) == HeaderCheck::wrong_size);
+  f.h.payload_bytes = 0;
+  CHECK(check_header(&f, sizeof f.h) == HeaderCheck::ok);  // an empty block
+  f.h.kind = static_cast<std::uint16_t>(MessageKind::mark);
+  CHECK(check_header(&f, sizeof f.h) == HeaderCheck::ok);
+  CHECK(check_header(&f, sizeof f) == HeaderCheck::wrong_size);
+}
+
 TEST_CASE("names are zero-terminated in their fields and a long one is cut and reported") {
   WireHeader h{};
   CHECK(copy_text(h.channel, sizeof h.channel, "adc0"));

@@ -120,7 +120,7 @@ TEST_CASE("unknown names, kinds and keys get a did-you-mean") {
   CHECK(load_error("arena { name = \"x\" }\nchanel \"a\" { rate = 1 }") ==
         "pipe.lua:2: unknown name 'chanel' (did you mean 'channel'?)");
   CHECK(load_error("arena { name = \"x\" }\ndriver \"sin\" { channels = {} }") ==
-        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay, udp, scpi, serial, lua");
+        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay, udp, scpi, serial, lua, bridge");
   CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"a\"}, sead = 3 }") ==
         "pipe.lua:3: driver \"sim\": unknown key 'sead' (did you mean 'seed'?)");
   CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"b\"} }") ==
@@ -239,3 +239,36 @@ TEST_CASE("glob patterns match channel names as a shell would") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("a bridge \"send\" keeps its settings, follows its patterns' channels and takes their consumer rows") {
+  const std::string text = std::string(kExample) +
+                           "bridge \"send\" { name = \"daq1\", channels = {\"adc[01]\", \"later*\"}, to = \"tcp://h:5600\",\n"
+                           "  plain = true, hwm = 50 }\n";
+  auto p = load_pipeline_text(text, "pipe.lua");
+  REQUIRE(p);
+  REQUIRE(p->bridges.size() == 1);
+  const BridgeDecl& b = p->bridges[0];
+  CHECK(b.kind == "send");
+  CHECK(b.name == "daq1");
+  CHECK(b.origin.where() == "pipe.lua:8");
+  CHECK(b.channels == std::vector<std::string>{"adc[01]", "later*"});
+  CHECK(b.settings.size() == 3);
+  CHECK(b.settings.at("to").as_text() == "tcp://h:5600");
+  CHECK(b.settings.at("hwm").integer == 50);
+  auto without = load_pipeline_text(kExample, "pipe.lua");
+  REQUIRE(without);
+  auto r0 = resolve(*without, one_output());
+  auto r = resolve(*p, one_output());
+  REQUIRE(r0);
+  REQUIRE(r);
+  // A pattern matching nothing yet is no error: channels made later join the bridge.
+  CHECK(r->bridge_inputs.at("daq1") == std::vector<std::string>{"adc0", "adc1"});
+  CHECK(r->consumers_needed == r0->consumers_needed + 2);
+  CHECK(describe(*p, *r).find("bridge \"daq1\" (send) process  reads adc0, adc1 (adc[01], later*)") != std::string::npos);
+
+  CHECK(load_error(std::string(kExample) + "bridge \"recv\" { channels = {\"adc0\"} }\n") ==
+        "pipe.lua:8: unknown bridge \"recv\"; there are: send");
+  CHECK(load_error(std::string(kExample) + "bridge \"send\" { to = \"tcp://h:1\" }\n").find("pipe.lua:8: ") == 0);
+  CHECK(load_error(std::string(kExample) + "bridge \"send\" { name = \"sim\", channels = {\"adc0\"} }\n")
+            .find("two parts named 'sim'") != std::string::npos);
+}

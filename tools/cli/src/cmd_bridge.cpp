@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,10 @@
 
 #include "command.hpp"
 #include "weir/bridge/curve_keys.hpp"
+#include "weir/bridge/pipeline_settings.hpp"
 #include "weir/bridge/receiver.hpp"
 #include "weir/bridge/sender.hpp"
+#include "weir/config/pipeline.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
@@ -33,6 +36,7 @@ struct SendArgs {
   bridge::SenderOptions o;
   std::string to, bind;
   double wait_ms = static_cast<double>(bridge::kDefaultLosslessWaitNs) / kNsPerMsBridge;
+  std::string pipeline, part;
   bool json = false;
 };
 
@@ -40,6 +44,7 @@ struct RecvArgs {
   std::string where;
   bridge::ReceiverOptions o;
   std::string from, bind;
+  std::string pipeline, part;
   bool json = false;
 };
 
@@ -57,13 +62,36 @@ void add_security(CLI::App& sub, bridge::Security& s, bool sender) {
   sub.add_flag("--plain", s.plain, "plain TCP: no encryption, no authentication (only when asked for)");
 }
 
+// The options of the pipeline file's `bridge "send"` or `driver "bridge"` called `part`.
+template <typename Options>
+core::Result<Options> from_pipeline(const std::string& file, const std::string& part, bool sender) {
+  auto pipeline = config::load_pipeline(file);
+  if (!pipeline) return tl::make_unexpected(pipeline.error());
+  if constexpr (std::is_same_v<Options, bridge::SenderOptions>) {
+    for (const auto& b : pipeline->bridges)
+      if (b.name == part) return bridge::sender_options(b);
+  } else {
+    for (const auto& d : pipeline->drivers)
+      if (d.name == part && d.kind == "bridge") return bridge::receiver_options(d);
+  }
+  return core::fail(core::Errc::invalid_argument, fmt::format("{}: no {} called '{}'", file,
+                                                              sender ? "bridge \"send\"" : "driver \"bridge\"", part));
+}
+
 int run_send(const SendArgs& args) {
   bridge::SenderOptions o = args.o;
-  if (args.to.empty() == args.bind.empty()) return report_usage("bridge send: give exactly one of --to and --bind");
-  o.endpoint = args.to.empty() ? args.bind : args.to;
-  o.bind = !args.bind.empty();
-  if (o.name.empty()) o.name = host_name();
-  o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsBridge);
+  if (!args.pipeline.empty()) {
+    auto loaded = from_pipeline<bridge::SenderOptions>(args.pipeline, args.part, true);
+    if (!loaded) return report_error("bridge send", loaded.error());
+    o = *loaded;
+  } else {
+    if (o.patterns.empty()) return report_usage("bridge send: give --channels (or --pipeline and --part)");
+    if (args.to.empty() == args.bind.empty()) return report_usage("bridge send: give exactly one of --to and --bind");
+    o.endpoint = args.to.empty() ? args.bind : args.to;
+    o.bind = !args.bind.empty();
+    if (o.name.empty()) o.name = host_name();
+    o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsBridge);
+  }
   if (auto ok = bridge::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -111,10 +139,16 @@ int run_send(const SendArgs& args) {
 
 int run_recv(const RecvArgs& args) {
   bridge::ReceiverOptions o = args.o;
-  if (args.from.empty() == args.bind.empty()) return report_usage("bridge recv: give exactly one of --from and --bind");
-  o.endpoint = args.from.empty() ? args.bind : args.from;
-  o.bind = !args.bind.empty();
-  if (o.name.empty()) o.name = host_name();
+  if (!args.pipeline.empty()) {
+    auto loaded = from_pipeline<bridge::ReceiverOptions>(args.pipeline, args.part, false);
+    if (!loaded) return report_error("bridge recv", loaded.error());
+    o = *loaded;
+  } else {
+    if (args.from.empty() == args.bind.empty()) return report_usage("bridge recv: give exactly one of --from and --bind");
+    o.endpoint = args.from.empty() ? args.bind : args.from;
+    o.bind = !args.bind.empty();
+    if (o.name.empty()) o.name = host_name();
+  }
   if (auto ok = bridge::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -182,6 +216,17 @@ int run_keygen(const KeygenArgs& args) {
   return kExitOk;
 }
 
+// --pipeline FILE --part NAME: run the file's declaration with its settings (the way `weir run`
+// starts it); the other options then do not apply.
+void add_pipeline_options(CLI::App& sub, std::string& pipeline, std::string& part, const char* what) {
+  CLI::Option* file = sub.add_option("--pipeline", pipeline, fmt::format("run the pipeline file's {} called --part", what));
+  sub.add_option("--part", part, "the declaration's name in --pipeline")->needs(file);
+  file->needs("--part");
+  for (const char* other : {"--name", "--channels", "--to", "--bind", "--from", "--curve-key", "--curve-server-key",
+                            "--allow", "--plain", "--lossless", "--wait-ms", "--hwm", "--newest", "--prefix"})
+    if (CLI::Option* o = sub.get_option_no_throw(other); o != nullptr) file->excludes(o);
+}
+
 }  // namespace
 
 void add_bridge_commands(CLI::App& app, Action& action) {
@@ -195,7 +240,6 @@ void add_bridge_commands(CLI::App& app, Action& action) {
   add_name_option(*s, send->where);
   s->add_option("--name", send->o.name, "this bridge's name: keys bridge.NAME.*, {sender} at the receiver (default: host name)");
   s->add_option("--channels", send->o.patterns, "channel names or globs ('adc*'); channels made later join")
-      ->required()
       ->expected(1, -1);
   s->add_option("--to", send->to, "connect to the receiver: tcp://HOST:PORT");
   s->add_option("--bind", send->bind, "bind here instead (the receiver uses --from): tcp://ADDRESS:PORT");
@@ -207,6 +251,7 @@ void add_bridge_commands(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   s->add_option("--hwm", send->o.send_hwm, "blocks queued for the link before drops (ZMQ_SNDHWM)")->capture_default_str();
   s->add_flag("--newest", send->o.from_newest, "start at each channel's newest block, not the oldest still held");
+  add_pipeline_options(*s, send->pipeline, send->part, "bridge \"send\"");
   add_json_flag(*s, send->json);
   bind_action(*s, action, send, &run_send);
 
@@ -221,6 +266,7 @@ void add_bridge_commands(CLI::App& app, Action& action) {
   r->add_option("--prefix", recv->o.prefix, "put before every channel name; {sender} is the sending bridge's name");
   add_security(*r, recv->o.security, false);
   r->add_option("--hwm", recv->o.recv_hwm, "blocks queued per link before TCP pushes back (ZMQ_RCVHWM)")->capture_default_str();
+  add_pipeline_options(*r, recv->pipeline, recv->part, "driver \"bridge\"");
   add_json_flag(*r, recv->json);
   bind_action(*r, action, recv, &run_recv);
 

@@ -254,8 +254,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   bool recorders_started = false;
   const std::int64_t first_start = core::monotonic_ns();
   for (const PartPlan& plan : loaded->parts) {
-    if (plan.role == PartRole::record && !recorders_started) {
-      // Shards create their output channels as they start: recorders that match them start after.
+    if ((plan.role == PartRole::record || plan.role == PartRole::bridge) && !recorders_started) {
+      // Shards create their output channels as they start: recorders and bridges that match them start after.
       wait_for_channels(*arena, loaded->resolved, supervisor, grace_ns, console);
       recorders_started = true;
     }

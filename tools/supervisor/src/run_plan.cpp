@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@ const char* role_name(PartRole role) noexcept {
     case PartRole::driver: return "driver";
     case PartRole::shard: return "shard";
     case PartRole::record: return "record";
+    case PartRole::bridge: return "bridge";
   }
   return "part";
 }
@@ -48,7 +50,13 @@ std::string number(double v) {
 Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
   PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), d.kind, {}, d.thread, d.cpu, d.max_restarts, d.origin};
   if (const std::string subcommand = driver_subcommand(d.kind); !subcommand.empty()) {
-    plan.args = {subcommand, p.arena.name, "--pipeline", p.file, "--part", d.name};
+    // "bridge recv": a subcommand of a subcommand.
+    for (std::string_view rest = subcommand; !rest.empty();) {
+      const std::size_t space = rest.find(' ');
+      plan.args.emplace_back(rest.substr(0, space));
+      rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    }
+    plan.args.insert(plan.args.end(), {p.arena.name, "--pipeline", p.file, "--part", d.name});
     return plan;
   }
   if (d.kind == "replay") {
@@ -111,6 +119,12 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
   return plan;
 }
 
+PartPlan bridge_plan(const config::Pipeline& p, const config::BridgeDecl& b) {
+  PartPlan plan{PartRole::bridge, b.name, fmt::format("bridge \"{}\"", b.name), b.kind, {}, b.thread, b.cpu, b.max_restarts, b.origin};
+  plan.args = {"bridge", b.kind, p.arena.name, "--pipeline", p.file, "--part", b.name};
+  return plan;
+}
+
 // The CPUs this process may run on, as "0-1" or "0,2,5" for messages.
 std::string allowed_cpus(const cpu_set_t& set) {
   std::string out;
@@ -152,6 +166,7 @@ Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config
   }
   for (const auto& s : p.shards) out.push_back(shard_plan(p, s));
   for (const auto& r : p.records) out.push_back(record_plan(p, r));
+  for (const auto& b : p.bridges) out.push_back(bridge_plan(p, b));
   for (const PartPlan& plan : out)
     if (auto ok = check_cpu(plan); !ok) return tl::make_unexpected(ok.error());
   return out;

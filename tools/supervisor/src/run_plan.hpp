@@ -1,5 +1,5 @@
 #pragma once
-// How `weir run` starts a pipeline's parts: each driver, shard and recorder becomes one `weir`
+// How `weir run` starts a pipeline's parts: each driver, shard, recorder and bridge becomes one `weir`
 // subcommand line, run as a child process (or a thread, when the part asks).
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 
 namespace weir::supervisor {
 
-enum class PartRole : std::uint8_t { driver, shard, record };
+enum class PartRole : std::uint8_t { driver, shard, record, bridge };
 
 struct PartPlan {
   PartRole role = PartRole::driver;
@@ -25,14 +25,14 @@ struct PartPlan {
   [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread && cpu == other.cpu; }
 };
 
-/// The parts of a resolved pipeline in start order (drivers, shards, recorders), for the arena at
+/// The parts of a resolved pipeline in start order (drivers, shards, recorders, bridges), for the arena at
 /// `where`. Fails with `file:line: what` for what only a run can refuse: a sim driver whose channels
 /// differ in rate, block size or dtype (it runs one clock), or a memfd arena (children cannot map it
 /// by name).
 [[nodiscard]] core::Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& pipeline,
                                                              const config::Resolved& resolved);
 
-/// "driver", "shard", "record".
+/// "driver", "shard", "record", "bridge".
 [[nodiscard]] const char* role_name(PartRole role) noexcept;
 
 }  // namespace weir::supervisor

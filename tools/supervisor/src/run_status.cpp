@@ -138,6 +138,12 @@ std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pip
             for (const auto& k : c->consumers)
               if (k.kind.rfind("record:", 0) == 0) add_consumer(cost, *c, k);
         break;
+      case PartRole::bridge:
+        for (const auto& name : inputs_of(resolved.bridge_inputs, plan.name))
+          if (const core::ChannelInfo* c = find(channels, name))
+            for (const auto& k : c->consumers)
+              if (k.kind == "bridge:" + plan.name) add_consumer(cost, *c, k);
+        break;
     }
     out.push_back(std::move(cost));
   }

@@ -61,7 +61,7 @@ inline constexpr std::array<std::string_view, 7> kThreadShardKinds{"fft", "filte
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
-  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua"; shard: "fft" | ... | a .so path; record: "hdf5"
+  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge: "send"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
   bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
   int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
@@ -71,7 +71,7 @@ struct PartDecl {
 
 struct DriverDecl : PartDecl {
   std::vector<std::string> channels;  // the channels it writes
-  // udp, scpi, serial and lua drivers read their own (possibly nested) settings: every key but name,
+  // udp, scpi, serial, lua and bridge drivers read their own (possibly nested) settings: every key but name,
   // thread, restarts and channels, as written; see driver_fields() in weir/config/fields.hpp.
   // sim and replay keep theirs in `params`.
   std::map<std::string, Setting> settings;
@@ -91,6 +91,15 @@ struct RecordDecl : PartDecl {
   std::string policy = "lossless";
 };
 
+/// `bridge "send" { channels = { "adc*" }, to = "tcp://HOST:PORT", ... }`: follows channels and
+/// sends their blocks to a `driver "bridge"` (or `weir bridge recv`) on another host. It reads its
+/// own settings (bridge/README.md); every key but name, thread, cpu, restarts and channels is kept
+/// as written in `settings`.
+struct BridgeDecl : PartDecl {
+  std::vector<std::string> channels;  // glob patterns, as a recorder's
+  std::map<std::string, Setting> settings;
+};
+
 struct Pipeline {
   std::string file;
   std::string text;  // the file as read, for recorders' run metadata
@@ -99,6 +108,7 @@ struct Pipeline {
   std::vector<DriverDecl> drivers;
   std::vector<ShardDecl> shards;
   std::vector<RecordDecl> records;
+  std::vector<BridgeDecl> bridges;
 };
 
 /// What a shard kind would produce for an input: lets check() know shards' outputs and refuse bad
@@ -124,6 +134,7 @@ struct Resolved {
   std::map<std::string, std::string> channel_writer;  // channel -> the part that writes it
   std::map<std::string, std::vector<std::string>> shard_inputs;   // shard -> input channels
   std::map<std::string, std::vector<std::string>> record_inputs;  // recorder -> channels
+  std::map<std::string, std::vector<std::string>> bridge_inputs;  // bridge "send" -> channels
   std::uint64_t channel_bytes = 0;                    // pool bytes the channels take
   std::uint64_t arena_bytes = 0;                      // the whole arena's mapping
   std::uint32_t consumers_needed = 0;

@@ -6,11 +6,13 @@
 namespace weir::supervisor {
 
 /// Builds every driver's options from its settings the way the driver itself will, and refuses the
-/// first bad one with `file:line: driver "NAME": what`. sim and replay are checked when planned.
+/// first bad one with `file:line: driver "NAME": what`, then every `bridge "send"` the same way.
+/// sim and replay are checked when planned.
 [[nodiscard]] core::Result<void> check_drivers(const config::Pipeline& pipeline);
 
 /// The `weir` subcommand that runs a driver of `kind` from its pipeline declaration
-/// (`weir SUBCOMMAND ARENA --pipeline FILE --part NAME`); "" for sim and replay, which take options.
+/// (`weir SUBCOMMAND ARENA --pipeline FILE --part NAME`; "bridge recv" is two words); "" for sim and
+/// replay, which take options.
 [[nodiscard]] const char* driver_subcommand(const std::string& kind) noexcept;
 
 }  // namespace weir::supervisor
