@@ -3,6 +3,8 @@
 #include <bit>
 #include <cmath>
 
+#include "weir/core/target_clones.hpp"
+
 namespace weir::acq::detail {
 
 namespace {
@@ -33,7 +35,7 @@ std::uint64_t splitmix64(std::uint64_t& x) noexcept {
   return static_cast<float>(e) * kLn2 + 2.0F * s * series;
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void refill_lanes(std::uint64_t* __restrict state,
+WEIR_TARGET_CLONES void refill_lanes(std::uint64_t* __restrict state,
                                                                        float* __restrict out) noexcept {
   constexpr std::size_t L = GaussianBatch::kLanes;
   std::uint64_t s0[L], s1[L], s2[L], s3[L];  // local: no aliasing with out, kept in registers

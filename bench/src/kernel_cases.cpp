@@ -23,6 +23,7 @@
 #include "harness.hpp"
 #include "suite_report.hpp"
 #include "weir/acq/signal_generator.hpp"
+#include "weir/core/target_clones.hpp"
 #include "weir/dsp/decimator.hpp"
 #include "weir/shard.h"
 #include "weir/shard_fake_host.hpp"
@@ -125,7 +126,7 @@ struct MinMaxSum {
   float lo, hi, sum;
 };
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] MinMaxSum min_max_sum(const float* x, std::size_t n) noexcept {
+WEIR_TARGET_CLONES MinMaxSum min_max_sum(const float* x, std::size_t n) noexcept {
   float lo[kFloorLanes], hi[kFloorLanes], sum[kFloorLanes];
   for (std::size_t j = 0; j < kFloorLanes; ++j) {
     lo[j] = hi[j] = x[0];

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "weir/core/target_clones.hpp"
+
 namespace weir::dsp {
 
 namespace {
@@ -97,11 +99,11 @@ template <class T>
 // One clone per vector extension, picked once at load time (an ifunc): the portable build's SSE2
 // lanes, AVX2 and AVX-512 where the CPU has them. Same code, so the same results up to the order
 // of the lane sums.
-[[gnu::target_clones("avx512f", "avx2", "default")]] Moments moments_f32(const float* x, std::size_t n) noexcept {
+WEIR_TARGET_CLONES Moments moments_f32(const float* x, std::size_t n) noexcept {
   return moments_kernel(x, n);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] Moments moments_f64(const double* x, std::size_t n) noexcept {
+WEIR_TARGET_CLONES Moments moments_f64(const double* x, std::size_t n) noexcept {
   return moments_kernel(x, n);
 }
 
