@@ -34,6 +34,22 @@ ATTACH_READ_ONLY = 1
 BLOCK_GAP_FLAG = 0x80000000
 
 
+class Closing:
+    """A handle closed by close(), by a with-block, or when collected."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 class WeirError(Exception):
     """A libweir call failed; `status` is its weir_status, the text names the arena, channel or key."""
 

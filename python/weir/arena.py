@@ -5,13 +5,13 @@ import time
 import numpy as np
 
 from . import _lib
-from ._lib import lib
+from ._lib import Closing, lib
 from .channel import Channel, _deadline, _slice_ns
 
 _NUMPY_TO_DTYPE = {np.dtype(v).newbyteorder("<"): k for k, v in _lib.DTYPES.items()}
 
 
-class Arena:
+class Arena(Closing):
     """An attached arena. Attaching never creates or deletes it: `weir create` or `weir run` does.
 
     where: "NAME" (/dev/shm/weir.NAME), a path containing '/' (a file-backed arena) or "fd:N".
@@ -41,18 +41,6 @@ class Arena:
         if self._arena:
             lib.weir_detach(self._arena)
             self._arena = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         return f"<weir.Arena {self.name!r} {self.info['bytes']} bytes>"
@@ -226,7 +214,7 @@ class Arena:
         _lib.check(lib.weir_vector_set(self._handle(), _lib.encode(key), v.ctypes.data, v.size))
 
 
-class Watcher:
+class Watcher(Closing):
     """Sleeps on signal groups (keys, labels, channels) until one pulses. Close it, or use `with`."""
 
     def __init__(self, arena, keys=(), labels=(), channels=()):
@@ -280,18 +268,6 @@ class Watcher:
         if self._watcher:
             lib.weir_watcher_close(self._watcher)
             self._watcher = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _info_dict(vi):

@@ -5,7 +5,7 @@ import time
 import numpy as np
 
 from . import _lib
-from ._lib import lib
+from ._lib import Closing, lib
 
 BLOCK_META_DTYPE = np.dtype([("sequence", "<u8"), ("offset_bytes", "<u8"), ("realtime_ns", "<u8"),
                              ("monotonic_ns", "<u8"), ("first_sample", "<u8"), ("samples", "<u4"),
@@ -312,7 +312,7 @@ class BlockView(Block):
         return bool(valid.value)
 
 
-class Follower:
+class Follower(Closing):
     """A registered consumer of one channel; iterate it, or call next(). Close it (or use `with`)."""
 
     def __init__(self, channel, policy, timeout, start, view, name):
@@ -399,14 +399,3 @@ class Follower:
             lib.weir_reader_close(self._reader)
             self._reader = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
