@@ -151,7 +151,7 @@ def inspect(path, swmr, export):
         for name in ["weir_format", "weir_version", "run", "segment", "start_time", "stop_time", "host", "arena",
                      "arena_geometry", "pipeline"]:
             check(name in f.attrs, f"root has no {name} attribute")
-        check(text(f.attrs["weir_format"]) == "weir-recording 1.3", "weir_format")
+        check(text(f.attrs["weir_format"]) == "weir-recording 1.4", "weir_format")
         for name in ["run", "segment", "start_time", "stop_time", "arena", "weir_version"]:
             print(f"root {name} {text(f.attrs[name]) or '-'}")
         print(f"root pipeline_bytes {len(text(f.attrs['pipeline']).encode())}")

@@ -1,0 +1,208 @@
+#include "weir/ledger/run_record.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace weir::ledger {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kLockTries = 200;            // 10 ms apart: a lock held longer than 2 s is refused
+constexpr long kLockPauseNs = 10'000'000;
+
+core::Error io_failure(const std::filesystem::path& path, const std::string& what, int error_number) {
+  return core::Error{core::Errc::io_error,
+                     "run record " + path.string() + ": " + what + ": " + std::strerror(error_number)};
+}
+
+// A file descriptor closed on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+core::Result<void> write_all(int fd, const std::string& text, const std::filesystem::path& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return tl::make_unexpected(io_failure(path, "cannot write", errno));
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+core::Result<void> write_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp = path.string() + ".tmp";
+  {
+    Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return tl::make_unexpected(io_failure(temp, "cannot create", errno));
+    if (auto ok = write_all(fd.get(), text, temp); !ok) return ok;
+    if (::fsync(fd.get()) != 0) return tl::make_unexpected(io_failure(temp, "fsync failed", errno));
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) return tl::make_unexpected(io_failure(path, "cannot rename", errno));
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd.get() < 0 || ::fsync(dfd.get()) != 0) return tl::make_unexpected(io_failure(dir, "cannot sync the directory", errno));
+  return {};
+}
+
+}  // namespace
+
+ChannelMark& RunRecord::channel(std::string_view name) {
+  const auto it = std::find_if(channels.begin(), channels.end(), [&](const ChannelMark& c) { return c.channel == name; });
+  if (it != channels.end()) return *it;
+  ChannelMark mark;
+  mark.channel = std::string(name);
+  channels.push_back(std::move(mark));
+  return channels.back();
+}
+
+const ChannelMark* RunRecord::find_channel(std::string_view name) const noexcept {
+  const auto it = std::find_if(channels.begin(), channels.end(), [&](const ChannelMark& c) { return c.channel == name; });
+  return it != channels.end() ? &*it : nullptr;
+}
+
+PartMark& RunRecord::part(std::string_view name) {
+  const auto it = std::find_if(parts.begin(), parts.end(), [&](const PartMark& p) { return p.name == name; });
+  if (it != parts.end()) return *it;
+  PartMark mark;
+  mark.name = std::string(name);
+  parts.push_back(std::move(mark));
+  return parts.back();
+}
+
+std::filesystem::path run_record_path(const std::filesystem::path& dir, std::string_view prefix, std::uint64_t run) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%06llu", static_cast<unsigned long long>(run));
+  return dir / (std::string(prefix) + "_run" + number + kRunRecordSuffix);
+}
+
+std::string to_json(const RunRecord& r) {
+  json j;
+  j["format"] = r.format;
+  j["run"] = r.run;
+  j["arena"] = r.arena;
+  j["arena_created_ns"] = r.arena_created_ns;
+  j["pipeline"] = r.pipeline;
+  j["writer"] = r.writer;
+  j["started_ns"] = r.started_ns;
+  j["stopped_ns"] = r.stopped_ns;
+  j["fsync"] = r.fsync;
+  j["synced_ns"] = r.synced_ns;
+  j["channels"] = json::array();
+  for (const ChannelMark& c : r.channels)
+    j["channels"].push_back({{"channel", c.channel},
+                             {"first_sequence", c.first_sequence},
+                             {"written", c.written},
+                             {"dropped_at_source", c.dropped_at_source},
+                             {"final", c.final},
+                             {"arena_created_ns", c.arena_created_ns}});
+  j["parts"] = json::array();
+  for (const PartMark& p : r.parts)
+    j["parts"].push_back({{"name", p.name},
+                          {"role", p.role},
+                          {"state", p.state},
+                          {"last_exit", p.last_exit},
+                          {"restarts", p.restarts},
+                          {"essential", p.essential}});
+  j["faults"] = json::array();
+  for (const Fault& f : r.faults)
+    j["faults"].push_back({{"part", f.part},
+                           {"reason", f.reason},
+                           {"what", f.what},
+                           {"errno", f.error_number},
+                           {"realtime_ns", f.realtime_ns}});
+  return j.dump(2) + "\n";
+}
+
+core::Result<RunRecord> from_json(std::string_view text, const std::string& where) {
+  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return core::fail(core::Errc::invalid_argument, "run record " + where + ": not a JSON object");
+  RunRecord r;
+  try {
+    r.format = j.value("format", "");
+    if (r.format != kRunRecordFormat)
+      return core::fail(core::Errc::invalid_argument, "run record " + where + ": format '" + r.format +
+                                                          "', this build reads '" + kRunRecordFormat + "'");
+    r.run = j.value("run", std::uint64_t{0});
+    r.arena = j.value("arena", "");
+    r.arena_created_ns = j.value("arena_created_ns", std::uint64_t{0});
+    r.pipeline = j.value("pipeline", "");
+    r.writer = j.value("writer", "");
+    r.started_ns = j.value("started_ns", std::uint64_t{0});
+    r.stopped_ns = j.value("stopped_ns", std::uint64_t{0});
+    r.fsync = j.value("fsync", "");
+    r.synced_ns = j.value("synced_ns", std::uint64_t{0});
+    for (const json& c : j.value("channels", json::array()))
+      r.channels.push_back(ChannelMark{c.value("channel", ""), c.value("first_sequence", std::uint64_t{0}),
+                                       c.value("written", std::uint64_t{0}), c.value("dropped_at_source", std::uint64_t{0}),
+                                       c.value("final", false), c.value("arena_created_ns", std::uint64_t{0})});
+    for (const json& p : j.value("parts", json::array()))
+      r.parts.push_back(PartMark{p.value("name", ""), p.value("role", ""), p.value("state", ""), p.value("last_exit", ""),
+                                 p.value("restarts", std::uint64_t{0}), p.value("essential", false)});
+    for (const json& f : j.value("faults", json::array()))
+      r.faults.push_back(Fault{f.value("part", ""), f.value("reason", ""), f.value("what", ""), f.value("errno", 0),
+                               f.value("realtime_ns", std::uint64_t{0})});
+  } catch (const json::exception& e) {
+    return core::fail(core::Errc::invalid_argument, "run record " + where + ": " + e.what());
+  }
+  return r;
+}
+
+core::Result<std::optional<RunRecord>> read_run_record(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return std::optional<RunRecord>{};
+    return tl::make_unexpected(io_failure(path, "cannot read", errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto record = from_json(text.str(), path.string());
+  if (!record) return tl::make_unexpected(record.error());
+  return std::optional<RunRecord>(std::move(*record));
+}
+
+core::Result<void> update_run_record(const std::filesystem::path& path, const std::function<void(RunRecord&)>& change) {
+  const std::filesystem::path lock_path = path.string() + ".lock";
+  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (lock.get() < 0) return tl::make_unexpected(io_failure(lock_path, "cannot open the lock", errno));
+  int tries = 0;
+  while (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return tl::make_unexpected(io_failure(lock_path, "cannot lock", errno));
+    if (++tries >= kLockTries)
+      return core::fail(core::Errc::io_error, "run record " + path.string() + ": locked by another process for 2 s");
+    const timespec pause{0, kLockPauseNs};
+    nanosleep(&pause, nullptr);
+  }
+  auto existing = read_run_record(path);
+  if (!existing) return tl::make_unexpected(existing.error());
+  RunRecord record = existing->has_value() ? std::move(**existing) : RunRecord{};
+  change(record);
+  return write_atomically(path, to_json(record));  // the lock is released when `lock` closes
+}
+
+}  // namespace weir::ledger
