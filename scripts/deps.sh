@@ -8,7 +8,7 @@ packages=(
   libzmq3-dev tmux socat clang-14 libclang-rt-14-dev
   hdf5-tools python3-h5py python3-numpy python3-pytest python3-matplotlib systemd
   jupyter-nbconvert python3-nbconvert python3-ipykernel
-  python3 procps util-linux iproute2
+  python3 procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
 )
 missing=()

@@ -1,0 +1,158 @@
+"""What every chaos scenario ends with: the run's ledger as `weir audit --json` prints it (0
+duplicated, 0 unaccounted, `written` equal to the writer's own count), the same ledger counted here
+again from the files' tables with h5py (an independent reading of docs/design/recording.md), and
+every file of the run opened by plain h5py, after `weir repair` only where the audit says the file
+is still SWMR-marked."""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from chaos import WEIR, weir
+
+NO_ROW = np.uint64(2**64 - 1)      # a table row extended but never written (format: fill values)
+SIDE_REASONS = ("dropped_at_source",)  # gap rows without sequence numbers: counted aside
+
+
+def run_files(out, arena, run):
+    """The run's HDF5 files in segment order (names: <arena>_run<RUN, 6 digits>_<SEGMENT>.h5)."""
+    pattern = re.compile(re.escape(arena) + r"_run0*" + str(run) + r"_(\d+)\.h5$")
+    found = [(int(m.group(1)), p) for p in Path(out).iterdir() if (m := pattern.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def runs_in(out, arena):
+    """The run numbers of `arena` found in `out` (files and run records)."""
+    pattern = re.compile(re.escape(arena) + r"_run(\d+)(?:_\d+\.h5|\.ledger\.json)$")
+    return sorted({int(m.group(1)) for p in Path(out).iterdir() if (m := pattern.match(p.name))})
+
+
+def audit(out, run=None):
+    """`weir audit OUT --json [--run N]`: (exit status, channel objects, file objects, text)."""
+    args = ["audit", str(out), "--json"] + (["--run", str(run)] if run is not None else [])
+    r = weir(*args, timeout=120)
+    channels, files = [], []
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        obj = json.loads(line)
+        if "channel" in obj:
+            channels.append(obj)
+        elif "file" in obj or "path" in obj:
+            files.append(obj)
+    return r.returncode, channels, files, f"$ weir {' '.join(args)}\n(exit {r.returncode})\n{r.stdout}{r.stderr}"
+
+
+def plain_open_error(path):
+    try:
+        with h5py.File(path, "r"):
+            return None
+    except Exception as e:  # h5py raises OSError for a SWMR-marked file; anything else is as bad
+        return f"{type(e).__name__}: {e}"
+
+
+GAP_FLAG = np.uint32(1 << 31)  # core::kBlockGapFlag: a block the source lost (no samples), counted as source_loss
+
+
+def count_tables(files):
+    """Per channel, from the files alone: recorded sequences, those flagged as gap blocks, and gap
+    rows {reason: [(sequence, blocks)]}. Only the rows every block table holds count (format)."""
+    per = {}
+    for path in files:
+        with h5py.File(path, "r") as f:
+            for group in f["entry"].values():
+                if not isinstance(group, h5py.Group) or "block_sequence" not in group:
+                    continue
+                name = group.attrs.get("channel", group.name.rsplit("/", 1)[-1])
+                name = name.decode() if isinstance(name, bytes) else str(name)
+                ch = per.setdefault(name, {"sequences": [], "flagged": [], "gaps": {}})
+                n = min(group[t].shape[0] for t in ("block_sequence", "block_offset", "block_samples",
+                                                     "block_realtime_ns", "block_monotonic_ns", "block_flags"))
+                seq, flags = group["block_sequence"][:n], group["block_flags"][:n]
+                bad = np.nonzero(seq == NO_ROW)[0]
+                if bad.size:
+                    seq, flags = seq[: bad[0]], flags[: bad[0]]
+                ch["sequences"].append(seq)
+                ch["flagged"].append(seq[(flags & GAP_FLAG) != 0])
+                gaps = group["gaps"]
+                if gaps.shape[0]:
+                    names = gaps.attrs["reason_names"]
+                    names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
+                    for row in gaps[:]:
+                        if int(row["reason"]) >= len(names):
+                            continue  # fill value: a row extended but never written
+                        reason = names[int(row["reason"])].strip()
+                        ch["gaps"].setdefault(reason, []).append((int(row["sequence"]), int(row["blocks"])))
+    return per
+
+
+def independent_ledger(files):
+    """{channel: dict(recorded, flagged, duplicated, holes, gaps)}: holes are sequences between the
+    files' first and last evidence in no row and no gap row; duplicated ones are in more than one."""
+    result = {}
+    for name, ch in count_tables(files).items():
+        seq = np.concatenate(ch["sequences"]).astype(np.int64)
+        flagged = np.unique(np.concatenate(ch["flagged"]))
+        intervals = [(s, s + b) for r, rows in ch["gaps"].items() if r not in SIDE_REASONS for s, b in rows if b > 0]
+        lo = min(([int(seq.min())] if seq.size else []) + [s for s, _ in intervals], default=0)
+        hi = max(([int(seq.max()) + 1] if seq.size else []) + [e for _, e in intervals], default=0)
+        cover = np.zeros(max(hi - lo, 0), np.int64)
+        if seq.size:
+            np.add.at(cover, seq - lo, 1)
+        for s, e in intervals:
+            cover[s - lo:e - lo] += 1
+        result[name] = {"recorded": int(np.unique(seq).size) - int(flagged.size), "flagged": int(flagged.size),
+                        "duplicated": int((cover > 1).sum()), "holes": int((cover == 0).sum()),
+                        "gaps": {r: sum(b for _, b in rows) for r, rows in ch["gaps"].items()}}
+    return result
+
+
+def check_run(out, arena, run, expected=None, *, allow_repair=True):
+    """Checks one run of `arena` in `out`; returns the audit's channel objects. `expected`:
+    {channel: (blocks written, dropped at source)}, the writer's own count, to compare `written` with."""
+    files = run_files(out, arena, run)
+    rc, channels, file_states, text = audit(out, run)
+    assert rc in (0, 5), f"weir audit failed on run {run} in {out}:\n{text}"
+    assert channels, f"weir audit printed no channel for run {run} in {out}:\n{text}"
+    problems = []
+    for c in channels:
+        if c.get("duplicates", 0) != 0 or c.get("unaccounted", 0) != 0:
+            problems.append(f"channel {c['channel']}: {c.get('duplicates')} duplicated, {c.get('unaccounted')} unaccounted")
+    for name, (blocks, dropped) in (expected or {}).items():
+        c = next((c for c in channels if c["channel"] == name), None)
+        if c is None:
+            problems.append(f"channel {name}: written by the source ({blocks} blocks) but not in the audit")
+        elif c.get("written") != blocks + dropped:
+            problems.append(f"channel {name}: audit says written {c.get('written')}, the writer counted "
+                            f"{blocks} published + {dropped} dropped at source")
+    if rc != 0 and not problems:
+        problems.append("weir audit exits non-zero though every channel balances")
+    marked = {Path(f.get("file", f.get("path", ""))).name for f in file_states if f.get("state") == "swmr-marked"}
+    for path in files:
+        err = plain_open_error(path)
+        if err is None:
+            continue
+        if path.name in marked and allow_repair:
+            r = subprocess.run([WEIR, "repair", str(path)], capture_output=True, text=True, timeout=60)
+            err = plain_open_error(path)
+            if err is None:
+                continue
+            problems.append(f"{path.name}: still refused by plain h5py after weir repair ({r.returncode}: {r.stderr.strip()}): {err}")
+        else:
+            problems.append(f"{path.name}: plain h5py refuses it and the audit does not call it swmr-marked: {err}")
+    if not problems:
+        mine = independent_ledger(files)
+        for c in channels:
+            m = mine.get(c["channel"], {"recorded": 0, "flagged": 0, "duplicated": 0, "holes": 0})
+            if m["duplicated"] or m["holes"]:
+                problems.append(f"channel {c['channel']}: the files' own tables hold {m['duplicated']} sequence(s) twice "
+                                f"and leave {m['holes']} in no row between their first and last block")
+            if c.get("recorded") not in (m["recorded"], m["recorded"] + m["flagged"]):
+                problems.append(f"channel {c['channel']}: audit says recorded {c.get('recorded')}, the tables hold "
+                                f"{m['recorded']} (and {m['flagged']} flagged as lost at the source)")
+    assert not problems, f"run {run} in {out}:\n  " + "\n  ".join(problems) + f"\n{text}"
+    return channels

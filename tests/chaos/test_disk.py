@@ -1,0 +1,119 @@
+"""Disk faults under `weir run`, on filesystems the tests mount (root and mount(2) needed; skipped
+loudly otherwise): a full tmpfs (exit 3, a disk_error row, the tail counted), an XFS shut down
+under the recorder (EIO: exit 4, no crash, the closed files survive a remount), and the output
+directory deleted while recording (exit 4, an honest summary, nothing written anywhere else)."""
+import json
+import os
+import re
+import shutil
+import time
+
+
+from chaos import rng_for, tmpfs, wait_for, writer_counts, xfs
+from ledger_check import check_run, count_tables, plain_open_error, run_files, runs_in
+
+CRASH = re.compile(r"SIG(SEGV|ABRT|BUS)|exit 139|exit 134|core dumped")
+
+
+def recorder_exit(run, code, timeout=30):
+    """Waits until weir run says its recorder ended with exit `code`; returns the log."""
+    pattern = re.compile(rf"\(exit {code}\)|exit {code}\b")
+    return wait_for(lambda: pattern.search(run.output()) and run.output(), timeout,
+                    f"the recorder to end with exit {code}:\n{run.output()[-3000:]}")
+
+
+def record_json(out, arena, run):
+    path = out / f"{arena}_run{run:06d}.ledger.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def test_full_disk_stops_the_recorder_with_a_disk_error_row(workdir, staged, pipeline):
+    disk = staged(tmpfs(workdir / "small", 12))
+    p = pipeline(out=disk / "out", shard=False, rate=2_048_000, ring=1024, rotate_s=2)
+    run = p.run()
+    run.wait_parts(p.kinds)
+    recorder_exit(run, 3)
+    time.sleep(1.5)  # the supervisor reacts by its policy meanwhile
+    rc = run.stop()
+    out = run.output()
+    print(out[-4000:])
+    assert rc != 0, f"weir run exits {rc} after its essential recorder stopped on a full disk"
+    assert not CRASH.search(out), f"a part crashed:\n{out[-4000:]}"
+    (number,) = runs_in(p.out, p.arena)
+    ledger = check_run(p.out, p.arena, number, writer_counts(out))
+    a = next(c for c in ledger if c["channel"] == "a")
+    assert a["gaps"].get("disk_error", 0) > 0, f"the blocks after the full disk are a disk_error tail: {a}"
+    rows = count_tables(run_files(p.out, p.arena, number))["a"]["gaps"].get("disk_error", [])
+    assert rows, "the last file has no disk_error row"
+    faults = (record_json(p.out, p.arena, number) or {}).get("faults", [])
+    assert any(f["reason"] == "disk_error" and f["errno"] == 28 for f in faults), f"no ENOSPC fault recorded: {faults}"
+
+
+def test_eio_from_a_shut_down_xfs_is_exit_4_not_a_crash(workdir, staged, pipeline):
+    rng = rng_for("eio")
+    fs = staged(xfs(workdir))
+    p = pipeline(out=fs.mount / "out", shard=False, rotate_s=1)
+    run = p.run()
+    run.wait_parts(p.kinds)
+    wait_for(lambda: p.out.exists() and any(len(run_files(p.out, p.arena, r)) >= 3 for r in runs_in(p.out, p.arena)),
+             20, "three files of the run")
+    time.sleep(rng.uniform(0.0, 0.9))
+    (number,) = runs_in(p.out, p.arena)
+    closed = run_files(p.out, p.arena, number)[:-2]  # rotated away at least a second before the fault
+    fs.shutdown()
+    log = recorder_exit(run, 4)
+    time.sleep(1.0)
+    rc = run.stop()
+    log = run.output()
+    print(log[-4000:])
+    assert not CRASH.search(log), f"a part crashed on EIO:\n{log[-4000:]}"
+    assert rc != 0, f"weir run exits {rc} after its essential recorder met EIO"
+    counts = writer_counts(log)
+    fs.remount()
+    for path in closed:
+        err = plain_open_error(path)
+        assert err is None, f"{path.name}, closed before the fault, does not open after a remount: {err}"
+    ledger = check_run(p.out, p.arena, number)
+    a = next(c for c in ledger if c["channel"] == "a")
+    written = counts["a"][0] + counts["a"][1]
+    assert a["written"] <= written, f"the ledger claims {a['written']} blocks written, the writer wrote {written}"
+    if a["written"] < written:
+        print(f"NOTE: the ledger ends at {a['written']} of {written} blocks: the run record could not be "
+              f"written on the shut-down filesystem", flush=True)
+    assert a["gaps"].get("disk_error", 0) > 0, f"the blocks after the fault are a disk_error tail: {a}"
+
+
+def files_outside(root, exclude):
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        if os.path.realpath(dirpath).startswith(os.path.realpath(exclude)):
+            dirnames[:] = []
+            continue
+        found.update(os.path.join(dirpath, f) for f in filenames)
+    return found
+
+
+def test_output_directory_deleted_while_recording(workdir, staged, pipeline):
+    rng = rng_for("rm_rf")
+    disk = staged(tmpfs(workdir / "disk", 64))
+    p = pipeline(out=disk / "out", shard=False, rotate_s=1)
+    run = p.run()
+    run.wait_parts(p.kinds)
+    wait_for(lambda: p.out.exists() and runs_in(p.out, p.arena), 20, "the first file")
+    time.sleep(rng.uniform(0.3, 1.5))
+    before = files_outside(workdir, disk)
+    shutil.rmtree(p.out)
+    recorder_exit(run, 4)
+    time.sleep(1.0)
+    rc = run.stop()
+    log = run.output()
+    print(log[-4000:])
+    assert not CRASH.search(log), f"a part crashed:\n{log[-4000:]}"
+    assert rc != 0, f"weir run exits {rc} after its essential recorder lost its output directory"
+    said = [line for line in log.splitlines() if line.startswith("[record")]
+    assert any(re.search(r"vanish|gone|deleted|removed|no longer|replaced", line) for line in said), \
+        "the recorder does not say its directory went away:\n" + "\n".join(said)
+    new = {f for f in files_outside(workdir, disk) - before if not f.endswith(".log")}
+    assert not new, f"files written outside the output filesystem: {sorted(new)}"
+    if p.out.exists():
+        assert os.stat(p.out).st_dev == os.stat(disk).st_dev, f"{p.out} came back on another filesystem"
