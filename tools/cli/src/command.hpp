@@ -4,9 +4,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "weir/core/error.hpp"
 #include "weir/tools/exit_codes.hpp"
 
 namespace weir::tools {
@@ -20,6 +22,10 @@ template <class Args>
 void bind_action(CLI::App& sub, Action& action, std::shared_ptr<Args> args, int (*run)(const Args&)) {
   sub.callback([&action, args, run] { action = [args, run] { return run(*args); }; });
 }
+
+/// Parses a pipeline part's command line (subcommand and arguments, no program name) as the
+/// subcommand will, running nothing; fails with the parser's message. Thread: main only.
+[[nodiscard]] core::Result<void> parse_part_args(const std::vector<std::string>& args);
 
 /// The NAME positional every arena command takes.
 inline CLI::Option* add_name_option(CLI::App& sub, std::string& where) {
@@ -65,6 +71,8 @@ void add_shard_command(CLI::App& app, Action& action);
 void add_record_command(CLI::App& app, Action& action);
 /// Registers repair. Requires: `action` outlives app.parse().
 void add_repair_command(CLI::App& app, Action& action);
+/// Registers audit. Requires: `action` outlives app.parse().
+void add_audit_command(CLI::App& app, Action& action);
 /// Registers replay. Requires: `action` outlives app.parse().
 void add_replay_command(CLI::App& app, Action& action);
 /// Registers check. Requires: `action` outlives app.parse().
