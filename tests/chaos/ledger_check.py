@@ -42,8 +42,8 @@ def audit(out, run=None):
         obj = json.loads(line)
         if "channel" in obj:
             channels.append(obj)
-        elif "file" in obj or "path" in obj:
-            files.append(obj)
+        elif "files" in obj:  # the run's line: {"run", "arena", "files": [{"path", "state", ...}], "exact"}
+            files.extend(obj["files"])
     return r.returncode, channels, files, f"$ weir {' '.join(args)}\n(exit {r.returncode})\n{r.stdout}{r.stderr}"
 
 

@@ -50,6 +50,7 @@ def test_kill_parts_at_random_moments(pipeline):
         rc = run.stop()
         out = run.output()
         assert "GIVING UP" not in out, f"weir run gave a part up:\n{out[-4000:]}"
+        assert rc == 0, f"weir run exits {rc} after a clean stop with every part running:\n{out[-4000:]}"
         counts = writer_counts(out)
         assert "a" in counts and "a.psd" in counts, f"no writer counts in weir run's summary (exit {rc}):\n{out[-4000:]}"
         runs = runs_in(p.out, p.arena)
