@@ -15,7 +15,7 @@ from ledger_check import check_run, count_tables, plain_open_error, run_files, r
 CRASH = re.compile(r"SIG(SEGV|ABRT|BUS)|exit 139|exit 134|core dumped")
 
 
-def recorder_exit(run, code, timeout=30):
+def recorder_exit(run, code, timeout=20):
     """Waits until weir run says its recorder ended with exit `code`; returns the log."""
     pattern = re.compile(rf"\(exit {code}\)|exit {code}\b")
     return wait_for(lambda: pattern.search(run.output()) and run.output(), timeout,

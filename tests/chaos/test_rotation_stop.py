@@ -9,7 +9,7 @@ import h5py
 from chaos import rng_for, wait_for, writer_counts
 from ledger_check import check_run, count_tables, run_files, runs_in
 
-TRIES = 6
+TRIES = 8
 
 
 def empty_channels(path):
