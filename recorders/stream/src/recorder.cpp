@@ -230,7 +230,7 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
       in_record = true;
     }
   std::uint64_t from = 0;
-  GapReason first_loss = GapReason::before_start;
+  GapReason first_loss = GapReason::lapped;  // registered at `from`: a loss after it is the reader's own
   std::vector<GapRow> opening;
   const auto resume = resume_.find(c.name);
   const bool resumes = resume != resume_.end() ? resume->second <= head : previous_ && in_record && first <= head;

@@ -128,11 +128,19 @@ core::Result<void> Recorder::check_out_dir() {
   return {};
 }
 
-bool Recorder::reachable(const std::string& file) const noexcept {
-  struct stat st {};
+// Whether a file is still where the summary says: its directory is the one recording began in
+// and the file is there. A file that cannot be looked at (EIO from a filesystem shut down) counts
+// when it was fsynced after closing: it is on the disk.
+bool Recorder::reachable(const std::string& file, bool synced) const noexcept {
   struct stat dir {};
-  return ::stat(file.c_str(), &st) == 0 && ::stat(target_.dir.c_str(), &dir) == 0 && dir.st_dev == out_dev_ &&
-         dir.st_ino == out_ino_;
+  if (::stat(target_.dir.c_str(), &dir) == 0) {
+    if (dir.st_dev != out_dev_ || dir.st_ino != out_ino_) return false;
+  } else if (errno == ENOENT || errno == ENOTDIR || !synced) {
+    return false;
+  }
+  struct stat st {};
+  if (::stat(file.c_str(), &st) == 0) return true;
+  return synced && errno != ENOENT && errno != ENOTDIR;
 }
 
 void Recorder::note_fault(const core::Error& error, bool disk_full) {
@@ -162,6 +170,7 @@ core::Result<void> Recorder::sync_closed(const std::string& file, int fd) {
     fault_errno_ = e;
     return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(e));
   }
+  if (!file_blocks_.empty()) file_blocks_.back().synced = true;  // the file and its directory entry
   note_synced();
   return {};
 }

@@ -389,7 +389,7 @@ RecordSummary Recorder::summary() const {
   std::vector<std::uint64_t> lost_blocks(follows_.size(), 0), lost_samples(follows_.size(), 0);
   for (std::size_t i = 0; i < files_.size(); ++i) {
     const FileBlocks& held = file_blocks_[i];
-    if (!held.failed && reachable(files_[i])) {
+    if (!held.failed && reachable(files_[i], held.synced)) {
       s.files.push_back(files_[i]);
       std::error_code ec;
       const auto size = std::filesystem::file_size(files_[i], ec);

@@ -44,6 +44,7 @@ struct Follow {
 struct FileBlocks {
   std::vector<std::uint64_t> blocks, samples;
   bool failed = false;  // closing it failed (a disk fault): what it holds is not known
+  bool synced = false;  // closed and fsynced: on the disk, even if a fault stops it being looked at now
 };
 
 /// One followed key, sampled on change.
@@ -101,7 +102,7 @@ class Recorder {
   [[nodiscard]] core::Result<void> check_disk();
   [[nodiscard]] core::Result<void> rotate(bool now);
   [[nodiscard]] bool something_to_write() const noexcept;
-  [[nodiscard]] bool reachable(const std::string& file) const noexcept;  // at --out, on its filesystem still
+  [[nodiscard]] bool reachable(const std::string& file, bool synced) const noexcept;  // still at --out
   void loop();
   void wait(std::int64_t until_ns);
   void drain_and_close();
