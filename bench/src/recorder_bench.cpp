@@ -129,6 +129,8 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   options.min_free_bytes = 0;
   options.from_oldest = o.prefill;
   options.staged_writes = o.staged;
+  options.fsync = o.fsync;
+  options.rotate_bytes = o.rotate_bytes;
   std::error_code ec;
   std::filesystem::remove(options.out, ec);
   rec::RecordControl control;
@@ -169,6 +171,12 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
                                                 " blocks recorded");
   RecorderBenchResult result = result_of(o, static_cast<double>(ended_ns - started_ns) / 1e9, options.out);
   result.cpu_s = static_cast<double>(cpu_ns) / 1e9;
+  for (const std::string& file : summary->files) {  // rotated files, and the run record beside them
+    if (file != options.out) result.file_bytes += std::filesystem::file_size(file, ec);
+    std::filesystem::remove(file, ec);
+  }
+  for (const auto& e : std::filesystem::directory_iterator(o.dir, ec))
+    if (e.path().filename().string().rfind(tag + "_run", 0) == 0) std::filesystem::remove(e.path(), ec);
   return result;
 }
 

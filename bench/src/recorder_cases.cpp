@@ -28,6 +28,9 @@ constexpr std::uint64_t kTotalBytes = 1ULL << 30;        // recorded per case
 constexpr std::uint64_t kQuickTotalBytes = 64ULL << 20;  // ... with --quick
 constexpr std::uint64_t kDrainBytes = 256ULL << 20;      // published first, then drained by the recorder
 constexpr std::uint32_t kBlockBytes = 4096;
+constexpr std::uint64_t kFsyncBytes = 256ULL << 20;       // recorded per case of the fsync line
+constexpr std::uint64_t kFsyncRotateBytes = 16ULL << 20;  // ... in files of this size
+constexpr double kFsyncTarget = 0.95;  // fsync at each rotation keeps at least this share of the throughput
 constexpr double kRecorderTarget = 0.9;  // the recorder's rate over plain write()'s, at least
 constexpr std::string_view kUnitSeconds = "s";
 
@@ -35,7 +38,8 @@ constexpr const char* kUsage =
     "usage: weir bench recorder [--json] [--reps N] [--quick]\n"
     "  the HDF5 recorder (SWMR) on 1 and 8 channels of 4 KiB f32 blocks, 1 GiB in all, against a\n"
     "  bare H5Dset_extent + H5Dwrite loop and plain write() of the same bytes, with its chunks by\n"
-    "  H5Dwrite_chunk and by H5Dwrite; its drain rate; a 1 GiB arena's HDF5 snapshot time\n"
+    "  H5Dwrite_chunk and by H5Dwrite; its drain rate; fsync at each rotation (16 MiB files) against\n"
+    "  none; a 1 GiB arena's HDF5 snapshot time\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    64 MiB instead of 1 GiB (for tests)\n";
@@ -164,6 +168,34 @@ int run_recorder_suite(const std::vector<std::string>& args) {
     }
   }
   {
+    // Durability's cost: the same live recording in files of kFsyncRotateBytes, each closed file
+    // and its directory entry fsynced (the recorder's default), against no fsync; same run, in turn.
+    std::vector<double> synced, unsynced;
+    for (int rep = 0; rep < config.reps; ++rep) {
+      RecorderBenchOptions o;
+      o.dir = dir;
+      o.channels = 1;
+      o.block_bytes = kBlockBytes;
+      o.blocks = (config.quick ? kQuickTotalBytes : kFsyncBytes) / kBlockBytes;
+      o.rotate_bytes = kFsyncRotateBytes;
+      o.fsync = rec::FsyncPolicy::never;
+      auto never = bench_record(o);
+      o.fsync = rec::FsyncPolicy::rotation;
+      auto rotation = bench_record(o);
+      if (!never || !rotation) {
+        results.note_error("record.fsync.rotation.1ch", !never ? never.error().what : rotation.error().what);
+        break;
+      }
+      unsynced.push_back(never->mb_per_s);
+      synced.push_back(rotation->mb_per_s);
+    }
+    if (!synced.empty()) {
+      results.add_row(row_of("record.fsync.never.1ch", kUnitMBps, unsynced));
+      results.add_row(row_of("record.fsync.rotation.1ch", kUnitMBps, synced));
+      fields.add("record.fsync.rotation.1ch", "rotate_mib", kFsyncRotateBytes >> 20);
+    }
+  }
+  {
     std::vector<double> seconds;
     for (int rep = 0; rep < config.reps; ++rep) {
       auto s = snapshot_seconds(total, dir, rep);
@@ -191,7 +223,8 @@ int run_recorder_suite(const std::vector<std::string>& args) {
                                  {"record.swmr.h5dwrite.1ch", "base.write.1ch", 0},
                                  {"record.swmr.h5dwrite.8ch", "base.write.8ch", 0},
                                  {"record.drain.1ch", "base.write.drain.1ch", kRecorderTarget},
-                                 {"record.drain.h5dwrite.1ch", "base.write.drain.1ch", 0}};
+                                 {"record.drain.h5dwrite.1ch", "base.write.drain.1ch", 0},
+                                 {"record.fsync.rotation.1ch", "record.fsync.never.1ch", kFsyncTarget}};
   compare_at_least(results, comparisons);
   char title[256];
   std::snprintf(title, sizeof title,

@@ -235,9 +235,20 @@ core::Result<void> ChannelGroup::write_pending() {
   return gaps_.write_chunks();
 }
 
-void ChannelGroup::add_gap(const GapRow& row) noexcept {
+bool ChannelGroup::add_gap(const GapRow& row) noexcept {
+  const bool mergeable = row.blocks > 0 && row.reason != static_cast<std::uint8_t>(GapReason::dropped_at_source);
+  if (std::byte* last = gaps_.unwritten_last(); last != nullptr && mergeable) {
+    GapRow before;
+    std::memcpy(&before, last, sizeof before);
+    if (before.reason == row.reason && before.blocks > 0 && before.sequence + before.blocks == row.sequence) {
+      before.blocks += row.blocks;
+      std::memcpy(last, &before, sizeof before);
+      return false;
+    }
+  }
   std::memcpy(gaps_.stage_end(), &row, sizeof row);
   gaps_.commit(1);
+  return true;
 }
 
 core::Result<void> ChannelGroup::write_gaps() { return gaps_.write_partial(); }

@@ -65,8 +65,10 @@ class ChannelGroup {
   /// Writes the first block's attributes and whole chunks that are ready. Cold path.
   [[nodiscard]] core::Result<void> write_pending();
   /// Stages a gap row; it reaches the file with the blocks around it (a flush or a full chunk of
-  /// rows). Hot path: no allocation; then write_pending() when pending() says so.
-  void add_gap(const GapRow& row) noexcept;
+  /// rows). A row that continues the last staged row of the same reason (not yet handed to HDF5)
+  /// extends it instead (run-length; markers and dropped_at_source rows never merge). Returns
+  /// whether a new row was added. Hot path: no allocation; then write_pending() when pending() says so.
+  bool add_gap(const GapRow& row) noexcept;
   /// Hands the staged gap rows to HDF5 now (the last act on a file a failed write ends).
   [[nodiscard]] core::Result<void> write_gaps();
   /// Hands every staged sample and row to HDF5 (data, then tables, then gaps).

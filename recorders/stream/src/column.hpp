@@ -62,6 +62,11 @@ class Column {
   /// After a failed write: shrinks the dataset back to what the last flush made durable and drops
   /// everything staged, so the file describes nothing that may not have reached the disk.
   [[nodiscard]] core::Result<void> roll_back() noexcept;
+  /// The last element committed, while it is staged and not yet handed to HDF5 (it may still be
+  /// changed in place); nullptr otherwise.
+  [[nodiscard]] std::byte* unwritten_last() noexcept {
+    return staged_ > 0 && base_ + staged_ > written_ ? buffer_.data() + (staged_ - 1) * element_bytes_ : nullptr;
+  }
   /// Copies element `index` out if it is still staged; false if it is not.
   bool read_staged(std::uint64_t index, void* out) const noexcept;
 

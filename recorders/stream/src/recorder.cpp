@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,7 +87,17 @@ core::Result<void> check_options(const RecordOptions& o) {
   if (!(o.rotate_s >= 0) || !(o.duration_s >= 0))
     return core::fail(core::Errc::invalid_argument, "--rotate-s and --duration take seconds >= 0");
   if (o.out.empty()) return core::fail(core::Errc::invalid_argument, "--out: name a directory or a FILE.h5");
-  return probe_dir(parse_out(o.out).dir);
+  if (o.fsync == FsyncPolicy::interval && !(o.fsync_interval_s > 0))
+    return core::fail(core::Errc::invalid_argument, "--fsync-interval-s takes seconds > 0");
+  const std::filesystem::path dir = parse_out(o.out).dir;
+  if (o.require_mount) {
+    auto root = on_root_filesystem(dir);
+    if (!root) return tl::make_unexpected(root.error());
+    if (*root)
+      return core::fail(core::Errc::permission_denied, "--require-mount: --out " + dir.string() +
+                                                           " is on the root filesystem, not on a mounted disk");
+  }
+  return probe_dir(dir);
 }
 
 Recorder::Recorder(const core::Arena& arena, const RecordOptions& options, RecordControl& control)
@@ -115,6 +126,13 @@ core::Result<void> Recorder::start() {
   }
   pick_run();
   if (auto ok = continue_run(); !ok) return ok;
+  struct stat out {};
+  if (::stat(target_.dir.c_str(), &out) != 0)
+    return core::fail(core::Errc::io_error, "--out " + target_.dir.string() + ": " + std::strerror(errno));
+  out_dev_ = out.st_dev;
+  out_ino_ = out.st_ino;
+  out_fd_ = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // fsynced after each new file
+  read_record();
   if (auto w = core::Watcher::create(arena_); w) {
     watcher_.emplace(std::move(*w));
   } else {
@@ -134,6 +152,7 @@ core::Result<void> Recorder::start() {
       notice("no key matches '" + pattern + "' yet; a matching key starts a new segment when it appears");
   if (!follows_.empty() || !keys_.empty())
     if (auto ok = open_segment(); !ok) return ok;
+  update_record(false);
   control_.started.store(true, std::memory_order_release);  // readers registered, file open: callers may publish
   return {};
 }
@@ -179,6 +198,13 @@ core::Result<void> Recorder::continue_run() {
       notice("cleared the write marks a killed recorder (pid " + std::to_string(info->recorder_pid) + ") left in " +
              s.path.string());
     }
+    // Where each channel resumes: one past the last sequence any file of the run accounts for
+    // (its blocks, and gap rows such as a disk_error tail), so nothing is accounted twice.
+    if (info->arena_created_ns == arena_.header().created_ns)
+      for (const ChannelEnd& e : info->channels) {
+        std::uint64_t& end = resume_[e.channel];  // a channel in a file and no block yet: from its start
+        if (e.any) end = std::max(end, e.end);
+      }
     previous_ = std::move(*info);
   }
   if (previous_ && previous_->arena_created_ns != arena_.header().created_ns) {
@@ -189,22 +215,35 @@ core::Result<void> Recorder::continue_run() {
 }
 
 core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::StartAt start) {
-  // Continuing a run: from the block after the previous segment's last one while the ring still
-  // has it; what it no longer has becomes the restart's gap row.
-  std::uint64_t from = 0;
-  GapReason first_loss = GapReason::lapped;
-  const ChannelEnd* end = nullptr;
-  if (previous_)
-    for (const ChannelEnd& e : previous_->channels)
-      if (e.channel == c.name && e.blocks > 0) end = &e;
+  // The channel's ledger begins at first_sequence: the run record's (when the run already follows
+  // it in this incarnation of the arena), else 0. Continuing a run: from one past the last block the
+  // run's files account for, with a recorder_restart marker there and recorder_down (or
+  // recorder_stopped) for what the ring no longer holds. Otherwise from the next block published
+  // (or the oldest in the ring), with before_start for what came before.
   const std::uint64_t head = c.blocks_written;  // a few blocks stale at most: they are recorded too
-  if (end != nullptr && end->last_sequence + 1 <= head) {
-    from = end->last_sequence + 1;
-    first_loss = previous_->stopped ? GapReason::recorder_stopped : GapReason::recorder_restart;
-  } else if (start == core::StartAt::oldest) {
-    from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
+  const std::uint64_t created = arena_.header().created_ns;
+  std::uint64_t first = 0;
+  bool in_record = false;
+  if (record_)
+    if (const ledger::ChannelMark* m = record_->find_channel(c.name); m != nullptr && m->arena_created_ns == created) {
+      first = m->first_sequence;
+      in_record = true;
+    }
+  std::uint64_t from = 0;
+  GapReason first_loss = GapReason::lapped;  // registered at `from`: a loss after it is the reader's own
+  std::vector<GapRow> opening;
+  const auto resume = resume_.find(c.name);
+  const bool resumes = resume != resume_.end() ? resume->second <= head : previous_ && in_record && first <= head;
+  if (resumes) {
+    from = resume != resume_.end() ? std::max(resume->second, first) : first;
+    first_loss = previous_ && previous_->stopped ? GapReason::recorder_stopped : GapReason::recorder_down;
+    opening.push_back(GapRow{from, 0, static_cast<std::uint8_t>(GapReason::recorder_restart), realtime_ns()});
   } else {
     from = head;  // from now on
+    if (start == core::StartAt::oldest) from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
+    if (first <= head) from = std::max(from, first);
+    if (from > first)
+      opening.push_back(GapRow{first, from - first, static_cast<std::uint8_t>(GapReason::before_start), realtime_ns()});
   }
   auto reader = core::ChannelReader::open(arena_, c.name, options_.policy, "recorder", core::StartAt::sequence, from);
   if (!reader) return tl::make_unexpected(core::with_context(reader.error(), "record"));
@@ -225,7 +264,10 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   info.policy = core::policy_name(options_.policy);
   info.frame = c.frame;
   const std::uint64_t dropped = d.dropped_at_source.load(std::memory_order_relaxed);
-  follows_.push_back(Follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss});
+  Follow follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss};
+  follow.opening = std::move(opening);
+  follow.first_sequence = first;
+  follows_.push_back(std::move(follow));
   return {};
 }
 
@@ -317,13 +359,23 @@ core::Result<void> Recorder::open_segment() {
       return tl::make_unexpected(segment.error());
     }
     segment_ = std::move(*segment);
+    segment_due_ = false;
     ++next_number_;
-    for (std::size_t i = 0; i < follows_.size(); ++i) follows_[i].slot = i;
+    for (std::size_t i = 0; i < follows_.size(); ++i) {
+      Follow& f = follows_[i];
+      f.slot = i;
+      for (const GapRow& row : f.opening) {  // a restart's marker, before_start: the channel's first rows
+        f.gaps += segment_.channel(i).add_gap(row) ? 1 : 0;
+        f.gap_blocks += row.blocks;
+      }
+      f.opening.clear();
+    }
     for (std::size_t i = 0; i < keys_.size(); ++i) {
       keys_[i].slot = i;
       keys_[i].logged = false;
     }
     files_.push_back(path.string());
+    file_blocks_.emplace_back();
     checked_file_bytes_ = 0;
     notice("recording to " + path.string());
     return {};
@@ -332,11 +384,17 @@ core::Result<void> Recorder::open_segment() {
 }
 
 void Recorder::account_segment(bool all_committed) {
-  for (Follow& f : follows_) {
+  FileBlocks& file = file_blocks_.back();
+  file.blocks.assign(follows_.size(), 0);
+  file.samples.assign(follows_.size(), 0);
+  for (std::size_t i = 0; i < follows_.size(); ++i) {
+    Follow& f = follows_[i];
     if (f.slot == kNoSlot) continue;
     const ChannelGroup& g = segment_.channel(f.slot);
-    f.done_blocks += all_committed ? g.blocks() : g.blocks_written();
-    f.done_samples += all_committed ? g.samples() : g.samples_written();
+    file.blocks[i] = all_committed ? g.blocks() : g.blocks_written();
+    file.samples[i] = all_committed ? g.samples() : g.samples_written();
+    f.done_blocks += file.blocks[i];
+    f.done_samples += file.samples[i];
     f.slot = kNoSlot;
   }
 }
@@ -344,10 +402,22 @@ void Recorder::account_segment(bool all_committed) {
 core::Result<void> Recorder::close_segment() {
   if (!segment_.is_open()) return {};
   account_segment(true);  // close() writes every committed block, or fails and says so
-  return segment_.close(realtime_ns());
+  const std::string file = segment_.path().string();
+  int fd = -1;
+  auto ok = segment_.close(realtime_ns(), options_.fsync == FsyncPolicy::never ? nullptr : &fd);
+  if (!ok) {
+    file_blocks_.back().failed = true;
+    if (fd >= 0) ::close(fd);
+    return ok;
+  }
+  return sync_closed(file, fd);
 }
 
 core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions& options, RecordControl& control) {
+  // A file whose driver failed (EIO) cannot be closed; HDF5's exit-time cleanup would try again and
+  // crash in it. Every file is closed here or given up explicitly, so that cleanup has nothing to do.
+  // (Refused, harmlessly, when HDF5 is already in use in this process.)
+  (void)H5dont_atexit();
   if (auto ok = check_options(options); !ok) return tl::make_unexpected(ok.error());
   Recorder recorder(arena, options, control);
   if (auto ok = recorder.start(); !ok) return tl::make_unexpected(ok.error());

@@ -2,6 +2,9 @@
 // rotate, and stop cleanly or on a write failure.
 #include <time.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <charconv>
@@ -41,11 +44,13 @@ std::int64_t deadline_after(double seconds, std::int64_t from) noexcept {
 
 core::Result<void> Recorder::add_gap(Follow& f, std::uint64_t sequence, std::uint64_t blocks, GapReason reason) {
   if (blocks == 0 && reason != GapReason::disk_error) return {};
-  ++f.gaps;
   f.gap_blocks += blocks;
-  if (f.slot == kNoSlot) return {};
+  if (f.slot == kNoSlot) {
+    ++f.gaps;
+    return {};
+  }
   ChannelGroup& g = segment_.channel(f.slot);
-  g.add_gap(GapRow{sequence, blocks, static_cast<std::uint8_t>(reason), realtime_ns()});
+  if (g.add_gap(GapRow{sequence, blocks, static_cast<std::uint8_t>(reason), realtime_ns()})) ++f.gaps;
   if (g.pending()) return g.write_pending();
   return {};
 }
@@ -189,16 +194,38 @@ core::Result<void> Recorder::check_disk() {
 }
 
 core::Result<void> Recorder::flush() {
-  if (!segment_.is_open()) return {};
+  if (!segment_.is_open()) return check_out_dir();
   auto ok = segment_.flush();
   publish_counters();
   if (!ok) return ok;
+  if (auto dir = check_out_dir(); !dir) {
+    dir_gone_ = true;  // the file itself still takes writes: close it properly
+    return dir;
+  }
+  if (auto synced = sync_open(); !synced) return synced;
   return check_disk();
 }
 
-core::Result<void> Recorder::rotate() {
+// Closes the segment; the next opens at once (`now`: a new channel or key needs a new file) or
+// when there is something to write, so a stop right after a rotation leaves no empty file.
+core::Result<void> Recorder::rotate(bool now) {
+  if (auto dir = check_out_dir(); !dir) {
+    dir_gone_ = true;  // the file itself still takes writes: close it properly
+    return dir;
+  }
   if (auto ok = close_segment(); !ok) return ok;
-  return open_segment();
+  if (auto dir = check_out_dir(); !dir) return dir;  // never a new file where the earlier ones are not
+  segment_due_ = true;
+  if (now || follows_.empty() || something_to_write()) return open_segment();
+  return {};
+}
+
+bool Recorder::something_to_write() const noexcept {
+  return std::any_of(follows_.begin(), follows_.end(), [](const Follow& f) {
+    const core::ChannelDesc& d = f.reader.desc();
+    return !f.opening.empty() || d.head.load(std::memory_order_acquire) > f.reader.cursor() ||
+           d.dropped_at_source.load(std::memory_order_relaxed) != f.dropped_seen;
+  });
 }
 
 void Recorder::wait(std::int64_t until_ns) {
@@ -210,35 +237,57 @@ void Recorder::wait(std::int64_t until_ns) {
     sleep_ns(std::min(left, kFallbackSleepNs));
 }
 
-// A write failed or the disk is full: record where each channel stopped (a disk_error gap row,
-// if it can still be written) and close the file, keeping what HDF5 already has.
+// A write failed, the disk is full or the output directory is gone: record where each channel
+// stopped (a disk_error gap row, if it can still be written) and close the file, keeping what HDF5
+// already has. Classifies the fault (full disk: exit 3; else a disk fault: exit 4) with its errno.
 void Recorder::stop_on_error(const core::Error& error) {
   stopped_by_ = "error";
-  error_ = error.what;
-  const bool disk_full = disk_low_;  // the reserve check stopped us: writing still works
+  note_fault(error, disk_low_);
+  const bool writable = disk_low_ || dir_gone_;  // the reserve or the directory check stopped us: writing works
   for (Follow& f : follows_) {
     f.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
-    if (f.slot == kNoSlot) continue;
+    const std::uint64_t head = f.reader.desc().head.load(std::memory_order_acquire);
+    f.stop_head = head;
+    if (f.slot == kNoSlot) {  // between segments: what it did not read is the tail the run record bounds
+      const std::uint64_t from = f.reader.cursor();
+      f.gap_blocks += head > from ? head - from : 0;
+      continue;
+    }
     ChannelGroup& g = segment_.channel(f.slot);
     std::uint64_t from = f.reader.cursor();
-    if (!disk_full) from = g.roll_back(from);
-    const std::uint64_t head = f.reader.desc().head.load(std::memory_order_acquire);
+    if (!writable) from = g.roll_back(from);
     const std::uint64_t missing = head > from ? head - from : 0;
     ++f.gaps;
     f.gap_blocks += missing;
     g.add_gap(GapRow{from, missing, static_cast<std::uint8_t>(GapReason::disk_error), realtime_ns()});
-    if (!disk_full) (void)g.write_gaps();  // best effort; in the disk_full case close() writes it
+    if (!writable) (void)g.write_gaps();  // best effort; in the writable case close() writes it
   }
-  if (!disk_full) segment_.roll_back_keys();
-  account_segment(disk_full);
-  if (disk_full) {
-    if (auto ok = segment_.close(realtime_ns()); !ok) error_ += "; closing: " + ok.error().what;
-  } else if (auto ok = segment_.abandon(); !ok) {
-    error_ += "; closing: " + ok.error().what;
+  if (!segment_.is_open()) return;
+  if (!writable) segment_.roll_back_keys();
+  account_segment(writable);
+  if (writable) {
+    int fd = -1;  // a full disk: the file is synced like any closed one; a gone directory: not worth it
+    const bool sync = !dir_gone_ && options_.fsync != FsyncPolicy::never;
+    const std::string file = segment_.path().string();
+    if (auto ok = segment_.close(realtime_ns(), sync ? &fd : nullptr); !ok) {
+      if (fd >= 0) ::close(fd);
+      file_blocks_.back().failed = true;
+      error_ += "; closing: " + ok.error().what;
+    } else if (sync) {
+      if (auto synced = sync_closed(file, fd); !synced) error_ += "; " + synced.error().what;
+    }
+  } else {
+    file_blocks_.back().failed = true;  // the driver failed: what reached the disk is not known
+    if (auto ok = segment_.abandon(); !ok) error_ += "; closing: " + ok.error().what;
   }
 }
 
 void Recorder::run() {
+  loop();
+  update_record(true);
+}
+
+void Recorder::loop() {
   const std::int64_t begin = monotonic_ns();
   const std::int64_t stop_at = deadline_after(options_.duration_s, begin);
   std::int64_t rotate_at = deadline_after(options_.rotate_s, begin);
@@ -254,21 +303,30 @@ void Recorder::run() {
       stopped_by_ = "duration";
       break;
     }
-    bool rotate_now = control_.rotate.exchange(false, std::memory_order_relaxed);
+    const bool requested = control_.rotate.exchange(false, std::memory_order_relaxed);  // SIGHUP
+    bool new_file = false;  // a new channel or key kind needs a file that holds it: open it at once
     if (key_kind_changed_) {
       key_kind_changed_ = false;
-      rotate_now = true;
+      new_file = true;
       notice("a key took an array or text value its log in this file cannot hold: a new file logs it");
     }
     if (now >= discover_at) {
       discover_at = now + kDiscoverEveryNs;
-      if (discover()) rotate_now = true;
+      if (discover()) {
+        new_file = true;
+        update_record(false);  // the new channel's mark
+      }
     }
     const bool anything = !follows_.empty() || !keys_.empty();  // --wait-for-channels: maybe nothing yet
-    if (anything && !segment_.is_open()) rotate_now = true;          // the first one appeared
-    if (anything && (rotate_now || now >= rotate_at ||
+    if (anything && !segment_.is_open() && !segment_due_) new_file = true;  // the first one appeared
+    if (segment_due_ && !segment_.is_open() && (new_file || something_to_write())) {
+      if (auto ok = open_segment(); !ok) return stop_on_error(ok.error());
+      new_file = false;
+      rotate_at = deadline_after(options_.rotate_s, now);  // a file's time runs from its opening
+    }
+    if (anything && (new_file || (segment_.is_open() && (requested || now >= rotate_at)) ||
                      (options_.rotate_bytes > 0 && segment_.bytes() >= options_.rotate_bytes))) {
-      if (auto ok = rotate(); !ok) return stop_on_error(ok.error());
+      if (auto ok = rotate(new_file); !ok) return stop_on_error(ok.error());
       rotate_at = deadline_after(options_.rotate_s, now);
     }
     std::uint64_t work = 0;
@@ -292,7 +350,10 @@ void Recorder::run() {
 }
 
 // A clean stop: every block published before the stop is written, then stop_time, then close.
+// Blocks published after the stop that it no longer waits for are a `shutdown` row.
 void Recorder::drain_and_close() {
+  if (segment_due_ && !segment_.is_open() && something_to_write())
+    if (auto ok = open_segment(); !ok) return stop_on_error(ok.error());
   for (Follow& f : follows_) {
     const std::uint64_t until = f.reader.desc().head.load(std::memory_order_acquire);
     for (;;) {
@@ -300,28 +361,54 @@ void Recorder::drain_and_close() {
       if (!n) return stop_on_error(n.error());
       if (*n == 0) break;
     }
+    const std::uint64_t head = f.reader.desc().head.load(std::memory_order_acquire);
+    f.stop_head = head;
+    if (f.slot != kNoSlot && head > f.reader.cursor())
+      if (auto ok = add_gap(f, f.reader.cursor(), head - f.reader.cursor(), GapReason::shutdown); !ok)
+        return stop_on_error(ok.error());
   }
   if (auto ok = sample_keys(); !ok) return stop_on_error(ok.error());
   publish_counters();
   if (auto ok = close_segment(); !ok) {
     stopped_by_ = "error";
-    error_ = ok.error().what;
+    note_fault(ok.error(), false);
   }
   publish_counters();
 }
 
+// The summary counts what the files that are still there hold: a file whose directory vanished or
+// whose filesystem went away, or whose close failed on a disk fault, is counted aside.
 RecordSummary Recorder::summary() const {
   RecordSummary s;
   s.run = run_;
-  s.files = files_;
   s.stopped_by = stopped_by_;
   s.error = error_;
-  for (const Follow& f : follows_) {
+  s.disk_full = disk_full_;
+  s.disk_fault = disk_fault_;
+  s.error_number = fault_errno_;
+  std::vector<std::uint64_t> lost_blocks(follows_.size(), 0), lost_samples(follows_.size(), 0);
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    const FileBlocks& held = file_blocks_[i];
+    if (!held.failed && reachable(files_[i], held.synced)) {
+      s.files.push_back(files_[i]);
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(files_[i], ec);
+      if (!ec) s.bytes += size;
+      continue;
+    }
+    for (std::size_t c = 0; c < held.blocks.size() && c < follows_.size(); ++c) {
+      lost_blocks[c] += held.blocks[c];
+      lost_samples[c] += held.samples[c];
+      s.unreachable_blocks += held.blocks[c];
+    }
+  }
+  for (std::size_t i = 0; i < follows_.size(); ++i) {
+    const Follow& f = follows_[i];
     ChannelSummary c;
     c.name = f.info.name;
-    c.blocks = f.done_blocks;
-    c.samples = f.done_samples;
-    c.bytes = f.done_samples * f.info.sample_bytes;
+    c.blocks = f.done_blocks - std::min(f.done_blocks, lost_blocks[i]);
+    c.samples = f.done_samples - std::min(f.done_samples, lost_samples[i]);
+    c.bytes = c.samples * f.info.sample_bytes;
     c.gaps = f.gaps;
     c.gap_blocks = f.gap_blocks;
     s.blocks += c.blocks;
@@ -329,11 +416,6 @@ RecordSummary Recorder::summary() const {
     s.gaps += c.gaps;
     s.gap_blocks += c.gap_blocks;
     s.channels.push_back(std::move(c));
-  }
-  for (const std::string& file : files_) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(file, ec);
-    if (!ec) s.bytes += size;
   }
   return s;
 }

@@ -1,7 +1,10 @@
 #pragma once
 // The recorder's working state, shared by its setup (recorder.cpp) and its loop (recorder_loop.cpp).
+#include <sys/types.h>
+
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
+#include "weir/ledger/run_record.hpp"
 #include "weir/recorder/naming.hpp"
 #include "weir/recorder/recorder.hpp"
 
@@ -25,10 +29,22 @@ struct Follow {
   ChannelStatic info;
   std::size_t slot = kNoSlot;       // its index in the open segment; kNoSlot until a segment holds it
   std::uint64_t dropped_seen = 0;   // the channel's dropped_at_source when last compared
-  GapReason first_loss = GapReason::lapped;  // a loss before the first block read: the restart's
+  GapReason first_loss = GapReason::lapped;  // a loss before the first block read: before_start, recorder_down
+                                             // or recorder_stopped
+  std::vector<GapRow> opening{};             // rows the first segment that holds the channel starts with (a
+                                             // restart's marker, before_start); written when it opens
+  std::uint64_t first_sequence = 0;          // where the run's ledger of the channel begins
+  std::uint64_t stop_head = 0;               // the writer's head the stop's last row was measured against
   bool read_any = false;
   std::uint64_t done_blocks = 0, done_samples = 0;  // in segments already closed
   std::uint64_t gaps = 0, gap_blocks = 0;
+};
+
+/// What one file holds, per followed channel (its index in follows_), for an honest summary.
+struct FileBlocks {
+  std::vector<std::uint64_t> blocks, samples;
+  bool failed = false;  // closing it failed (a disk fault): what it holds is not known
+  bool synced = false;  // closed and fsynced: on the disk, even if a fault stops it being looked at now
 };
 
 /// One followed key, sampled on change.
@@ -47,6 +63,9 @@ struct KeyFollow {
 class Recorder {
  public:
   Recorder(const core::Arena& arena, const RecordOptions& options, RecordControl& control);
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+  ~Recorder();
   /// Matches patterns, picks the run, continues an earlier one, registers readers, opens the first file.
   [[nodiscard]] core::Result<void> start();
   /// Records until a stop; a write failure ends it with summary().error set.
@@ -64,6 +83,16 @@ class Recorder {
   [[nodiscard]] core::Result<void> close_segment();
   void account_segment(bool all_committed);  // adds the open segment's blocks to the totals; unslots
   void notice(const std::string& line) const;
+  // the run record and the output directory (recorder_ledger.cpp)
+  void read_record();
+  void update_record(bool at_stop);
+  [[nodiscard]] core::Result<void> check_out_dir();  // still the directory (and filesystem) recording began in
+  void note_fault(const core::Error& error, bool disk_full);
+  [[nodiscard]] core::Result<void> sync_closed(const std::string& file, int fd);  // fsync a closed file (fd: a
+                                                                                  // dup of its descriptor, closed
+                                                                                  // here) and its directory
+  [[nodiscard]] core::Result<void> sync_open();                           // fsync the open file (interval)
+  void note_synced();
 
   // loop (recorder_loop.cpp)
   [[nodiscard]] core::Result<std::uint64_t> pump(Follow& f, std::uint64_t limit, std::uint64_t until);
@@ -71,7 +100,10 @@ class Recorder {
   [[nodiscard]] core::Result<void> sample_keys();
   [[nodiscard]] core::Result<void> flush();
   [[nodiscard]] core::Result<void> check_disk();
-  [[nodiscard]] core::Result<void> rotate();
+  [[nodiscard]] core::Result<void> rotate(bool now);
+  [[nodiscard]] bool something_to_write() const noexcept;
+  [[nodiscard]] bool reachable(const std::string& file, bool synced) const noexcept;  // still at --out
+  void loop();
   void wait(std::int64_t until_ns);
   void drain_and_close();
   void stop_on_error(const core::Error& error);
@@ -86,6 +118,20 @@ class Recorder {
   std::uint64_t run_ = 0;
   std::uint64_t next_number_ = 0;          // the next segment's file number
   std::optional<SegmentInfo> previous_;     // the run's last readable segment when continuing one
+  std::map<std::string, std::uint64_t> resume_;  // continuing a run: per channel, one past the last sequence
+                                                 // the run's files account for (same arena incarnation)
+  std::filesystem::path record_path_;            // the run record beside the files
+  std::optional<ledger::RunRecord> record_;      // as read at start (nullopt: none, or unreadable)
+  int out_fd_ = -1;                              // the output directory, open (O_DIRECTORY) for fsync
+  dev_t out_dev_ = 0;                            // the output directory's identity at start
+  ino_t out_ino_ = 0;
+  std::vector<FileBlocks> file_blocks_;          // per file in files_: what it holds (once closed)
+  std::int64_t sync_at_ = 0;                     // --fsync interval: monotonic time of the next fsync
+  bool segment_due_ = false;                     // rotated: the next segment opens when there is something to write
+  bool dir_gone_ = false;                        // the output directory vanished or changed: its file still works
+  bool disk_full_ = false;                       // stopped on a full disk (exit 3)
+  bool disk_fault_ = false;                      // stopped on a disk fault (exit 4)
+  int fault_errno_ = 0;
   std::vector<Follow> follows_;
   std::vector<KeyFollow> keys_;
   std::optional<core::Watcher> watcher_;

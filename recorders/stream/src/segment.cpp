@@ -1,7 +1,11 @@
 // One segment file: layout, SWMR, flush, close.
 #include "segment.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <system_error>
 
@@ -262,7 +266,8 @@ core::Result<void> Segment::close_file() {
   return {};
 }
 
-core::Result<void> Segment::close(std::uint64_t stop_ns) {
+core::Result<void> Segment::close(std::uint64_t stop_ns, int* keep_fd) {
+  if (keep_fd != nullptr) *keep_fd = -1;
   if (!file_.valid()) return {};
   add_clock_offset(h5::kClockClosed);
   auto ok = flush();
@@ -276,8 +281,26 @@ core::Result<void> Segment::close(std::uint64_t stop_ns) {
       if (!ok) ok = tl::make_unexpected(with_context(ok.error(), path_.string()));
     }
   }
+  if (keep_fd != nullptr) {
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) >= 0 && handle != nullptr)
+      *keep_fd = ::fcntl(*static_cast<int*>(handle), F_DUPFD_CLOEXEC, 0);
+    (void)h5::last_error();
+  }
   auto closed = close_file();
   return ok ? closed : ok;
+}
+
+core::Result<void> Segment::sync() {
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr)
+    return tl::make_unexpected(h5::error("H5Fget_vfd_handle", path_.string()));
+  if (::fsync(*static_cast<int*>(handle)) != 0) {
+    const int e = errno;
+    return core::fail(core::Errc::io_error, "fsync " + path_.string() + ": errno = " + std::to_string(e) + ", " +
+                                                std::strerror(e));
+  }
+  return {};
 }
 
 core::Result<void> Segment::abandon() {

@@ -51,10 +51,14 @@ class Segment {
   /// Hands everything staged to HDF5 and flushes the file (H5Fflush): a crash after this keeps it.
   [[nodiscard]] core::Result<void> flush();
   /// A clock offsets row (the segment's close), flush(), stop_time, close. A failure still closes
-  /// the file.
-  [[nodiscard]] core::Result<void> close(std::uint64_t stop_ns);
+  /// the file. keep_fd: receives a duplicate of the file's descriptor (taken before the close; -1
+  /// when there is none), so the caller can fsync the very file it wrote whatever its path names now.
+  [[nodiscard]] core::Result<void> close(std::uint64_t stop_ns, int* keep_fd = nullptr);
   /// After a write failure: every key log back to the last flush (channels: ChannelGroup::roll_back).
   void roll_back_keys() noexcept;
+  /// fsync(2) of the open file (what flush() handed over reaches the disk). Fails naming the file and
+  /// the errno ("errno = N").
+  [[nodiscard]] core::Result<void> sync();
   /// Closes without writing anything more (after a write failure). Returns what closing reported.
   [[nodiscard]] core::Result<void> abandon();
 

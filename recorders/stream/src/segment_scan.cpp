@@ -3,6 +3,9 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
@@ -32,14 +35,48 @@ herr_t visit_channel(hid_t entry, const char* name, const H5L_info_t*, void* dat
   h5::Space space{H5Dget_space(sequence.get())};
   hsize_t n = 0;
   if (H5Sget_simple_extent_dims(space.get(), &n, nullptr) != 1) return -1;
-  ChannelEnd end{*channel, n, 0};
-  if (n > 0) {
-    const hsize_t last[1] = {n - 1};
+  // The tables of a killed recorder's file may differ in length (block_sequence is written last):
+  // the shortest says how many blocks the file holds; a row a failed write left reads the fill value.
+  for (const char* table : {h5::kBlockOffset, h5::kBlockSamples, h5::kBlockRealtimeNs, h5::kBlockMonotonicNs,
+                            h5::kBlockFlags}) {
+    h5::Dataset t{H5Dopen2(group.get(), table, H5P_DEFAULT)};
+    if (!t.valid()) return -1;
+    h5::Space ts{H5Dget_space(t.get())};
+    hsize_t rows = 0;
+    if (H5Sget_simple_extent_dims(ts.get(), &rows, nullptr) != 1) return -1;
+    n = std::min(n, rows);
+  }
+  ChannelEnd end{*channel, 0, 0, 0, false};
+  for (hsize_t at = n; at > 0; --at) {  // the last written row (fill values only after a failed write)
+    const hsize_t last[1] = {at - 1};
     const hsize_t one[1] = {1};
     h5::Space mem{H5Screate_simple(1, one, nullptr)};
+    std::uint64_t value = 0;
     if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, last, nullptr, one, nullptr) < 0 ||
-        H5Dread(sequence.get(), H5T_NATIVE_UINT64, mem.get(), space.get(), H5P_DEFAULT, &end.last_sequence) < 0)
+        H5Dread(sequence.get(), H5T_NATIVE_UINT64, mem.get(), space.get(), H5P_DEFAULT, &value) < 0)
       return -1;
+    if (value == h5::kUnwrittenSequence) continue;
+    end.blocks = at;
+    end.last_sequence = value;
+    end.end = value + 1;
+    end.any = true;
+    break;
+  }
+  h5::Dataset gaps{H5Dopen2(group.get(), h5::kGaps, H5P_DEFAULT)};
+  if (gaps.valid()) {
+    h5::Space gs{H5Dget_space(gaps.get())};
+    hsize_t rows = 0;
+    if (H5Sget_simple_extent_dims(gs.get(), &rows, nullptr) != 1) return -1;
+    std::vector<h5::GapRow> table(rows);
+    const h5::Type mem = h5::gap_row_type(false);
+    if (rows > 0 && H5Dread(gaps.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, table.data()) < 0) return -1;
+    for (const h5::GapRow& g : table) {
+      if (g.reason == h5::kUnwrittenReason || g.blocks == 0 ||
+          g.reason == static_cast<std::uint8_t>(h5::GapReason::dropped_at_source))
+        continue;
+      end.end = std::max(end.end, g.sequence + g.blocks);
+      end.any = true;
+    }
   }
   scan->out->push_back(std::move(end));
   return 0;

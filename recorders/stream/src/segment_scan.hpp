@@ -16,6 +16,9 @@ struct ChannelEnd {
   std::string channel;
   std::uint64_t blocks = 0;         // rows in block_sequence
   std::uint64_t last_sequence = 0;  // valid when blocks > 0
+  std::uint64_t end = 0;            // one past the last sequence the file accounts for: its blocks and its
+                                    // gap rows that carry sequences (not dropped_at_source, not markers)
+  bool any = false;                 // the file accounts for at least one sequence of the channel
 };
 
 struct SegmentInfo {

@@ -20,7 +20,8 @@ import sys
 import h5py
 import numpy as np
 
-REASONS = ["lapped", "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error"]
+REASONS = ["lapped", "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error", "before_start",
+           "recorder_down", "shutdown", "source_loss"]
 TABLES = ["block_sequence", "block_offset", "block_samples", "block_realtime_ns", "block_monotonic_ns",
           "block_flags"]
 TABLE_TYPES = {"block_sequence": np.uint64, "block_offset": np.uint64, "block_samples": np.uint32,

@@ -35,7 +35,7 @@ std::uint64_t head_of(const core::Arena& arena, const std::string& name) {
 TEST_SUITE("recorders.stream.crash") {
 
 TEST_CASE("a recorder killed three times leaves readable files holding every flushed block, and each restart "
-          "records what it missed as a recorder_restart gap" *
+          "records a recorder_restart marker where it continued and what it missed as recorder_down" *
           doctest::timeout(60)) {
   ScratchArena scratch("reckill");
   TempDir dir, exported;
@@ -95,11 +95,14 @@ TEST_CASE("a recorder killed three times leaves readable files holding every flu
       CHECK(ranges[0].first == 0);
       CHECK(f.gaps.empty());
     } else {
-      REQUIRE(f.gaps.size() == 1);
-      CHECK(f.gaps[0].reason == "recorder_restart");
-      CHECK(f.gaps[0].sequence == last + 1);  // from the previous file's last block...
-      CHECK(f.gaps[0].sequence + f.gaps[0].blocks == ranges[0].first);  // ...to this file's first
-      CHECK(f.gaps[0].blocks > 0);
+      REQUIRE(f.gaps.size() == 2);
+      CHECK(f.gaps[0].reason == "recorder_restart");  // the marker where the restarted recorder continued...
+      CHECK(f.gaps[0].sequence == last + 1);          // ...one past the previous file's last block
+      CHECK(f.gaps[0].blocks == 0);
+      CHECK(f.gaps[1].reason == "recorder_down");  // what the ring no longer held
+      CHECK(f.gaps[1].sequence == last + 1);
+      CHECK(f.gaps[1].sequence + f.gaps[1].blocks == ranges[0].first);  // ...up to this file's first block
+      CHECK(f.gaps[1].blocks > 0);
     }
     last = ranges[0].second;
     check_samples(f, (exported.path() / std::to_string(i)).string(), sim, 0);

@@ -14,7 +14,9 @@
 
 #include "command.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/recorder/naming.hpp"
 #include "weir/recorder/recorder.hpp"
+#include "weir/tools/exit_codes.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 
@@ -42,6 +44,9 @@ struct RecordArgs {
   bool from_oldest = false;
   std::uint32_t throttle_us = 0;
   double min_free_mb = -1;
+  std::string fsync = "rotation";
+  double fsync_interval_s = 10;
+  bool require_mount = false;
   bool json = false;
 };
 
@@ -102,6 +107,11 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.wait_for_channels = a.wait_for_channels;
   o.from_oldest = a.from_oldest;
   o.throttle_us = a.throttle_us;
+  auto fsync = rec::parse_fsync(a.fsync);
+  if (!fsync) return tl::make_unexpected(fsync.error());
+  o.fsync = *fsync;
+  o.fsync_interval_s = a.fsync_interval_s;
+  o.require_mount = a.require_mount;
   o.min_free_bytes = a.min_free_mb < 0 ? -1 : static_cast<std::int64_t>(std::llround(a.min_free_mb * kBytesPerMb));
   if (!a.pipeline.empty()) {
     std::ifstream in(a.pipeline, std::ios::binary);
@@ -120,6 +130,9 @@ void print_text(const RecordArgs& a, const rec::RecordSummary& s) {
     fmt::print("  {:<16} {:>10} blocks {:>12} samples {:>6} gaps {:>8} missing {:>10}\n", c.name, c.blocks, c.samples,
                c.gaps, c.gap_blocks, human_bytes(c.bytes));
   for (const std::string& f : s.files) fmt::print("  {}\n", f);
+  if (s.unreachable_blocks > 0)
+    fmt::print("  {} blocks written to files that are gone or whose close failed (not counted above)\n",
+               s.unreachable_blocks);
 }
 
 void print_json_summary(const RecordArgs& a, const rec::RecordSummary& s) {
@@ -145,15 +158,28 @@ void print_json_summary(const RecordArgs& a, const rec::RecordSummary& s) {
       .number("gaps", s.gaps)
       .number("gap_blocks", s.gap_blocks)
       .number("bytes", s.bytes)
+      .number("unreachable_blocks", s.unreachable_blocks)
       .raw("files", files.str())
       .raw("channels", channels.str());
-  if (!s.error.empty()) out.text("error", s.error);
+  if (!s.error.empty()) {
+    out.text("error", s.error).number("errno", static_cast<std::int64_t>(s.error_number));
+    out.text("fault", s.disk_full ? "disk_full" : s.disk_fault ? "disk_fault" : "error");
+  }
   print_json(out);
 }
 
 int run_record(const RecordArgs& args) {
   auto options = to_options(args);
   if (!options) return report_usage(options.error().what);
+  if (options->require_mount) {  // before check_options creates --out on the root disk
+    auto root = rec::on_root_filesystem(rec::parse_out(options->out).dir);
+    if (!root) return report_error("record", root.error());
+    if (*root) {
+      print_error(fmt::format("record: --require-mount: --out {} is on the root filesystem, not on a mounted disk",
+                              rec::parse_out(options->out).dir.string()));
+      return kExitDiskFault;
+    }
+  }
   if (auto ok = rec::check_options(*options); !ok) return report_error("record", ok.error());
   auto arena = open_arena(args.where, Access::read_write);  // consumer rows need a writable mapping
   if (!arena) return kExitError;
@@ -168,7 +194,8 @@ int run_record(const RecordArgs& args) {
     print_text(args, *summary);
   if (!summary->error.empty()) {
     print_error(fmt::format("record: {}", summary->error));
-    return kExitError;
+    if (summary->disk_full) return kExitDiskFull;
+    return summary->disk_fault ? kExitDiskFault : kExitError;
   }
   return kExitOk;
 }
@@ -209,6 +236,16 @@ void add_record_command(CLI::App& app, Action& action) {
   sub->add_option("--min-free-mb", args->min_free_mb,
                   "stop cleanly when free disk falls below this (default: what closing the files needs)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--fsync", args->fsync,
+                  "durability: rotation (each closed file and its directory entry), interval (and the open file "
+                  "every --fsync-interval-s) or never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"rotation", "interval", "never"}));
+  sub->add_option("--fsync-interval-s", args->fsync_interval_s, "--fsync interval: seconds between fsyncs of the open file")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--require-mount", args->require_mount,
+                "refuse to record onto the root filesystem (--out must be on a mounted disk)");
   sub->add_option("--throttle-us", args->throttle_us, "testing: sleep this long after every block")
       ->check(CLI::Range(0U, kMaxThrottleUs))
       ->group("");  // hidden: it only makes a slow recorder for tests

@@ -8,6 +8,7 @@
 
 #include "weir/core/error.hpp"
 #include "weir/recorder/format.hpp"
+#include "weir/recorder/recorder.hpp"
 
 namespace weir::bench {
 
@@ -22,6 +23,8 @@ struct RecorderBenchOptions {
                                        // record: the recorder's own speed, no writer running beside it
   bool staged = false;                 // the recorder hands every data chunk to H5Dwrite, never
                                        // H5Dwrite_chunk (RecordOptions::staged_writes): the path before
+  rec::FsyncPolicy fsync = rec::FsyncPolicy::never;  // the durability policy (the recorder's default is rotation)
+  std::uint64_t rotate_bytes = 0;      // the next file at this size (0: one file)
 };
 
 struct RecorderBenchResult {

@@ -4,6 +4,7 @@
 // File format: docs/design/recording.md. Usage and guarantees: recorders/stream/README.md.
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,16 @@
 #include "weir/recorder/format.hpp"
 
 namespace weir::rec {
+
+/// Durability (docs/design/recording.md, "Durability"): when the recorder fsyncs its files.
+enum class FsyncPolicy : std::uint8_t {
+  rotation,  // each closed file and its directory entry (the default)
+  interval,  // as rotation, and the open file every fsync_interval_s after a flush
+  never,     // the kernel's own write-back only
+};
+[[nodiscard]] std::string_view fsync_name(FsyncPolicy policy) noexcept;
+/// "rotation", "interval" or "never"; fails naming the text otherwise.
+[[nodiscard]] core::Result<FsyncPolicy> parse_fsync(std::string_view text);
 
 struct RecordOptions {
   std::vector<std::string> channels;  // glob patterns (fnmatch): "adc*"
@@ -33,6 +44,9 @@ struct RecordOptions {
   std::uint32_t throttle_us = 0;      // testing: sleep this long after each block (a slow disk)
   std::int64_t min_free_bytes = -1;   // stop when free disk falls below (-1: what closing needs)
   bool staged_writes = false;         // testing: every data chunk through H5Dwrite, never H5Dwrite_chunk
+  FsyncPolicy fsync = FsyncPolicy::rotation;
+  double fsync_interval_s = 10;       // FsyncPolicy::interval: the open file is fsynced this often (> 0)
+  bool require_mount = false;         // refuse an --out on the root filesystem (the st_dev of "/")
 };
 
 /// How a caller steers a recording from other threads or signal handlers.
@@ -57,7 +71,15 @@ struct RecordSummary {
   std::uint64_t blocks = 0, samples = 0, bytes = 0, gaps = 0, gap_blocks = 0;
   std::string stopped_by;  // "request", "duration", "error"
   std::string error;       // set when recording stopped on an error (disk full, write failure)
+  bool disk_full = false;  // the error is a full disk (ENOSPC, or below the free-space reserve)
+  bool disk_fault = false; // the error is a disk fault: EIO, EROFS, the directory vanished or its filesystem changed
+  int error_number = 0;    // the fault's errno, 0 when none is known
+  std::uint64_t unreachable_blocks = 0;  // blocks written to files no longer reachable at --out (not in `blocks`)
 };
+
+/// Whether `dir` is on the root filesystem (its st_dev is that of "/"); fails naming the path when it
+/// cannot be looked at. Thread: any.
+[[nodiscard]] core::Result<bool> on_root_filesystem(const std::filesystem::path& dir);
 
 /// Checks the options and that --out can be written (creating the directory), before anything
 /// starts; fails naming the path and the reason. Thread: any.

@@ -1,0 +1,197 @@
+// The recorder's side of the run's ledger: the run record beside the files (read at start, updated
+// at start and at every stop), the output directory watched for a vanished directory or a changed
+// filesystem, disk faults classified with their errno, and fsync by the durability policy.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "process_info.hpp"
+#include "recorder_state.hpp"
+
+namespace weir::rec {
+
+namespace {
+
+constexpr char kRecorderWriter[] = "weir record";
+constexpr char kRecorderPart[] = "record";
+constexpr char kErrnoMarker[] = "errno = ";  // how HDF5's file drivers name the errno of a failed call
+
+// The errno an HDF5 error message names ("..., errno = 5, error message = ..."), 0 when none.
+int errno_in(const std::string& text) {
+  const std::size_t at = text.rfind(kErrnoMarker);
+  if (at == std::string::npos) return 0;
+  return std::atoi(text.c_str() + at + std::strlen(kErrnoMarker));
+}
+
+// The errno that explains a failure whose message names none (a strerror text in it).
+int errno_from_text(const std::string& text) {
+  for (const int e : {ENOSPC, EDQUOT, EROFS, EIO, ENOENT, ESTALE, ENOTDIR, EXDEV})
+    if (text.find(std::strerror(e)) != std::string::npos) return e;
+  return 0;
+}
+
+}  // namespace
+
+std::string_view fsync_name(FsyncPolicy policy) noexcept {
+  switch (policy) {
+    case FsyncPolicy::rotation: return "rotation";
+    case FsyncPolicy::interval: return "interval";
+    case FsyncPolicy::never: return "never";
+  }
+  return "rotation";
+}
+
+core::Result<FsyncPolicy> parse_fsync(std::string_view text) {
+  for (const FsyncPolicy p : {FsyncPolicy::rotation, FsyncPolicy::interval, FsyncPolicy::never})
+    if (fsync_name(p) == text) return p;
+  return core::fail(core::Errc::invalid_argument,
+                    "--fsync " + std::string(text) + ": the policies are rotation, interval and never");
+}
+
+core::Result<bool> on_root_filesystem(const std::filesystem::path& dir) {
+  // The nearest existing directory: --out may not exist yet.
+  std::filesystem::path at = std::filesystem::absolute(dir);
+  struct stat here {};
+  while (::stat(at.c_str(), &here) != 0) {
+    if (errno != ENOENT || !at.has_parent_path() || at.parent_path() == at)
+      return core::fail(core::Errc::io_error, "--out " + dir.string() + ": " + std::strerror(errno));
+    at = at.parent_path();
+  }
+  struct stat root {};
+  if (::stat("/", &root) != 0) return core::fail(core::Errc::io_error, std::string("/: ") + std::strerror(errno));
+  return here.st_dev == root.st_dev;
+}
+
+void Recorder::read_record() {
+  record_path_ = ledger::run_record_path(target_.dir, target_.is_dir ? arena_name_ : target_.stem, run_);
+  auto r = ledger::read_run_record(record_path_);
+  if (!r) {
+    notice(r.error().what + "; it is rewritten from what this recorder knows");
+    return;
+  }
+  record_ = std::move(*r);
+}
+
+// At start: the run, the arena and each followed channel's mark (first_sequence only for a mark
+// that is new; written only grows). At a stop: written, dropped_at_source, and the fault if any.
+void Recorder::update_record(bool at_stop) {
+  const std::uint64_t created = arena_.header().created_ns;
+  auto ok = ledger::update_run_record(record_path_, [&](ledger::RunRecord& r) {
+    r.run = run_;
+    r.arena = arena_name_;
+    if (r.arena_created_ns == 0) r.arena_created_ns = created;
+    if (r.writer.empty()) r.writer = kRecorderWriter;
+    if (r.started_ns == 0) r.started_ns = realtime_ns();
+    r.fsync = std::string(fsync_name(options_.fsync));
+    if (r.writer == kRecorderWriter) r.stopped_ns = at_stop ? realtime_ns() : 0;
+    for (const Follow& f : follows_) {
+      const bool known = r.find_channel(f.info.name) != nullptr;
+      ledger::ChannelMark& m = r.channel(f.info.name);
+      if (!known || m.arena_created_ns != created) {  // new to the run, or to this incarnation of the arena
+        m.first_sequence = f.first_sequence;
+        m.written = 0;
+        m.arena_created_ns = created;
+      }
+      const core::ChannelDesc& d = f.reader.desc();
+      const std::uint64_t head = at_stop && f.stop_head != 0 ? f.stop_head : d.head.load(std::memory_order_acquire);
+      m.written = std::max(m.written, head);
+      m.dropped_at_source = std::max(m.dropped_at_source, d.dropped_at_source.load(std::memory_order_relaxed));
+    }
+    if (at_stop && (disk_full_ || disk_fault_))
+      r.faults.push_back(ledger::Fault{kRecorderPart, "disk_error", error_, fault_errno_, realtime_ns()});
+  });
+  if (!ok) notice(ok.error().what);
+}
+
+core::Result<void> Recorder::check_out_dir() {
+  struct stat st {};
+  const std::string dir = target_.dir.string();
+  if (::stat(target_.dir.c_str(), &st) != 0) {
+    const int e = errno;
+    fault_errno_ = e;
+    return core::fail(core::Errc::io_error, "--out " + dir + " is gone: " + std::strerror(e));
+  }
+  if (st.st_dev != out_dev_) {
+    fault_errno_ = EXDEV;
+    return core::fail(core::Errc::io_error, "--out " + dir + " is on another filesystem than when recording began "
+                                            "(unmounted?): files written now would not go where the earlier ones are");
+  }
+  if (st.st_ino != out_ino_) {
+    fault_errno_ = ENOENT;
+    return core::fail(core::Errc::io_error, "--out " + dir + " was removed and made again while recording");
+  }
+  return {};
+}
+
+// Whether a file is still where the summary says: its directory is the one recording began in
+// and the file is there. A file that cannot be looked at (EIO from a filesystem shut down) counts
+// when it was fsynced after closing: it is on the disk.
+bool Recorder::reachable(const std::string& file, bool synced) const noexcept {
+  struct stat dir {};
+  if (::stat(target_.dir.c_str(), &dir) == 0) {
+    if (dir.st_dev != out_dev_ || dir.st_ino != out_ino_) return false;
+  } else if (errno == ENOENT || errno == ENOTDIR || !synced) {
+    return false;
+  }
+  struct stat st {};
+  if (::stat(file.c_str(), &st) == 0) return true;
+  return synced && errno != ENOENT && errno != ENOTDIR;
+}
+
+void Recorder::note_fault(const core::Error& error, bool disk_full) {
+  error_ = error.what;
+  if (fault_errno_ == 0) fault_errno_ = errno_in(error.what);
+  if (fault_errno_ == 0) fault_errno_ = errno_from_text(error.what);
+  if (fault_errno_ == 0 && disk_full) fault_errno_ = ENOSPC;  // below the reserve: ENOSPC is what came next
+  disk_full_ = disk_full || fault_errno_ == ENOSPC || fault_errno_ == EDQUOT;
+  disk_fault_ = !disk_full_;
+}
+
+Recorder::~Recorder() {
+  if (out_fd_ >= 0) ::close(out_fd_);
+}
+
+core::Result<void> Recorder::sync_closed(const std::string& file, int fd) {
+  if (options_.fsync == FsyncPolicy::never) return {};
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int e = fd < 0 ? EBADF : errno;
+    if (fd >= 0) ::close(fd);
+    fault_errno_ = e;
+    return core::fail(core::Errc::io_error, "fsync " + file + ": " + std::strerror(e));
+  }
+  ::close(fd);
+  if (out_fd_ < 0 || ::fsync(out_fd_) != 0) {  // the directory entry of the new file
+    const int e = out_fd_ < 0 ? EBADF : errno;
+    fault_errno_ = e;
+    return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(e));
+  }
+  if (!file_blocks_.empty()) file_blocks_.back().synced = true;  // the file and its directory entry
+  note_synced();
+  return {};
+}
+
+core::Result<void> Recorder::sync_open() {
+  if (options_.fsync != FsyncPolicy::interval || !segment_.is_open()) return {};
+  const std::int64_t now = monotonic_ns();
+  if (now < sync_at_) return {};
+  sync_at_ = now + static_cast<std::int64_t>(options_.fsync_interval_s * 1e9);
+  if (auto ok = segment_.sync(); !ok) {
+    fault_errno_ = errno_in(ok.error().what);
+    return ok;
+  }
+  note_synced();
+  return {};
+}
+
+void Recorder::note_synced() {
+  const std::uint64_t now = realtime_ns();
+  auto ok = ledger::update_run_record(record_path_, [&](ledger::RunRecord& r) { r.synced_ns = std::max(r.synced_ns, now); });
+  if (!ok) notice(ok.error().what);
+}
+
+}  // namespace weir::rec

@@ -1,0 +1,239 @@
+// Disk faults never crash and never lie: an XFS shut down under the recorder (EIO), a full disk
+// (ENOSPC), the output directory deleted, the output mount detached, --require-mount. Each stops the
+// recorder with its own exit status (3 a full disk, 4 a disk fault), a Fault with its errno in the run
+// record where that can still be written, and a summary counting only the blocks in files still there.
+// Mounts need root and loop devices; where they are not allowed each case says why and is skipped.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "harness.hpp"
+#include "ledger_check.hpp"
+#include "live_arena.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+// A mount made for one test (tmpfs, or an XFS on a loop device) and taken down however it ends.
+class Mount {
+ public:
+  static Mount tmpfs(const std::filesystem::path& at, const char* options) {
+    Mount m(at);
+    m.mounted_ = ::mount("tmpfs", at.c_str(), "tmpfs", 0, options) == 0;
+    if (!m.mounted_) m.why_ = std::string("mount tmpfs: ") + std::strerror(errno);
+    return m;
+  }
+  // A sparse 320 MiB image (XFS's smallest), a loop device, mkfs.xfs, mount.
+  static Mount xfs(const std::filesystem::path& at, const std::filesystem::path& image) {
+    Mount m(at);
+    m.image_ = image;
+    for (const char* tool : {"/usr/sbin/mkfs.xfs", "/usr/sbin/xfs_io", "/usr/sbin/losetup"})
+      if (!std::filesystem::exists(tool)) {
+        m.why_ = std::string(tool) + " is not installed";
+        return m;
+      }
+    std::ofstream(image).close();
+    std::filesystem::resize_file(image, 320ULL << 20);
+    const Exit mkfs = run_program({"/usr/sbin/mkfs.xfs", "-q", image.string()});
+    if (mkfs.code != 0) {
+      m.why_ = "mkfs.xfs: " + mkfs.err;
+      return m;
+    }
+    const Exit mounted = run_program({"/usr/bin/mount", "-o", "loop", image.string(), at.string()});
+    if (mounted.code != 0) {
+      m.why_ = "mount -o loop: " + mounted.err;
+      return m;
+    }
+    m.mounted_ = true;
+    return m;
+  }
+  Mount(Mount&& other) noexcept
+      : at_(std::move(other.at_)), image_(std::move(other.image_)), mounted_(other.mounted_), why_(std::move(other.why_)) {
+    other.mounted_ = false;
+  }
+  Mount& operator=(Mount&&) = delete;
+  ~Mount() { unmount(); }
+  void unmount() {
+    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);  // a loop mount frees its device when detached
+    mounted_ = false;
+  }
+  // Mounts the same image again (after a shutdown): what survived.
+  bool remount() {
+    unmount();
+    mounted_ = run_program({"/usr/bin/mount", "-o", "loop", image_.string(), at_.string()}).code == 0;
+    return mounted_;
+  }
+  [[nodiscard]] bool mounted() const { return mounted_; }
+  [[nodiscard]] const std::string& why() const { return why_; }
+
+ private:
+  explicit Mount(const std::filesystem::path& at) : at_(at) { std::filesystem::create_directories(at); }
+  std::filesystem::path at_, image_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+// SKIP loudly: the reason in the output, and the case ends.
+#define SKIP_UNLESS(mount)                                                           \
+  if (!(mount).mounted()) {                                                          \
+    MESSAGE("SKIPPED (cannot run this fault here): " << (mount).why());             \
+    return;                                                                          \
+  }
+
+Program start_recorder(const ScratchArena& scratch, const std::string& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--channels", "adc0", "--out", out, "--flush-ms", "50", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Program::start(
+      record_argv(scratch.name(), args),
+      {"LSAN_OPTIONS=print_suppressions=0:suppressions=" + std::string(WEIR_RECORDER_SCRIPTS) + "/lsan_hdf5.supp"});
+}
+
+}  // namespace
+
+TEST_SUITE("recorders.stream.fault") {
+
+TEST_CASE("an XFS shut down under the recorder (EIO): exit 4, no crash, the fault in the summary, and every file "
+          "closed before the fault opens after a remount" *
+          doctest::timeout(120)) {
+  ScratchArena scratch("receio");
+  TempDir dir;
+  Mount xfs = Mount::xfs(dir.path() / "xfs", dir.path() / "xfs.img");
+  SKIP_UNLESS(xfs);
+  const std::string out = (dir.path() / "xfs" / "runs").string();
+  const acq::SimOptions sim = sim_options({"adc0"}, 1024, 0, 1'000'000);  // 4 MB/s
+  make_channels(scratch.arena(), sim);
+  Program recorder = start_recorder(scratch, out, {"--rotate-mb", "1"});
+  REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, out));
+  SimWriter writer(scratch.arena(), sim);
+  REQUIRE(eventually([&] { return h5_files(out).size() >= 4; }, 20'000ms));
+  const std::vector<std::string> closed_before = [&] {
+    auto files = h5_files(out);
+    files.pop_back();  // the open one
+    return files;
+  }();
+  const Exit shutdown = run_program({"/usr/sbin/xfs_io", "-x", "-c", "shutdown", (dir.path() / "xfs").string()});
+  REQUIRE_MESSAGE(shutdown.code == 0, shutdown.err);
+  const Exit done = recorder.wait(20s);
+  writer.stop();
+  INFO(done.out << done.err);
+  CHECK(done.exited);  // not killed by a signal (SIGSEGV in HDF5's exit handler was the bug)
+  CHECK(done.code == 4);
+  CHECK(contains(done.err, "Input/output error"));
+  CHECK(contains(done.out, "\"fault\":\"disk_fault\""));
+  CHECK(contains(done.out, "\"errno\":5"));
+  REQUIRE(xfs.remount());
+  const std::vector<Facts> facts = inspect_all(closed_before);
+  for (std::size_t i = 0; i < closed_before.size(); ++i) {
+    CAPTURE(closed_before[i]);
+    INFO(facts[i].exit.out << facts[i].exit.err);
+    CHECK(facts[i].ok());
+    CHECK(facts[i].root.at("stop_time") != "-");
+    CHECK(facts[i].num("adc0", "blocks") > 0);
+  }
+  MESSAGE(closed_before.size() << " files closed before the shutdown survived it");
+}
+
+TEST_CASE("a full disk (ENOSPC): exit 3, a disk_error row, and the fault with its errno in the run record" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recnospc");
+  TempDir dir;
+  Mount small = Mount::tmpfs(dir.path() / "small", "size=3m");
+  SKIP_UNLESS(small);
+  const std::string out = (dir.path() / "small").string();
+  const acq::SimOptions sim = sim_options({"adc0"}, 1024, 0, 400'000);
+  make_channels(scratch.arena(), sim);
+  Program recorder = start_recorder(scratch, out);
+  REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, out));
+  SimWriter writer(scratch.arena(), sim);
+  const Exit done = recorder.wait(30s);
+  writer.stop();
+  INFO(done.out << done.err);
+  CHECK(done.exited);
+  CHECK(done.code == 3);
+  CHECK(contains(done.out, "\"fault\":\"disk_full\""));
+  const ledger::RunRecord r = run_record(out, scratch.name(), 1);
+  REQUIRE(r.faults.size() == 1);
+  CHECK(r.faults[0].reason == "disk_error");
+  CHECK(r.faults[0].error_number == ENOSPC);
+  const ChannelLedger l = channel_ledger(inspect_all(h5_files(out)), "adc0");
+  REQUIRE(r.find_channel("adc0") != nullptr);
+  check_tiles(l, 0, r.find_channel("adc0")->written);  // the disk_error row reaches the head the stop saw
+  CHECK(rows_of(l, "disk_error").size() == 1);
+}
+
+TEST_CASE("the output directory deleted while recording: exit 4, and the summary counts no block in the gone "
+          "files" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recrmrf");
+  TempDir dir;
+  const std::string out = (dir.path() / "runs").string();
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);
+  make_channels(scratch.arena(), sim);
+  Program recorder = start_recorder(scratch, out);
+  REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, out));
+  SimWriter writer(scratch.arena(), sim);
+  REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), "adc0", recorder.pid()) >= 50; }));
+  std::filesystem::remove_all(out);
+  const Exit done = recorder.wait(10s);
+  writer.stop();
+  INFO(done.out << done.err);
+  CHECK(done.exited);
+  CHECK(done.code == 4);
+  CHECK(contains(done.err, out));
+  CHECK(contains(done.out, "\"blocks\":0"));
+  CHECK(!contains(done.out, "\"unreachable_blocks\":0"));
+  CHECK(!std::filesystem::exists(out));  // nothing made again in its place
+}
+
+TEST_CASE("the output mount detached while recording: exit 4 and no file written onto the disk beneath" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("reclazy");
+  TempDir dir;
+  Mount disk = Mount::tmpfs(dir.path() / "disk", "size=64m");
+  SKIP_UNLESS(disk);
+  const std::string out = (dir.path() / "disk").string();
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);
+  make_channels(scratch.arena(), sim);
+  Program recorder = start_recorder(scratch, out, {"--rotate-s", "0.2"});
+  REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, out));
+  SimWriter writer(scratch.arena(), sim);
+  REQUIRE(eventually([&] { return h5_files(out).size() >= 2; }));
+  disk.unmount();  // lazily: the recorder's open file lives on, the path now names the disk beneath
+  const Exit done = recorder.wait(10s);
+  writer.stop();
+  INFO(done.out << done.err);
+  CHECK(done.exited);
+  CHECK(done.code == 4);
+  CHECK(contains(done.err, "another filesystem"));
+  CHECK(h5_files(out).empty());  // nothing on the root disk
+}
+
+TEST_CASE("--require-mount refuses an --out on the root filesystem and takes one on a mounted disk") {
+  ScratchArena scratch("recmount");
+  TempDir dir;
+  make_channels(scratch.arena(), sim_options({"adc0"}, 64, 1));
+  const std::string root_out = (dir.path() / "on-root").string();  // /tmp: the root filesystem here
+  const Exit refused =
+      run_program(record_argv(scratch.name(), {"--channels", "adc0", "--out", root_out, "--require-mount"}));
+  CHECK(refused.code == 4);
+  CHECK(contains(refused.err, root_out));
+  CHECK(contains(refused.err, "root filesystem"));
+  CHECK(!std::filesystem::exists(root_out));
+  Mount disk = Mount::tmpfs(dir.path() / "disk", "size=8m");
+  SKIP_UNLESS(disk);
+  const std::string out = (dir.path() / "disk").string();
+  const Exit taken = run_program(
+      record_argv(scratch.name(), {"--channels", "adc0", "--out", out, "--require-mount", "--duration", "0.2"}));
+  INFO(taken.err);
+  CHECK(taken.code == 0);
+  CHECK(h5_files(out).size() == 1);
+}
+
+}  // TEST_SUITE
