@@ -121,7 +121,7 @@ Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args
       if (auto ok = check_replay(d); !ok) return tl::make_unexpected(ok.error());
   }
   for (const auto& r : pipeline->records)
-    if (auto ok = check_recorder(r, for_run); !ok) return tl::make_unexpected(ok.error());
+    if (auto ok = check_recorder(r, false); !ok) return tl::make_unexpected(ok.error());
   auto parts = plan_parts(*pipeline, *resolved);
   if (!parts) return tl::make_unexpected(parts.error());
   auto recorders = recorder_targets(*pipeline, pipeline->arena.name);
@@ -135,6 +135,9 @@ Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args
         return tl::make_unexpected(part_error(plan, with_setting(ok.error().what, params != nullptr ? *params : kNone)));
       }
     }
+  if (for_run)  // every check passed: now the recorders' directories may be made
+    for (const auto& r : pipeline->records)
+      if (auto ok = check_recorder(r, true); !ok) return tl::make_unexpected(ok.error());
   return Loaded{std::move(*pipeline), std::move(*resolved), std::move(*parts), std::move(*recorders)};
 }
 

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "run_audit.hpp"
 #include "run_check.hpp"
 #include "run_ledger.hpp"
 #include "run_plan.hpp"
@@ -319,8 +320,19 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   std::string summary = RunStatus::summary(report.channels) + budget_table(report);
   for (std::size_t nl = 0; !summary.empty() && (nl = summary.find('\n')) != std::string::npos; summary.erase(0, nl + 1))
     console.log(summary.substr(0, nl));
-  console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,
-                          totals.dropped, totals.errors, static_cast<double>(totals.disk_bytes) / 1048576.0));
+  // "lost" comes from the recorders' ledgers: their files and run records, every restart included.
+  const LedgerTotals ledger_totals = audit_recorders(ledger, arena->location().name, log);
+  report.ledger_lost = ledger_totals.lost;
+  if (ledger.targets().empty())
+    console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,
+                            totals.dropped, totals.errors, static_cast<double>(totals.disk_bytes) / 1048576.0));
+  else
+    console.log(fmt::format("  lost {} block(s) of {} written (the recorders' ledgers, every restart included; disk "
+                            "errors {}, unaccounted {}, duplicated {}), dropped at source {}, errors {}, disk {:.1f} MiB",
+                            ledger_totals.lost, ledger_totals.written, ledger_totals.disk_error,
+                            ledger_totals.unaccounted, ledger_totals.duplicates, totals.dropped, totals.errors,
+                            static_cast<double>(totals.disk_bytes) / 1048576.0));
+  for (const std::string& problem : ledger_totals.problems) report.failures.push_back(problem);
   for (const std::string& f : run_failures(supervisor, false))
     if (std::find(report.failures.begin(), report.failures.end(), f) == report.failures.end()) report.failures.push_back(f);
   if (report.failures.empty())

@@ -14,10 +14,6 @@ namespace weir::supervisor {
 
 namespace {
 
-bool exists(const std::vector<core::ChannelInfo>& channels, const std::string& name) {
-  return std::any_of(channels.begin(), channels.end(), [&](const core::ChannelInfo& c) { return c.name == name; });
-}
-
 // Waits until every channel a started shard makes exists, or the timeout passes.
 void wait_for_shard_outputs(const core::Arena& arena, const Loaded& l, const std::set<std::string>& deferred,
                             Supervisor& s, std::int64_t timeout_ns, const std::function<void(const std::string&)>& log) {

@@ -99,7 +99,6 @@ void Supervisor::add(PartPlan plan, ThreadMain thread_main) {
 
 void Supervisor::start(PartState& part) {
   part.started_ns = core::monotonic_ns();
-  part.last_exit.clear();
   if (part.plan.thread) {
     part.thread_stop = std::make_unique<std::atomic<bool>>(false);
     part.thread_exit = std::make_unique<std::atomic<int>>(-1);

@@ -68,7 +68,8 @@ struct RunReport {
   double supervisor_cpu_s = 0;   // `weir run` itself, its thread parts excluded
   int cpus = 0;                  // CPUs it was allowed to run on
   std::vector<PartCost> parts;   // in start order
-  std::uint64_t lost = 0, dropped = 0, errors = 0, disk_bytes = 0;
+  std::uint64_t lost = 0, dropped = 0, errors = 0, disk_bytes = 0;  // from the consumer rows at the stop
+  std::uint64_t ledger_lost = 0;  // from the recorders' audited runs: every gap but restart markers, plus unaccounted
   std::vector<core::ChannelInfo> channels;  // as the run ended, drained, consumers still registered
 };
 
