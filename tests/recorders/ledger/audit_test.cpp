@@ -85,7 +85,7 @@ TEST_CASE("a clean run of three segments is exact: every block recorded once, ev
   }
 }
 
-TEST_CASE("a segment copied under the next number is duplicated; a deleted middle segment is unaccounted" *
+TEST_CASE("a segment copied under the next number is duplicated, a deleted middle segment is unaccounted" *
           doctest::timeout(60)) {
   Run run;
   SUBCASE("duplicated") {
@@ -218,7 +218,7 @@ TEST_CASE("durable: the blocks of files closed before the record's last sync" * 
   for (const ChannelLedger& c : audit(run.dir.path()).channels) CHECK(c.durable == 2 * kBlocks);
 }
 
-TEST_CASE("an unreadable file makes the audit inexact and names it; choosing among runs" * doctest::timeout(60)) {
+TEST_CASE("an unreadable file makes the audit inexact and names it, and choosing among runs" * doctest::timeout(60)) {
   Run run;
   SUBCASE("unreadable") {
     std::ofstream(run.segment(3)) << "not a recording";
