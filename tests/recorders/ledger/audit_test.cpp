@@ -248,6 +248,23 @@ TEST_CASE("an unreadable file makes the audit inexact and names it, and choosing
     options.arena = "elsewhere";
     CHECK_FALSE(ledger::audit_run(run.dir.path(), options));
   }
+  SUBCASE("a run record and no file of its run: the whole range is a tail") {
+    ScratchDir alone("ledger-alone");
+    REQUIRE(ledger::update_run_record(ledger::run_record_path(alone.path(), "lab", 2), [&](ledger::RunRecord& r) {
+      r.run = 2;
+      r.channel("adc0").first_sequence = 10;
+      r.channel("adc0").written = 25;
+    }));
+    const ledger::Audit a = audit(alone.path());
+    CHECK(a.run == 2);
+    CHECK(a.arena == "lab");
+    CHECK(a.files.empty());
+    REQUIRE(a.channels.size() == 1);
+    CHECK(a.channels[0].first == 10);
+    CHECK(a.channels[0].end == 25);
+    CHECK(gap(a.channels[0], GapReason::recorder_down) == 15);
+    CHECK(a.exact());
+  }
   SUBCASE("an empty directory") {
     ScratchDir empty("ledger-empty");
     auto none = ledger::audit_run(empty.path());
