@@ -92,6 +92,19 @@ TEST_CASE("weir audit: exit 0 and the ledger in text and JSON for an exact run, 
   const RunResult twice_text = run_weir({"audit", dir.str()});
   CHECK(twice_text.exit_code == kExitUnaccounted);
   CHECK(contains(twice_text.out, "NOT exact: " + std::to_string(2 * kBlocks) + " duplicated, 0 unaccounted"));
+
+  // The copy gone and the first segment lost: the run record says the run began at block 0.
+  std::filesystem::remove(segment_file(dir.path(), arena, 2, 2));
+  std::filesystem::remove(segment_file(dir.path(), arena, 2, 0));
+  REQUIRE(ledger::update_run_record(ledger::run_record_path(dir.path(), arena, 2), [&](ledger::RunRecord& r) {
+    r.run = 2;
+    for (const char* name : {"adc0", "adc1"}) r.channel(name).first_sequence = 0;
+  }));
+  const RunResult hole = run_weir({"audit", dir.str()});
+  INFO(hole.out);
+  CHECK(hole.exit_code == kExitUnaccounted);
+  CHECK(contains(hole.out, "channel adc1: written 60, recorded 30, duplicated 0, unaccounted 30"));
+  CHECK(contains(hole.out, "NOT exact: 0 duplicated, " + std::to_string(2 * kBlocks) + " unaccounted"));
 }
 
 TEST_CASE("weir audit: exit 1 naming the directory when it holds no run, or several and no --run" *
