@@ -34,7 +34,7 @@ core::Result<T> number_attr(hid_t object, const char* name, const Place& place,
 
 }  // namespace
 
-core::Result<File> open_file(const std::string& path) {
+core::Result<File> open_file(const std::string& path, bool* as_swmr_reader) {
   const auto fail = [&path](const std::string& why) {
     return core::fail(core::Errc::invalid_argument, "'" + path + "': " + why);
   };
@@ -45,9 +45,10 @@ core::Result<File> open_file(const std::string& path) {
   const htri_t hdf5 = H5Fis_hdf5(path.c_str());
   if (hdf5 < 0) return fail("cannot be read" + library_says());
   if (hdf5 == 0) return fail("not an HDF5 file");
-  bool as_swmr_reader = false;
-  File file = open_read_only(path, as_swmr_reader);
+  bool marked = false;
+  File file = open_read_only(path, marked);
   if (!file) return fail("HDF5 cannot open it" + library_says());
+  if (as_swmr_reader != nullptr) *as_swmr_reader = marked;
   return file;
 }
 

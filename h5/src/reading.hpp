@@ -22,8 +22,10 @@ struct Place {
 };
 
 /// Opens an HDF5 file read-only (as a SWMR reader when a recorder still has it open for writing).
-/// Refuses a missing file, one that is not HDF5, and one HDF5 cannot open, naming it.
-[[nodiscard]] core::Result<File> open_file(const std::string& path);
+/// Refuses a missing file, one that is not HDF5, and one HDF5 cannot open, naming it. When given,
+/// `as_swmr_reader` says whether it had to be opened as a SWMR reader (the file carries a SWMR
+/// writer's marks); the file is not modified either way.
+[[nodiscard]] core::Result<File> open_file(const std::string& path, bool* as_swmr_reader = nullptr);
 
 /// A refusal naming the place: "'run.h5' /entry/adc0: <why>".
 [[nodiscard]] core::Error refuse(const Place& place, const std::string& why);

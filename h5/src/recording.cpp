@@ -184,22 +184,6 @@ core::Result<void> read_channel(hid_t entry, const std::string& link, const File
   return {};
 }
 
-herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
-  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
-  return 0;
-}
-
-// Whether a member of /entry is a channel: a group that is not marked as something else (key logs
-// are an NXcollection of NXlog groups; an array key's plot (1.2) is an NXdata with source_keys).
-bool is_channel(hid_t entry, const std::string& name, const std::string& path) {
-  H5O_info_t info{};
-  if (H5Oget_info_by_name(entry, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_GROUP) return false;
-  Group group(H5Gopen2(entry, name.c_str(), H5P_DEFAULT));
-  if (!group || !has_attr(group.get(), kAttrNxClass)) return name != kKeys;
-  auto nx_class = detail::text_attr(group.get(), kAttrNxClass, detail::Place{path, "/" + std::string(kEntry) + "/" + name});
-  return nx_class && *nx_class == kNxData && !has_attr(group.get(), kAttrPlotSource);
-}
-
 core::Result<void> read_file(const std::string& path, std::uint32_t index, std::optional<std::uint64_t>& incarnation,
                              Recording& out) {
   auto file = detail::open_file(path);
@@ -219,18 +203,45 @@ core::Result<void> read_file(const std::string& path, std::uint32_t index, std::
   if (!has_link(file->get(), kEntry))
     return core::fail(core::Errc::invalid_argument, "'" + path + "' has no /entry group");
   Group entry(H5Gopen2(file->get(), kEntry, H5P_DEFAULT));
-  std::vector<std::string> names;
-  hsize_t at = 0;
-  if (!entry || H5Literate(entry.get(), H5_INDEX_NAME, H5_ITER_INC, &at, collect_name, &names) < 0)
-    return core::fail(core::Errc::invalid_argument, "'" + path + "': cannot list /entry: " + last_error());
-  for (const std::string& name : names) {
-    if (!is_channel(entry.get(), name, path)) continue;
+  auto links = detail::channel_links(entry.get(), path);
+  if (!links) return tl::make_unexpected(links.error());
+  for (const std::string& name : *links)
     if (auto ok = read_channel(entry.get(), name, context, out.channels); !ok) return ok;
-  }
   return {};
 }
 
 }  // namespace
+
+namespace detail {
+
+namespace {
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
+}
+
+bool is_channel(hid_t entry, const std::string& name, const std::string& path) {
+  H5O_info_t info{};
+  if (H5Oget_info_by_name(entry, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_GROUP) return false;
+  Group group(H5Gopen2(entry, name.c_str(), H5P_DEFAULT));
+  if (!group || !has_attr(group.get(), kAttrNxClass)) return name != kKeys;
+  auto nx_class = text_attr(group.get(), kAttrNxClass, Place{path, "/" + std::string(kEntry) + "/" + name});
+  return nx_class && *nx_class == kNxData && !has_attr(group.get(), kAttrPlotSource);
+}
+
+}  // namespace
+
+core::Result<std::vector<std::string>> channel_links(hid_t entry, const std::string& path) {
+  std::vector<std::string> names;
+  hsize_t at = 0;
+  if (entry < 0 || H5Literate(entry, H5_INDEX_NAME, H5_ITER_INC, &at, collect_name, &names) < 0)
+    return core::fail(core::Errc::invalid_argument, "'" + path + "': cannot list /entry: " + last_error());
+  std::erase_if(names, [&](const std::string& name) { return !is_channel(entry, name, path); });
+  return names;
+}
+
+}  // namespace detail
 
 std::uint64_t RecordedChannel::missing() const noexcept {
   std::uint64_t total = missing_after;

@@ -1,5 +1,6 @@
 #pragma once
-// The pieces open_recording is made of: a channel's metadata, its gaps table.
+// The pieces open_recording (and read_segment_tables) are made of: a channel's metadata, its gaps
+// table, the channels under /entry.
 // Private to the reader. Layout: docs/design/recording.md.
 #include <hdf5.h>
 
@@ -26,5 +27,10 @@ struct GapRead {
 
 /// The written rows of a channel's gaps table (rows a failed write left unwritten are dropped).
 [[nodiscard]] core::Result<std::vector<GapRead>> read_gaps(hid_t group, const Place& place);
+
+/// The names of the members of /entry (`entry`) that are channels: groups not marked as something
+/// else (key logs are an NXcollection of NXlog groups; an array key's plot (1.2) is an NXdata with
+/// source_keys). Fails naming the file when /entry cannot be listed.
+[[nodiscard]] core::Result<std::vector<std::string>> channel_links(hid_t entry, const std::string& path);
 
 }  // namespace weir::h5::detail

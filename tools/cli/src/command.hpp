@@ -65,6 +65,8 @@ void add_shard_command(CLI::App& app, Action& action);
 void add_record_command(CLI::App& app, Action& action);
 /// Registers repair. Requires: `action` outlives app.parse().
 void add_repair_command(CLI::App& app, Action& action);
+/// Registers audit. Requires: `action` outlives app.parse().
+void add_audit_command(CLI::App& app, Action& action);
 /// Registers replay. Requires: `action` outlives app.parse().
 void add_replay_command(CLI::App& app, Action& action);
 /// Registers check. Requires: `action` outlives app.parse().

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add_shard_command(app, action);
   add_record_command(app, action);
   add_repair_command(app, action);
+  add_audit_command(app, action);
   add_replay_command(app, action);
   add_udp_commands(app, action);
   add_check_command(app, action);

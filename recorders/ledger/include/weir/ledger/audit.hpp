@@ -18,17 +18,29 @@ namespace weir::ledger {
 
 inline constexpr std::size_t kReasonCount = 9;  // == h5::kGapReasonCount (checked in audit.cpp)
 
-/// One channel's ledger over one run.
+/// One channel's ledger over one run. Invariant: recorded + the gaps of every reason but
+/// dropped_at_source + unaccounted == end - first.
+///
+/// first is the run record's first_sequence, lowered to the lowest sequence the files hold when
+/// they hold one below it; end is max(one past the highest sequence the files account for, the
+/// record's written). A channel whose files come from several arena incarnations (the arena was
+/// re-created: its sequences start again) has one sequence space per incarnation; they are laid
+/// end to end: first is the first incarnation's, end - first the sum of their lengths.
 struct ChannelLedger {
   std::string channel;
   std::uint64_t first = 0;        // first sequence the run answers for
   std::uint64_t end = 0;          // one past the last (the run record's final `written` when known)
   std::uint64_t written = 0;      // blocks the source wrote in [first, end), plus those it dropped at the source
-  std::uint64_t recorded = 0;     // distinct blocks with data in the files
-  std::uint64_t duplicates = 0;   // blocks present more than once (in two files, or both recorded and in a gap row)
+  std::uint64_t recorded = 0;     // distinct blocks with data in the files (gap-flagged blocks: source_loss)
+  std::uint64_t duplicates = 0;   // distinct blocks present more than once (recorded twice, recorded and in a
+                                  // gap row, or in two gap rows)
   std::array<std::uint64_t, kReasonCount> gaps{};  // blocks by gap reason (h5::GapReason order)
   std::uint64_t unaccounted = 0;  // blocks in [first, end) in no file and no gap row
-  std::uint64_t durable = 0;      // blocks in files closed (and synced) before the last sync the record names
+  std::uint64_t tail = 0;         // of the gaps: blocks past the files' last accounted block up to the record's
+                                  // written (under the recorded fault's reason, else recorder_down)
+  std::uint64_t durable = 0;      // blocks in files closed before the record's synced_ns (best effort: a
+                                  // file's stop_ns against the last completed fsync; 0 without a record)
+  std::uint64_t incarnations = 0;  // arena incarnations the channel's sequences come from
 };
 
 /// One file of the run, as the audit found it.

@@ -1,0 +1,112 @@
+// The ledger's arithmetic: spans sorted into boundary events and swept once; between two
+// consecutive boundaries every sequence is covered by the same spans, so each stretch is counted
+// whole (recorded, a gap reason, duplicated, unaccounted) whatever its length.
+#include "ledger_sweep.hpp"
+
+#include <algorithm>
+
+#include "weir/core/arena_layout.hpp"
+#include "weir/h5/recording_format.hpp"
+
+namespace weir::ledger::detail {
+
+namespace {
+
+constexpr std::size_t kKinds = kReasonCount + 1;  // the gap reasons, then recorded
+constexpr auto kSourceLoss = static_cast<std::uint8_t>(h5::GapReason::source_loss);
+constexpr auto kDroppedAtSource = static_cast<std::size_t>(h5::GapReason::dropped_at_source);
+
+struct Event {
+  std::uint64_t at = 0;
+  std::uint8_t kind = 0;
+  bool opens = false;
+};
+
+}  // namespace
+
+void add_blocks(const std::vector<std::uint64_t>& sequence, const std::vector<std::uint32_t>& flags,
+                std::vector<Span>& spans) {
+  const std::size_t rows = std::min(sequence.size(), flags.size());
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::uint64_t s = sequence[i];
+    if (s == h5::kUnwrittenSequence) break;
+    const std::uint8_t kind = (flags[i] & core::kBlockGapFlag) != 0 ? kSourceLoss : kRecordedKind;
+    if (i > 0 && !spans.empty() && spans.back().kind == kind && spans.back().hi == s) {
+      spans.back().hi = s + 1;
+    } else {
+      spans.push_back(Span{s, s + 1, kind});
+    }
+  }
+}
+
+ChannelLedger sweep(Evidence evidence, std::uint8_t tail_reason) {
+  ChannelLedger out;
+  std::erase_if(evidence.spans, [](const Span& s) { return s.hi <= s.lo; });  // markers (recorder_restart rows)
+  std::vector<Event> events;
+  events.reserve(evidence.spans.size() * 2);
+  std::uint64_t lowest = UINT64_MAX, highest = 0;
+  for (const Span& s : evidence.spans) {
+    events.push_back(Event{s.lo, s.kind, true});
+    events.push_back(Event{s.hi, s.kind, false});
+    lowest = std::min(lowest, s.lo);
+    highest = std::max(highest, s.hi);
+  }
+  const bool any = !evidence.spans.empty();
+  out.first = evidence.first ? (any ? std::min(*evidence.first, lowest) : *evidence.first) : (any ? lowest : 0);
+  const std::uint64_t evidence_end = any ? highest : out.first;
+  out.end = std::max(evidence_end, evidence.written.value_or(0));
+  out.end = std::max(out.end, out.first);
+  out.tail = out.end - evidence_end;
+  out.gaps[tail_reason] += out.tail;
+
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at < b.at; });
+  std::array<std::uint64_t, kKinds> open{};  // spans of each kind covering the current stretch
+  std::uint64_t covering = 0, covered = 0;
+  std::uint64_t at = out.first;
+  for (const Event& e : events) {
+    if (e.at > at && covering > 0) {
+      const std::uint64_t length = e.at - at;
+      covered += length;
+      if (covering > 1) out.duplicates += length;
+      if (open[kRecordedKind] > 0) {
+        out.recorded += length;
+      } else {
+        const auto reason = static_cast<std::size_t>(std::find_if(open.begin(), open.end(), [](std::uint64_t n) {
+                                                       return n > 0;
+                                                     }) - open.begin());
+        out.gaps[reason] += length;
+      }
+    }
+    at = std::max(at, e.at);
+    if (e.opens) {
+      ++open[e.kind];
+      ++covering;
+    } else {
+      --open[e.kind];
+      --covering;
+    }
+  }
+  out.unaccounted = evidence_end - out.first - covered;
+  out.gaps[kDroppedAtSource] += evidence.dropped_at_source;
+  out.written = out.end - out.first + evidence.dropped_at_source;
+  out.durable = std::min(evidence.durable, out.recorded);
+  return out;
+}
+
+void add_incarnation(ChannelLedger& total, const ChannelLedger& part) {
+  if (total.incarnations == 0) {
+    total.first = part.first;
+    total.end = part.first;
+  }
+  total.end += part.end - part.first;
+  total.written += part.written;
+  total.recorded += part.recorded;
+  total.duplicates += part.duplicates;
+  for (std::size_t r = 0; r < kReasonCount; ++r) total.gaps[r] += part.gaps[r];
+  total.unaccounted += part.unaccounted;
+  total.tail += part.tail;
+  total.durable += part.durable;
+  ++total.incarnations;
+}
+
+}  // namespace weir::ledger::detail

@@ -1,0 +1,113 @@
+// The ledger's arithmetic alone (the audit's private sweep): overlaps, markers, tails, and sequence
+// spaces far too long to walk block by block.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "ledger_sweep.hpp"
+#include "weir/core/arena_layout.hpp"
+#include "weir/h5/recording_format.hpp"
+
+using namespace weir;
+using namespace weir::ledger;
+using detail::Evidence;
+using detail::Span;
+using h5::GapReason;
+
+namespace {
+
+constexpr auto kRecorded = detail::kRecordedKind;
+constexpr auto kDown = static_cast<std::uint8_t>(GapReason::recorder_down);
+
+std::uint8_t reason(GapReason r) { return static_cast<std::uint8_t>(r); }
+std::uint64_t gap(const ChannelLedger& c, GapReason r) { return c.gaps[static_cast<std::size_t>(r)]; }
+
+}  // namespace
+
+TEST_SUITE("recorders.ledger.sweep") {
+
+TEST_CASE("consecutive rows make one span, gap-flagged rows a source_loss span, a repeat starts a new one") {
+  std::vector<Span> spans;
+  detail::add_blocks({0, 1, 2, 3, 7, 8, 8, 9}, {0, 0, core::kBlockGapFlag, 0, 0, 0, 0, 0}, spans);
+  REQUIRE(spans.size() == 5);
+  CHECK(spans[0].lo == 0);
+  CHECK(spans[0].hi == 2);
+  CHECK(spans[1].kind == reason(GapReason::source_loss));
+  CHECK(spans[3].lo == 7);
+  CHECK(spans[3].hi == 9);
+  CHECK(spans[4].lo == 8);
+  CHECK(spans[4].hi == 10);
+  const ChannelLedger c = detail::sweep(Evidence{spans, 0, 0, {}, {}}, kDown);
+  CHECK(c.first == 0);
+  CHECK(c.end == 10);
+  CHECK(c.recorded == 6);  // 0 1 3 7 8 9
+  CHECK(c.duplicates == 1);  // 8
+  CHECK(gap(c, GapReason::source_loss) == 1);
+  CHECK(c.unaccounted == 3);  // 4 5 6
+}
+
+TEST_CASE("a record's first below the files and written beyond them: unaccounted before, a tail after") {
+  Evidence e;
+  e.spans = {Span{10, 20, kRecorded}, Span{20, 20, reason(GapReason::recorder_restart)}};
+  e.first = 4;
+  e.written = 30;
+  e.dropped_at_source = 2;
+  const ChannelLedger c = detail::sweep(e, reason(GapReason::disk_error));
+  CHECK(c.first == 4);
+  CHECK(c.end == 30);
+  CHECK(c.unaccounted == 6);
+  CHECK(c.tail == 10);
+  CHECK(gap(c, GapReason::disk_error) == 10);
+  CHECK(c.written == 28);
+  CHECK(c.recorded + 10 + c.unaccounted == c.end - c.first);
+  // A record's first above the files' lowest block: the files' evidence wins.
+  e.first = 15;
+  CHECK(detail::sweep(e, kDown).first == 10);
+}
+
+TEST_CASE("a trillion-block run is swept in no time: never block by block") {
+  constexpr std::uint64_t kHuge = 1'000'000'000'000;
+  Evidence e;
+  e.spans = {Span{0, kHuge, kRecorded}, Span{kHuge / 2, kHuge / 2 + 1000, reason(GapReason::lapped)},
+             Span{kHuge + 5, 2 * kHuge, reason(GapReason::before_start)}};
+  e.written = 3 * kHuge;
+  const auto start = std::chrono::steady_clock::now();
+  const ChannelLedger c = detail::sweep(e, kDown);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(100));
+  CHECK(c.recorded == kHuge);
+  CHECK(c.duplicates == 1000);
+  CHECK(c.unaccounted == 5);
+  CHECK(gap(c, GapReason::before_start) == kHuge - 5);
+  CHECK(c.tail == kHuge);
+  CHECK(c.end == 3 * kHuge);
+
+  // Two million recorded blocks, every 1000th missing: one sort of their spans.
+  std::vector<std::uint64_t> sequence;
+  for (std::uint64_t s = 0; s < 2'000'000; ++s)
+    if (s % 1000 != 999) sequence.push_back(s);
+  const std::vector<std::uint32_t> flags(sequence.size(), 0);
+  Evidence many;
+  const auto t0 = std::chrono::steady_clock::now();
+  detail::add_blocks(sequence, flags, many.spans);
+  const ChannelLedger m = detail::sweep(std::move(many), kDown);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+  CHECK(m.recorded == sequence.size());
+  CHECK(m.unaccounted == 1999);  // the last hole is past the last block: not in [first, end)
+  CHECK(m.end == 1'999'999);
+}
+
+TEST_CASE("incarnations add end to end") {
+  ChannelLedger total;
+  ChannelLedger a = detail::sweep(Evidence{{Span{0, 10, kRecorded}}, 0, 0, {}, {}}, kDown);
+  ChannelLedger b = detail::sweep(Evidence{{Span{0, 5, kRecorded}, Span{7, 9, kRecorded}}, 1, 0, {}, {}}, kDown);
+  detail::add_incarnation(total, a);
+  detail::add_incarnation(total, b);
+  CHECK(total.incarnations == 2);
+  CHECK(total.first == 0);
+  CHECK(total.end == 19);
+  CHECK(total.recorded == 17);
+  CHECK(total.unaccounted == 2);
+  CHECK(total.written == 20);
+}
+
+}  // TEST_SUITE

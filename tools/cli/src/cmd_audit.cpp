@@ -1,0 +1,149 @@
+// `weir audit RUN_DIR`: a run's files read alone (no arena needed) and every block of every channel
+// accounted for (weir/ledger/audit.hpp): per file its state, per channel written, recorded,
+// duplicated, gaps by reason and unaccounted, and the run record's stop, faults and parts.
+// Exit 0 when the ledger is exact, 5 (kExitUnaccounted) when a block is duplicated or unaccounted
+// or a file cannot be read, 1 when there is no run to audit.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "weir/h5/recording_format.hpp"
+#include "weir/ledger/audit.hpp"
+#include "weir/tools/output.hpp"
+
+namespace weir::tools {
+namespace {
+
+struct AuditArgs {
+  std::string dir;
+  std::uint64_t run = 0;
+  std::string arena;
+  bool json = false;
+};
+
+std::string gaps_text(const ledger::ChannelLedger& c) {
+  std::string text;
+  for (std::size_t r = 0; r < ledger::kReasonCount; ++r)
+    if (c.gaps[r] != 0) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", h5::kGapReasonNames[r], c.gaps[r]);
+  return text.empty() ? "none" : text;
+}
+
+void print_text(const ledger::Audit& audit, const std::string& dir) {
+  fmt::print("run {}{} in {}\n", audit.run, audit.arena.empty() ? "" : fmt::format(" of arena '{}'", audit.arena), dir);
+  fmt::print("files: {}\n", audit.files.size());
+  for (const ledger::FileState& f : audit.files) {
+    if (f.state == "unreadable") {
+      fmt::print("  {}: unreadable: {}\n", f.path.string(), f.error);
+    } else if (f.state == "swmr-marked") {
+      fmt::print("  {}: swmr-marked, {} blocks: run `weir repair {}` so every HDF5 tool opens it\n", f.path.string(),
+                 f.blocks, f.path.string());
+    } else {
+      fmt::print("  {}: {}, {} blocks\n", f.path.string(), f.state, f.blocks);
+    }
+  }
+  for (const ledger::ChannelLedger& c : audit.channels) {
+    fmt::print("channel {}: written {}, recorded {}, duplicated {}, unaccounted {}, lost {}\n", c.channel, c.written,
+               c.recorded, c.duplicates, c.unaccounted, ledger::lost_blocks(c));
+    fmt::print("  sequences [{}, {}){}, durable {}\n", c.first, c.end,
+               c.incarnations > 1 ? fmt::format(" over {} arena incarnations", c.incarnations) : "", c.durable);
+    fmt::print("  gaps: {}{}\n", gaps_text(c), c.tail != 0 ? fmt::format(" (of them {} after the files' last block)", c.tail) : "");
+  }
+  if (!audit.record) {
+    fmt::print("run record: none (the ledger ends at the files' last block)\n");
+  } else {
+    const ledger::RunRecord& r = *audit.record;
+    fmt::print("run record: written by {}{}, started {}, {}\n", r.writer.empty() ? "?" : r.writer,
+               r.pipeline.empty() ? "" : fmt::format(" ({})", r.pipeline),
+               r.started_ns != 0 ? iso8601_utc(r.started_ns) : "?",
+               r.stopped_ns != 0 ? "stopped " + iso8601_utc(r.stopped_ns)
+                                 : std::string("not stopped (it still runs, or its writer was killed)"));
+    if (!r.fsync.empty() || r.synced_ns != 0)
+      fmt::print("  fsync {}, last sync {}\n", r.fsync.empty() ? "?" : r.fsync,
+                 r.synced_ns != 0 ? iso8601_utc(r.synced_ns) : "never");
+    for (const ledger::Fault& f : r.faults)
+      fmt::print("  fault: {}: {} ({}{})\n", f.part, f.what, f.reason,
+                 f.error_number != 0 ? fmt::format(", errno {}", f.error_number) : "");
+    for (const ledger::PartMark& p : r.parts)
+      fmt::print("  part {} ({}{}): {}, {} restarts{}\n", p.name, p.role, p.essential ? ", essential" : "", p.state,
+                 p.restarts, p.last_exit.empty() ? "" : ", last exit " + p.last_exit);
+  }
+  std::uint64_t duplicated = 0, unaccounted = 0, unreadable = 0;
+  for (const ledger::ChannelLedger& c : audit.channels) {
+    duplicated += c.duplicates;
+    unaccounted += c.unaccounted;
+  }
+  for (const ledger::FileState& f : audit.files) unreadable += f.state == "unreadable" ? 1 : 0;
+  if (audit.exact())
+    fmt::print("exact: every block is recorded once or in a gap row\n");
+  else
+    fmt::print("NOT exact: {} duplicated, {} unaccounted, {} unreadable files\n", duplicated, unaccounted, unreadable);
+}
+
+void print_json_lines(const ledger::Audit& audit) {
+  for (const ledger::ChannelLedger& c : audit.channels) {
+    JsonObject gaps;
+    for (std::size_t r = 0; r < ledger::kReasonCount; ++r) gaps.number(h5::kGapReasonNames[r], c.gaps[r]);
+    print_json(JsonObject()
+                   .text("channel", c.channel)
+                   .number("written", c.written)
+                   .number("recorded", c.recorded)
+                   .number("duplicates", c.duplicates)
+                   .raw("gaps", gaps.str())
+                   .number("unaccounted", c.unaccounted)
+                   .number("lost", ledger::lost_blocks(c))
+                   .number("first", c.first)
+                   .number("end", c.end)
+                   .number("tail", c.tail)
+                   .number("durable", c.durable)
+                   .number("incarnations", c.incarnations));
+  }
+  JsonArray files;
+  for (const ledger::FileState& f : audit.files) {
+    JsonObject file;
+    file.text("path", f.path.string()).text("state", f.state).number("segment", f.segment).number("blocks", f.blocks);
+    if (!f.error.empty()) file.text("error", f.error);
+    files.raw(file.str());
+  }
+  JsonObject last;
+  last.number("run", audit.run).text("arena", audit.arena).raw("files", files.str());
+  last.boolean("record", audit.record.has_value());
+  if (audit.record) last.number("stopped_ns", audit.record->stopped_ns).number("faults", audit.record->faults.size());
+  print_json(last.boolean("exact", audit.exact()));
+}
+
+int run_audit(const AuditArgs& args) {
+  ledger::AuditOptions options;
+  options.run = args.run;
+  options.arena = args.arena;
+  auto audit = ledger::audit_run(args.dir, options);
+  if (!audit) {
+    print_error(audit.error().what);
+    return kExitError;
+  }
+  if (args.json)
+    print_json_lines(*audit);
+  else
+    print_text(*audit, args.dir);
+  return audit->exact() ? kExitOk : kExitUnaccounted;
+}
+
+}  // namespace
+
+void add_audit_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<AuditArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "audit", "Account for every block of a recorded run from its files alone: per channel written, recorded, "
+               "duplicated, gaps by reason and unaccounted; per file closed, repaired or SWMR-marked. Exit 5 when "
+               "a block is duplicated or unaccounted, or a file cannot be read");
+  sub->add_option("RUN_DIR", args->dir, "the run's directory (--out DIR), or FILE.h5 of a --out FILE.h5 series")
+      ->required();
+  sub->add_option("--run", args->run, "the run to audit (default: the only one there)")->check(CLI::PositiveNumber);
+  sub->add_option("--arena", args->arena, "the arena whose run to audit (default: the only one there)");
+  sub->add_flag("--json", args->json,
+                "print one JSON object per line per channel, then one for the run ({\"run\", \"files\", \"exact\"})");
+  bind_action(*sub, action, args, &run_audit);
+}
+
+}  // namespace weir::tools
