@@ -132,6 +132,7 @@ core::Result<void> Recorder::start() {
   out_dev_ = out.st_dev;
   out_ino_ = out.st_ino;
   out_fd_ = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // fsynced after each new file
+  if (options_.fsync != FsyncPolicy::never) syncer_.emplace(out_fd_, [this](std::uint64_t ns) { note_synced(ns); });
   read_record();
   if (auto w = core::Watcher::create(arena_); w) {
     watcher_.emplace(std::move(*w));

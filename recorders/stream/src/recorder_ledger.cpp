@@ -153,43 +153,53 @@ void Recorder::note_fault(const core::Error& error, bool disk_full) {
 }
 
 Recorder::~Recorder() {
+  syncer_.reset();  // every sync handed over is done before the directory closes
   if (out_fd_ >= 0) ::close(out_fd_);
 }
 
+// A closed file's fsync (and its directory's) goes to the sync thread; its failure is seen at the
+// next flush, and at the stop.
 core::Result<void> Recorder::sync_closed(const std::string& file, int fd) {
-  if (options_.fsync == FsyncPolicy::never) return {};
-  if (fd < 0 || ::fsync(fd) != 0) {
-    const int e = fd < 0 ? EBADF : errno;
+  if (options_.fsync == FsyncPolicy::never || !syncer_) {
     if (fd >= 0) ::close(fd);
-    fault_errno_ = e;
-    return core::fail(core::Errc::io_error, "fsync " + file + ": " + std::strerror(e));
+    return {};
   }
-  ::close(fd);
-  if (out_fd_ < 0 || ::fsync(out_fd_) != 0) {  // the directory entry of the new file
-    const int e = out_fd_ < 0 ? EBADF : errno;
-    fault_errno_ = e;
-    return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(e));
+  if (fd < 0) {
+    fault_errno_ = EBADF;
+    return core::fail(core::Errc::io_error, "fsync " + file + ": no descriptor to sync");
   }
-  if (!file_blocks_.empty()) file_blocks_.back().synced = true;  // the file and its directory entry
-  note_synced();
+  syncer_->add(fd, file, true, files_.size() - 1);
   return {};
 }
 
 core::Result<void> Recorder::sync_open() {
-  if (options_.fsync != FsyncPolicy::interval || !segment_.is_open()) return {};
+  if (options_.fsync != FsyncPolicy::interval || !segment_.is_open() || !syncer_) return {};
   const std::int64_t now = monotonic_ns();
   if (now < sync_at_) return {};
   sync_at_ = now + static_cast<std::int64_t>(options_.fsync_interval_s * 1e9);
-  if (auto ok = segment_.sync(); !ok) {
-    fault_errno_ = errno_in(ok.error().what);
-    return ok;
-  }
-  note_synced();
+  if (const int fd = segment_.duplicate_fd(); fd >= 0) syncer_->add(fd, segment_.path().string(), false, 0);
   return {};
 }
 
-void Recorder::note_synced() {
-  const std::uint64_t now = realtime_ns();
+core::Result<void> Recorder::sync_failure() {
+  if (!syncer_) return {};
+  auto failed = syncer_->failure();
+  if (!failed) return {};
+  if (fault_errno_ == 0) fault_errno_ = errno_in(failed->what);
+  return tl::make_unexpected(*failed);
+}
+
+void Recorder::finish_syncs() {
+  if (!syncer_) return;
+  for (const std::size_t i : syncer_->finish())
+    if (i < file_blocks_.size()) file_blocks_[i].synced = true;
+  if (auto failed = syncer_->failure(); failed && error_.empty()) {
+    stopped_by_ = "error";
+    note_fault(*failed, false);
+  }
+}
+
+void Recorder::note_synced(std::uint64_t now) {
   auto ok = ledger::update_run_record(record_path_, [&](ledger::RunRecord& r) { r.synced_ns = std::max(r.synced_ns, now); });
   if (!ok) notice(ok.error().what);
 }

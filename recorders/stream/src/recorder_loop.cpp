@@ -202,6 +202,7 @@ core::Result<void> Recorder::flush() {
     dir_gone_ = true;  // the file itself still takes writes: close it properly
     return dir;
   }
+  if (auto synced = sync_failure(); !synced) return synced;
   if (auto synced = sync_open(); !synced) return synced;
   return check_disk();
 }
@@ -284,6 +285,7 @@ void Recorder::stop_on_error(const core::Error& error) {
 
 void Recorder::run() {
   loop();
+  finish_syncs();
   update_record(true);
 }
 

@@ -12,6 +12,7 @@
 #include "channel_group.hpp"
 #include "segment.hpp"
 #include "segment_scan.hpp"
+#include "syncer.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
@@ -92,7 +93,9 @@ class Recorder {
                                                                                   // dup of its descriptor, closed
                                                                                   // here) and its directory
   [[nodiscard]] core::Result<void> sync_open();                           // fsync the open file (interval)
-  void note_synced();
+  [[nodiscard]] core::Result<void> sync_failure();  // a sync the sync thread could not complete
+  void finish_syncs();                              // waits for every sync; marks the files that reached the disk
+  void note_synced(std::uint64_t now_ns);  // from the sync thread too
 
   // loop (recorder_loop.cpp)
   [[nodiscard]] core::Result<std::uint64_t> pump(Follow& f, std::uint64_t limit, std::uint64_t until);
@@ -123,6 +126,7 @@ class Recorder {
   std::filesystem::path record_path_;            // the run record beside the files
   std::optional<ledger::RunRecord> record_;      // as read at start (nullopt: none, or unreadable)
   int out_fd_ = -1;                              // the output directory, open (O_DIRECTORY) for fsync
+  std::optional<Syncer> syncer_;                 // fsyncs off this thread (not with FsyncPolicy::never)
   dev_t out_dev_ = 0;                            // the output directory's identity at start
   ino_t out_ino_ = 0;
   std::vector<FileBlocks> file_blocks_;          // per file in files_: what it holds (once closed)

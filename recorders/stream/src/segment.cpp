@@ -281,12 +281,7 @@ core::Result<void> Segment::close(std::uint64_t stop_ns, int* keep_fd) {
       if (!ok) ok = tl::make_unexpected(with_context(ok.error(), path_.string()));
     }
   }
-  if (keep_fd != nullptr) {
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) >= 0 && handle != nullptr)
-      *keep_fd = ::fcntl(*static_cast<int*>(handle), F_DUPFD_CLOEXEC, 0);
-    (void)h5::last_error();
-  }
+  if (keep_fd != nullptr) *keep_fd = duplicate_fd();
   auto closed = close_file();
   return ok ? closed : ok;
 }
@@ -301,6 +296,15 @@ core::Result<void> Segment::sync() {
                                                 std::strerror(e));
   }
   return {};
+}
+
+int Segment::duplicate_fd() const noexcept {
+  void* handle = nullptr;
+  if (!file_.valid() || H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) {
+    (void)h5::last_error();
+    return -1;
+  }
+  return ::fcntl(*static_cast<int*>(handle), F_DUPFD_CLOEXEC, 0);
 }
 
 core::Result<void> Segment::abandon() {

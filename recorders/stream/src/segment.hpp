@@ -59,6 +59,8 @@ class Segment {
   /// fsync(2) of the open file (what flush() handed over reaches the disk). Fails naming the file and
   /// the errno ("errno = N").
   [[nodiscard]] core::Result<void> sync();
+  /// A duplicate of the open file's descriptor (to fsync it from another thread), -1 when none.
+  [[nodiscard]] int duplicate_fd() const noexcept;
   /// Closes without writing anything more (after a write failure). Returns what closing reported.
   [[nodiscard]] core::Result<void> abandon();
 

@@ -118,6 +118,7 @@ TEST_CASE("an XFS shut down under the recorder (EIO): exit 4, no crash, the faul
     files.pop_back();  // the open one
     return files;
   }();
+  std::this_thread::sleep_for(500ms);  // their fsyncs, on the recorder's sync thread, are done
   const Exit shutdown = run_program({"/usr/sbin/xfs_io", "-x", "-c", "shutdown", (dir.path() / "xfs").string()});
   REQUIRE_MESSAGE(shutdown.code == 0, shutdown.err);
   const Exit done = recorder.wait(20s);

@@ -108,7 +108,7 @@ TEST_CASE("a recorder killed and restarted continues one run: a recorder_restart
 }
 
 TEST_CASE("a recorder started after its writer records from then on and accounts for the earlier blocks as "
-          "before_start; with --from-oldest it also records what the ring still holds" *
+          "before_start, and with --from-oldest also records what the ring still holds" *
           doctest::timeout(60)) {
   for (const bool oldest : {false, true}) {
     CAPTURE(oldest);

@@ -33,6 +33,8 @@ struct RecorderBenchResult {
   double seconds = 0;      // from the first block to the closed file
   double cpu_s = 0;        // the recording thread's CPU time over the same span (prefill: the recorder's own)
   std::uint64_t file_bytes = 0;
+  double durable_mb_per_s = 0;  // sample bytes over the time until every file is on disk: the recording,
+                                // then an fsync of each file it wrote (already synced ones return at once)
 };
 
 /// A writer thread publishes options.blocks pre-generated blocks into each of options.channels
