@@ -211,6 +211,35 @@ TEST_CASE("a configuration error (exit 2) is not retried, and in an essential pa
   std::filesystem::rename(moved, p.path);
 }
 
+TEST_CASE("a configuration error in a part that is not essential leaves the run going; it fails at the stop") {
+  Pipeline p(R"lua(
+arena { name = "ARENA", channels = 4, channel_mb = 8 }
+channel "a" { rate = 20000, block = 200, ring = 64 }
+driver "sim" { channels = {"a"}, signal = "sine", frequency = 50 }
+record "hdf5" { channels = {"a"}, out = "OUT", essential = false }
+)lua");
+  BackgroundWeir run({"run", p.path, "--status-every", "0"});
+  std::uint32_t pid = 0;
+  REQUIRE(eventually([&] { return (pid = p.recorder("a", 10)) != 0; }, 10s));
+  const std::string moved = p.path + ".moved";
+  std::filesystem::rename(p.path, moved);
+  REQUIRE(kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+  REQUIRE(eventually([&] { return p.text_key("weir.part.record.state") == "configuration error"; }, 10s));
+  CHECK(p.text_key("weir.part.record.last_exit") == "exit 2 (configuration error)");
+  // The run record says so while the run goes on.
+  const std::string record_file = p.out + "/" + p.arena + "_run000001.ledger.json";
+  CHECK(eventually([&] { return contains(read_file(record_file), "configuration error"); }, 5s));
+  std::this_thread::sleep_for(500ms);
+  CHECK(run.running());  // the driver goes on
+  REQUIRE(run.signal(SIGINT));
+  CHECK(run.wait_exit(30s) == kExitError);
+  const std::string out = run.output();
+  CHECK(count(out, "weir record") == 2);
+  CHECK(contains(out, "RUN FAILED: configuration error: record \"record\""));
+  CHECK_FALSE(contains(out, "stopping the run"));
+  std::filesystem::rename(moved, p.path);
+}
+
 TEST_CASE("weir check and weir run refuse, with file and line, what a part would refuse when it starts") {
   const auto refused = [](const std::string& body, const std::string& what, int line = 3) {
     Pipeline p("arena { name = \"ARENA\", channels = 4, channel_mb = 8 }\n"
