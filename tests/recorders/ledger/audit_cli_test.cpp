@@ -92,6 +92,19 @@ TEST_CASE("weir audit: exit 0 and the ledger in text and JSON for an exact run, 
   const RunResult twice_text = run_weir({"audit", dir.str()});
   CHECK(twice_text.exit_code == kExitUnaccounted);
   CHECK(contains(twice_text.out, "NOT exact: " + std::to_string(2 * kBlocks) + " duplicated, 0 unaccounted"));
+
+  // The copy gone and the first segment lost: the run record says the run began at block 0.
+  std::filesystem::remove(segment_file(dir.path(), arena, 2, 2));
+  std::filesystem::remove(segment_file(dir.path(), arena, 2, 0));
+  REQUIRE(ledger::update_run_record(ledger::run_record_path(dir.path(), arena, 2), [&](ledger::RunRecord& r) {
+    r.run = 2;
+    for (const char* name : {"adc0", "adc1"}) r.channel(name).first_sequence = 0;
+  }));
+  const RunResult hole = run_weir({"audit", dir.str()});
+  INFO(hole.out);
+  CHECK(hole.exit_code == kExitUnaccounted);
+  CHECK(contains(hole.out, "channel adc1: written 60, recorded 30, duplicated 0, unaccounted 30"));
+  CHECK(contains(hole.out, "NOT exact: 0 duplicated, " + std::to_string(2 * kBlocks) + " unaccounted"));
 }
 
 TEST_CASE("weir audit: exit 1 naming the directory when it holds no run, or several and no --run" *
@@ -115,6 +128,39 @@ TEST_CASE("weir audit: exit 1 naming the directory when it holds no run, or seve
   CHECK(run_weir({"audit", dir.str(), "--run", "5", "--arena", "other"}).exit_code == 1);
   CHECK(run_weir({"audit", dir.str(), "--run", "6"}).exit_code == 1);
   CHECK(run_weir({"audit"}).exit_code == 2);
+
+  // The run record beside run 5: a tail after its fault, and its stop, faults and parts printed.
+  REQUIRE(ledger::update_run_record(ledger::run_record_path(dir.path(), arena, 5), [&](ledger::RunRecord& r) {
+    r.run = 5;
+    r.arena = arena;
+    r.writer = "weir run";
+    r.started_ns = 1'700'000'000'000'000'000;
+    r.stopped_ns = 1'700'000'060'000'000'000;
+    r.channel("adc0").written = kBlocks + 12;
+    r.faults.push_back(ledger::Fault{"rec", "disk_error", "No space left on device", 28, 1'700'000'050'000'000'000});
+    ledger::PartMark& p = r.part("rec");
+    p.role = "record";
+    p.state = "given up";
+    p.last_exit = "exit 3";
+    p.restarts = 6;
+    p.essential = true;
+  }));
+  const RunResult recorded = run_weir({"audit", dir.str(), "--run", "5"});
+  INFO(recorded.out, recorded.err);
+  CHECK(recorded.exit_code == 0);
+  CHECK(contains(recorded.out, "gaps: disk_error 12 (of them 12 after the files' last block)"));
+  CHECK(contains(recorded.out, "channel adc0: written 42, recorded 30, duplicated 0, unaccounted 0, lost 12"));
+  CHECK(contains(recorded.out, "run record: written by weir run, started 2023-11-14T22:13:20.000Z, stopped "
+                               "2023-11-14T22:14:20.000Z"));
+  CHECK(contains(recorded.out, "fault: rec: No space left on device (disk_error, errno 28)"));
+  CHECK(contains(recorded.out, "part rec (record, essential): given up, 6 restarts, last exit exit 3"));
+  const std::vector<nlohmann::json> lines = json_lines(run_weir({"audit", dir.str(), "--run", "5", "--json"}).out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["gaps"]["disk_error"] == 12);
+  CHECK(lines[0]["tail"] == 12);
+  CHECK(lines[0]["end"] == kBlocks + 12);
+  CHECK(lines[1]["record"] == true);
+  CHECK(lines[1]["faults"] == 1);
 }
 
 TEST_CASE("weir audit: a killed weir record's file is swmr-marked (with the repair to run), repaired after weir repair" *

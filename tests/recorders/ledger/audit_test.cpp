@@ -85,7 +85,7 @@ TEST_CASE("a clean run of three segments is exact: every block recorded once, ev
   }
 }
 
-TEST_CASE("a segment copied under the next number is duplicated; a deleted middle segment is unaccounted" *
+TEST_CASE("a segment copied under the next number is duplicated, a deleted middle segment is unaccounted" *
           doctest::timeout(60)) {
   Run run;
   SUBCASE("duplicated") {
@@ -218,7 +218,7 @@ TEST_CASE("durable: the blocks of files closed before the record's last sync" * 
   for (const ChannelLedger& c : audit(run.dir.path()).channels) CHECK(c.durable == 2 * kBlocks);
 }
 
-TEST_CASE("an unreadable file makes the audit inexact and names it; choosing among runs" * doctest::timeout(60)) {
+TEST_CASE("an unreadable file makes the audit inexact and names it, and choosing among runs" * doctest::timeout(60)) {
   Run run;
   SUBCASE("unreadable") {
     std::ofstream(run.segment(3)) << "not a recording";
@@ -247,6 +247,23 @@ TEST_CASE("an unreadable file makes the audit inexact and names it; choosing amo
     options = {};
     options.arena = "elsewhere";
     CHECK_FALSE(ledger::audit_run(run.dir.path(), options));
+  }
+  SUBCASE("a run record and no file of its run: the whole range is a tail") {
+    ScratchDir alone("ledger-alone");
+    REQUIRE(ledger::update_run_record(ledger::run_record_path(alone.path(), "lab", 2), [&](ledger::RunRecord& r) {
+      r.run = 2;
+      r.channel("adc0").first_sequence = 10;
+      r.channel("adc0").written = 25;
+    }));
+    const ledger::Audit a = audit(alone.path());
+    CHECK(a.run == 2);
+    CHECK(a.arena == "lab");
+    CHECK(a.files.empty());
+    REQUIRE(a.channels.size() == 1);
+    CHECK(a.channels[0].first == 10);
+    CHECK(a.channels[0].end == 25);
+    CHECK(gap(a.channels[0], GapReason::recorder_down) == 15);
+    CHECK(a.exact());
   }
   SUBCASE("an empty directory") {
     ScratchDir empty("ledger-empty");

@@ -26,7 +26,7 @@ std::uint64_t gap(const ChannelLedger& c, GapReason r) { return c.gaps[static_ca
 
 TEST_SUITE("recorders.ledger.sweep") {
 
-TEST_CASE("consecutive rows make one span; gap-flagged rows a source_loss span; a repeat starts a new one") {
+TEST_CASE("consecutive rows make one span, gap-flagged rows a source_loss span, a repeat starts a new one") {
   std::vector<Span> spans;
   detail::add_blocks({0, 1, 2, 3, 7, 8, 8, 9}, {0, 0, core::kBlockGapFlag, 0, 0, 0, 0, 0}, spans);
   REQUIRE(spans.size() == 5);

@@ -59,7 +59,7 @@ TEST_CASE("to_json and from_json carry every field") {
   CHECK(back->faults[0].error_number == 5);
 }
 
-TEST_CASE("reading: none is no record; another format or bad JSON is refused naming the file") {
+TEST_CASE("reading: none is no record, another format or bad JSON is refused naming the file") {
   test::ScratchDir dir("ledger-record");
   const auto path = run_record_path(dir.path(), "lab", 3);
   CHECK(path.filename() == "lab_run000003.ledger.json");
