@@ -106,7 +106,7 @@ driver "sim" { channels = {"a"} }
   CHECK_FALSE(weir::core::Arena::open(p.arena));
 }
 
-TEST_CASE("a part that dies is restarted; one that keeps dying is given up on, the rest go on, the run fails") {
+TEST_CASE("a part that dies is restarted, one that keeps dying is given up on, the rest go on and the run fails") {
   PipelineFile p(kTwoSims);
   BackgroundWeir run({"run", p.path, "--status-every", "0"});
   std::uint32_t first = 0, bad = 0;

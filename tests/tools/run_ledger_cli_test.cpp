@@ -171,7 +171,7 @@ TEST_CASE("a restarted recorder gets the run's number again: one run in its file
   CHECK_FALSE(contains(facts, "before_start"));
 }
 
-TEST_CASE("an essential recorder is restarted beyond its restarts; the run ends well when it runs at the stop") {
+TEST_CASE("an essential recorder is restarted beyond its restarts and never given up") {
   Pipeline p(kRecorded);  // restarts = 1
   BackgroundWeir run({"run", p.path, "--status-every", "0"});
   std::uint32_t pid = 0;
@@ -193,7 +193,7 @@ TEST_CASE("an essential recorder is restarted beyond its restarts; the run ends 
   CHECK_MESSAGE((code == kExitOk) == !contains(out, "RUN FAILED"), out);  // only an unbalanced ledger fails it
 }
 
-TEST_CASE("a configuration error (exit 2) is not retried; in an essential part it stops the run, which fails") {
+TEST_CASE("a configuration error (exit 2) is not retried, and in an essential part it stops the run, which fails") {
   Pipeline p(kRecorded);
   BackgroundWeir run({"run", p.path, "--status-every", "0"});
   std::uint32_t pid = 0;
@@ -208,6 +208,35 @@ TEST_CASE("a configuration error (exit 2) is not retried; in an essential part i
   CHECK(contains(out, "it is essential: stopping the run"));
   CHECK(count(out, "weir record") == 2);  // started, restarted once, never again
   CHECK(contains(out, "RUN FAILED: configuration error: record \"record\""));
+  std::filesystem::rename(moved, p.path);
+}
+
+TEST_CASE("a configuration error in a part that is not essential leaves the run going; it fails at the stop") {
+  Pipeline p(R"lua(
+arena { name = "ARENA", channels = 4, channel_mb = 8 }
+channel "a" { rate = 20000, block = 200, ring = 64 }
+driver "sim" { channels = {"a"}, signal = "sine", frequency = 50 }
+record "hdf5" { channels = {"a"}, out = "OUT", essential = false }
+)lua");
+  BackgroundWeir run({"run", p.path, "--status-every", "0"});
+  std::uint32_t pid = 0;
+  REQUIRE(eventually([&] { return (pid = p.recorder("a", 10)) != 0; }, 10s));
+  const std::string moved = p.path + ".moved";
+  std::filesystem::rename(p.path, moved);
+  REQUIRE(kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+  REQUIRE(eventually([&] { return p.text_key("weir.part.record.state") == "configuration error"; }, 10s));
+  CHECK(p.text_key("weir.part.record.last_exit") == "exit 2 (configuration error)");
+  // The run record says so while the run goes on.
+  const std::string record_file = p.out + "/" + p.arena + "_run000001.ledger.json";
+  CHECK(eventually([&] { return contains(read_file(record_file), "configuration error"); }, 5s));
+  std::this_thread::sleep_for(500ms);
+  CHECK(run.running());  // the driver goes on
+  REQUIRE(run.signal(SIGINT));
+  CHECK(run.wait_exit(30s) == kExitError);
+  const std::string out = run.output();
+  CHECK(count(out, "weir record") == 2);
+  CHECK(contains(out, "RUN FAILED: configuration error: record \"record\""));
+  CHECK_FALSE(contains(out, "stopping the run"));
   std::filesystem::rename(moved, p.path);
 }
 
@@ -247,6 +276,37 @@ record "hdf5" { channels = {"a"}, out = "OUT", compress = 3, flush_ms = 500, rot
   CHECK_MESSAGE(check.exit_code == kExitOk, check.err);
   CHECK(contains(check.out, "ok: nothing started"));
   CHECK_FALSE(std::filesystem::exists(p.out));  // checked where it would be made, made nothing
+}
+
+TEST_CASE("each part's state and restarts are in weir serve's /metrics beside the run") {
+  Pipeline p(kRecorded);
+  const std::string port = std::to_string(20000 + getpid() % 20000);
+  BackgroundWeir run({"run", p.path, "--status-every", "0", "--serve", "127.0.0.1:" + port});
+  std::uint32_t sim = 0;
+  REQUIRE(eventually([&] {
+    auto a = weir::core::Arena::open(p.arena, {.read_only = true});
+    if (!a) return false;
+    for (const auto& c : weir::core::list_channels(*a))
+      if (c.name == "a" && c.writer_alive) sim = c.writer_pid;
+    return sim != 0;
+  }, 10s));
+  REQUIRE(kill(static_cast<pid_t>(sim), SIGKILL) == 0);
+  REQUIRE(eventually([&] { return p.u64_key("weir.part.sim.restarts") == 1 && p.text_key("weir.part.sim.state") == "running"; }, 10s));
+  std::string metrics;
+  const auto scrape = [&] {
+    CapturedProcess py(command(WEIR_PYTHON, {"-c", "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen("
+                                                   "'http://127.0.0.1:" + port + "/metrics', timeout=5).read().decode())"}));
+    (void)py.wait(20s);
+    metrics = py.out();
+    return contains(metrics, "weir_part_restarts_total{part=\"sim\"} 1");
+  };
+  CHECK_MESSAGE(eventually(scrape, 15s), metrics);
+  CHECK(contains(metrics, "weir_part_state{part=\"sim\",state=\"running\"} 1"));
+  CHECK(contains(metrics, "weir_part_state{part=\"sim\",state=\"given up\"} 0"));
+  CHECK(contains(metrics, "weir_part_state{part=\"record\",state=\"running\"} 1"));
+  CHECK(contains(metrics, "weir_part_last_exit_info{part=\"sim\",last_exit=\"killed by SIGKILL\"} 1"));
+  REQUIRE(run.signal(SIGINT));
+  (void)run.wait_exit(30s);
 }
 
 }  // TEST_SUITE

@@ -6,7 +6,12 @@
 
 #include <fmt/format.h>
 
+#include <hdf5.h>
+
 #include "weir/core/channel.hpp"
+#include "weir/h5/attribute.hpp"
+#include "weir/h5/handle.hpp"
+#include "weir/h5/recording_format.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/ledger/run_record.hpp"
 #include "weir/recorder/naming.hpp"
@@ -39,6 +44,18 @@ std::uint64_t highest_recorded_run(const std::filesystem::path& dir, const std::
     highest = std::max<std::uint64_t>(highest, std::strtoull(digits.c_str(), nullptr, 10));
   }
   return highest;
+}
+
+// A FILE-form segment's run, from its `run` attribute (a killed recorder's file opens as a SWMR
+// reader); 0 when it cannot be read.
+std::uint64_t file_run(const std::filesystem::path& path) {
+  h5::quiet_errors();
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) file = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+  if (file < 0) return 0;
+  auto run = h5::read_u64_attr(file, h5::kAttrRun);
+  H5Fclose(file);
+  return run ? *run : 0;
 }
 
 }  // namespace
@@ -76,7 +93,7 @@ std::uint64_t next_run(const std::vector<RecorderTarget>& targets) {
     highest = std::max(highest, t.run);
     rec::OutTarget out{t.is_dir, t.dir, t.is_dir ? std::string{} : t.prefix};
     for (const rec::SegmentName& s : rec::existing_segments(out))
-      if (!t.is_dir || s.arena == t.prefix) highest = std::max(highest, s.run);
+      highest = std::max(highest, !t.is_dir ? file_run(s.path) : s.arena == t.prefix ? s.run : 0);
     highest = std::max(highest, highest_recorded_run(t.dir, t.prefix));
   }
   return highest + 1;
