@@ -134,11 +134,10 @@ def check_run(out, arena, run, expected=None, *, false_reasons=("before_start",)
         elif c.get("written") != blocks + dropped:
             problems.append(f"channel {name}: audit says written {c.get('written')}, the writer counted "
                             f"{blocks} published + {dropped} dropped at source")
-    if rc != 0 and not problems:
-        problems.append("weir audit exits non-zero though every channel balances")
     if len(file_states) != len(files):
         problems.append(f"the audit lists {len(file_states)} file(s), the directory holds {len(files)} of run {run}")
-    marked = {Path(f.get("file", f.get("path", ""))).name for f in file_states if f.get("state") == "swmr-marked"}
+    state = {Path(f.get("path", "")).name: f for f in file_states}
+    marked = {name for name, f in state.items() if f.get("state") == "swmr-marked"}
     for path in files:
         err = plain_open_error(path)
         if err is None:
@@ -149,8 +148,12 @@ def check_run(out, arena, run, expected=None, *, false_reasons=("before_start",)
             if err is None:
                 continue
             problems.append(f"{path.name}: still refused by plain h5py after weir repair ({r.returncode}: {r.stderr.strip()}): {err}")
+        elif state.get(path.name, {}).get("state") == "unreadable":
+            problems.append(f"{path.name}: unreadable (audit: {state[path.name].get('error')}; h5py: {err})")
         else:
             problems.append(f"{path.name}: plain h5py refuses it and the audit does not call it swmr-marked: {err}")
+    if rc != 0 and not problems:
+        problems.append("weir audit exits non-zero though every channel balances and every file opens")
     if not problems:
         mine = independent_ledger(files)
         for c in channels:
