@@ -43,6 +43,8 @@ def test_full_disk_stops_the_recorder_with_a_disk_error_row(workdir, staged, pip
     out = run.output()
     print(out[-4000:])
     assert rc != 0, f"weir run exits {rc} after its essential recorder stopped on a full disk"
+    assert re.search(r'record "[^"]*" died \(exit 3[^\n]*essential: restart', out), \
+        f"the supervisor does not restart its essential recorder after a full disk:\n{out[-3000:]}"
     assert not CRASH.search(out), f"a part crashed:\n{out[-4000:]}"
     (number,) = runs_in(p.out, p.arena)
     ledger = check_run(p.out, p.arena, number, writer_counts(out))
