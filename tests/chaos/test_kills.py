@@ -4,6 +4,7 @@ each run is stopped cleanly its ledger must balance exactly (ledger_check.check_
 0 unaccounted, `written` equal to the writer's own count, every file open in plain h5py."""
 import json
 import os
+import re
 import signal
 import time
 
@@ -56,7 +57,11 @@ def test_kill_parts_at_random_moments(pipeline):
         runs = runs_in(p.out, p.arena)
         assert len(runs) == 1, f"one weir run, {rounds} kills: expected one run, found runs {runs} in {p.out}"
         files = run_files(p.out, p.arena, runs[0])
-        check_run(p.out, p.arena, runs[0], counts)
+        ledger = check_run(p.out, p.arena, runs[0], counts)
+        said = re.search(r"lost (\d+) block\(s\) of (\d+) written", out)
+        assert said and (int(said.group(1)), int(said.group(2))) == (sum(c["lost"] for c in ledger),
+                                                                    sum(c["written"] for c in ledger)), \
+            f"weir run's summary ({said and said.group(0)}) is not the audited ledger {ledger}"
         assert file_runs(files) == {runs[0]}, f"files of run {runs[0]} name other runs: {file_runs(files)}"
         record = record_of(p.out, p.arena, runs[0])
         assert all(c["final"] for c in record["channels"]), f"a clean stop leaves every mark final: {record['channels']}"
