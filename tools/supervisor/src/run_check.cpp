@@ -90,7 +90,7 @@ Result<void> check_recorder(const config::RecordDecl& r, bool for_run) {
   }
   if (auto ok = rec::check_options(o); !ok) {
     std::string what = ok.error().what;
-    if (!for_run && o.out != r.out) what += fmt::format(" (to make '{}')", r.out);
+    if (!for_run && o.out != r.out && what.find("--out") != std::string::npos) what += fmt::format(" (to make '{}')", r.out);
     return tl::make_unexpected(config::error_at(r.origin, fmt::format("record \"{}\": {}", r.name, with_setting(what, r.params))));
   }
   return {};

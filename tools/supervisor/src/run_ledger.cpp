@@ -139,7 +139,9 @@ void RunLedger::channels(const core::Arena& arena, bool at_stop) {
         const bool fresh = r.find_channel(c.name) == nullptr;
         ledger::ChannelMark& m = r.channel(c.name);
         if (fresh) {
-          m.first_sequence = c.blocks_written;
+          // At the start: the head then. At the stop, a channel that appeared during the run (a
+          // driver or a replay made it) and that no recorder marked: from its first block.
+          m.first_sequence = at_stop ? 0 : c.blocks_written;
           m.arena_created_ns = created;
         }
         m.written = std::max(m.written, c.blocks_written);
