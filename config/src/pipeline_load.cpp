@@ -24,7 +24,10 @@ constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "freque
                                 "count_rate", "rise", "tau", "noise", "full_scale", "fast"};
 constexpr std::array kReplayParams{"file", "speed", "loop"};
 constexpr std::array kRecordKinds{"hdf5"};
-constexpr std::array kRecordParams{"flush_ms", "rotate_mb", "rotate_s", "compress", "run", "snapshot_every"};
+// A recorder's settings are `weir record` options (flush_ms -> --flush-ms); `weir check` also parses them as
+// the recorder will.
+constexpr std::array kRecordParams{"flush_ms", "rotate_mb",   "rotate_s",         "compress",     "run",
+                                   "min_free_mb", "fsync", "fsync_interval_s", "require_mount"};
 constexpr std::array kPolicies{"lossy", "lossless", "latest"};
 
 struct RawDecl {
@@ -220,14 +223,16 @@ Result<void> load_channel(const std::string& name, Fields f, ChannelDecl& c) {
 }
 
 Result<void> load_part(const RawDecl& d, Fields& f, PartDecl& p, const std::string& default_name,
-                       bool thread_default = false) {
+                       bool thread_default = false, bool essential_default = false) {
   p.origin = d.origin;
   p.kind = d.name;
   WEIR_TRY(name, f.text("name", default_name));
   WEIR_TRY(thread, f.boolean("thread", thread_default));
   WEIR_TRY(cpu, f.integer("cpu", -1, kMaxCpu, -1));
   WEIR_TRY(restarts, f.integer("restarts", 0, 1000, 5));
+  WEIR_TRY(essential, f.boolean("essential", essential_default));
   p.name = name;
+  p.essential = essential;
   p.thread = thread;
   p.cpu = static_cast<int>(cpu);
   p.max_restarts = static_cast<int>(restarts);
@@ -310,7 +315,7 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
   if (d.kind == "record") {
     if (auto r = known_kind(d, "recorder", kRecordKinds); !r) return r;
     RecordDecl r;
-    if (auto ok = load_part(d, f, r, "record"); !ok) return ok;
+    if (auto ok = load_part(d, f, r, "record", false, true); !ok) return ok;
     WEIR_TRY(channels, f.list("channels", true));
     WEIR_TRY(keys, f.list("keys", false));
     WEIR_TRY(out, f.text("out"));

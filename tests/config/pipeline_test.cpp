@@ -272,3 +272,32 @@ TEST_CASE("a bridge \"send\" keeps its settings, follows its patterns' channels 
   CHECK(load_error(std::string(kExample) + "bridge \"send\" { name = \"sim\", channels = {\"adc0\"} }\n")
             .find("two parts named 'sim'") != std::string::npos);
 }
+
+TEST_CASE("recorders are essential unless the file says otherwise; other parts only when it says so") {
+  auto p = load_pipeline_text(R"lua(arena { name = "x" }
+channel "a" { rate = 1000, block = 100 }
+driver "sim" { channels = {"a"} }
+driver "sim" { channels = {"a"}, name = "kept", essential = true }
+record "hdf5" { channels = {"a"}, out = "runs/" }
+record "hdf5" { channels = {"a"}, out = "more/", name = "spare", essential = false, restarts = 2 }
+)lua",
+                              "pipe.lua");
+  REQUIRE(p);
+  CHECK_FALSE(p->drivers[0].essential);
+  CHECK(p->drivers[1].essential);
+  CHECK(p->records[0].essential);
+  CHECK_FALSE(p->records[1].essential);
+  CHECK(p->records[1].max_restarts == 2);
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1000 }\n"
+                   "record \"hdf5\" { channels = {\"a\"}, out = \"r/\", essential = \"yes\" }\n") ==
+        "pipe.lua:3: record \"hdf5\": 'essential' must be true or false, not a string");
+}
+
+TEST_CASE("a recorder setting the recorder does not have is refused with its name") {
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1000 }\n"
+                   "record \"hdf5\" { channels = {\"a\"}, out = \"r/\", snapshot_every = 5 }\n") ==
+        "pipe.lua:3: record \"hdf5\": unknown key 'snapshot_every'");
+  CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1000 }\n"
+                   "record \"hdf5\" { channels = {\"a\"}, out = \"r/\", min_free_mb = 64, compress = 4 }\n")
+            .empty());
+}

@@ -68,7 +68,7 @@ arena { name = "ARENA", channels = 4, channel_mb = 8 }
 channel "a" { rate = 20000, block = 200, ring = 16 }
 channel "b" { rate = 20000, block = 200, ring = 16 }
 driver "sim" { channels = {"a"}, name = "good", restarts = 3 }
-driver "sim" { channels = {"b"}, name = "bad", signal = "bogus", restarts = 1 }
+driver "sim" { channels = {"b"}, name = "bad", restarts = 0 }
 )lua";
 
 }  // namespace
@@ -106,23 +106,25 @@ driver "sim" { channels = {"a"} }
   CHECK_FALSE(weir::core::Arena::open(p.arena));
 }
 
-TEST_CASE("a part that dies is restarted; one that keeps dying is given up on while the rest go on") {
+TEST_CASE("a part that dies is restarted, one that keeps dying is given up on, the rest go on and the run fails") {
   PipelineFile p(kTwoSims);
   BackgroundWeir run({"run", p.path, "--status-every", "0"});
-  std::uint32_t first = 0;
+  std::uint32_t first = 0, bad = 0;
   REQUIRE(eventually([&] { return (first = p.writer("a")) != 0; }, 10s));
+  REQUIRE(eventually([&] { return (bad = p.writer("b")) != 0; }, 10s));
   REQUIRE(kill(static_cast<pid_t>(first), SIGKILL) == 0);
+  REQUIRE(kill(static_cast<pid_t>(bad), SIGKILL) == 0);  // restarts = 0: given up at once
   std::uint32_t second = 0;
   CHECK(eventually([&] { return (second = p.writer("a")) != 0 && second != first; }, 10s));
   CHECK(eventually([&] { return contains(run.output(), "GIVING UP on driver \"bad\""); }, 10s));
   CHECK(p.writer("a") == second);  // the good driver runs on
   REQUIRE(run.signal(SIGINT));
-  CHECK(run.wait_exit(20s) == kExitOk);
+  CHECK(run.wait_exit(20s) == kExitError);  // a part was given up: a service manager should know
   const std::string out = run.output();
   CHECK(contains(out, "driver \"good\" died (killed by SIGKILL); restart 1 of at most 3"));
-  CHECK(contains(out, "driver \"bad\" died (exit 2)"));
   CHECK(contains(out, "restarts 1"));
   CHECK(contains(out, "given up"));
+  CHECK(contains(out, "RUN FAILED: driver \"bad\" was given up"));
 }
 
 TEST_CASE("SIGTERM stops every part cleanly and prints the run summary") {

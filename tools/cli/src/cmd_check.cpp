@@ -1,5 +1,6 @@
-// `weir check FILE`: loads a pipeline file in its restricted Lua state, checks every part and the
-// arena it needs, and prints the resolved pipeline without starting anything.
+// `weir check FILE`: loads a pipeline file in its restricted Lua state, makes every check `weir run`
+// makes before it starts anything (each part's settings as the part itself checks them), and prints
+// the resolved pipeline without starting anything.
 #include <memory>
 #include <string>
 
@@ -7,8 +8,7 @@
 
 #include "command.hpp"
 #include "weir/config/pipeline.hpp"
-#include "weir/supervisor/pipeline_drivers.hpp"
-#include "weir/supervisor/pipeline_shards.hpp"
+#include "weir/supervisor/check_pipeline.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::tools {
@@ -19,21 +19,12 @@ struct CheckArgs {
 };
 
 int run_check(const CheckArgs& args) {
-  auto pipeline = config::load_pipeline(args.file);
-  if (!pipeline) {
-    print_error(pipeline.error().what);
+  auto checked = supervisor::check_pipeline(args.file, &parse_part_args);
+  if (!checked) {
+    print_error(checked.error().what);
     return kExitError;
   }
-  auto resolved = config::resolve(*pipeline, supervisor::pipeline_shard_resolver());
-  if (!resolved) {
-    print_error(resolved.error().what);
-    return kExitError;
-  }
-  if (auto drivers = supervisor::check_drivers(*pipeline); !drivers) {
-    print_error(drivers.error().what);
-    return kExitError;
-  }
-  fmt::print("{}", config::describe(*pipeline, *resolved));
+  fmt::print("{}", config::describe(checked->pipeline, checked->resolved));
   fmt::print("ok: nothing started\n");
   return kExitOk;
 }

@@ -73,11 +73,14 @@ int run_run(const RunArgs& args) {
     server = std::thread([&] {
       if (auto ok = serve::run_serve(*served, stop_serving); !ok) report_error("run: --serve", ok.error());
     });
-  auto ran = supervisor::run_pipeline(args.run);
+  supervisor::RunOptions options = args.run;
+  options.check_args = &parse_part_args;
+  auto ran = supervisor::run_pipeline(options);
   stop_serving.store(true);
   if (server.joinable()) server.join();
   if (!ran) return report_error("", ran.error());
-  return kExitOk;
+  // A part given up, a configuration error or an essential part down: a service manager restarts us.
+  return ran->failures.empty() ? kExitOk : kExitError;
 }
 
 struct ReloadArgs {

@@ -4,9 +4,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "weir/core/error.hpp"
 #include "weir/tools/exit_codes.hpp"
 
 namespace weir::tools {
@@ -20,6 +22,10 @@ template <class Args>
 void bind_action(CLI::App& sub, Action& action, std::shared_ptr<Args> args, int (*run)(const Args&)) {
   sub.callback([&action, args, run] { action = [args, run] { return run(*args); }; });
 }
+
+/// Parses a pipeline part's command line (subcommand and arguments, no program name) as the
+/// subcommand will, running nothing; fails with the parser's message. Thread: main only.
+[[nodiscard]] core::Result<void> parse_part_args(const std::vector<std::string>& args);
 
 /// The NAME positional every arena command takes.
 inline CLI::Option* add_name_option(CLI::App& sub, std::string& where) {

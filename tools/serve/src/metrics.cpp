@@ -5,6 +5,10 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
+#include <array>
+#include <span>
+
 #include <fmt/format.h>
 
 #include "weir/core/channel.hpp"
@@ -161,6 +165,46 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
       .sample("", std::uint64_t{g.consumer_capacity});
   Family(out, "weir_arena_attached_processes", "gauge", "Live processes in the arena's attach table.")
       .sample("", std::uint64_t{core::attached_pids(arena).size()});
+
+  {
+    // The parts of a `weir run` on this arena, from the keys it keeps (weir.part.<NAME>.state,
+    // .restarts, .last_exit): a gauge per part and state (1 for the state it is in), and its restarts.
+    constexpr std::string_view kPrefix = "weir.part.", kState = ".state";
+    constexpr std::array<std::string_view, 6> kStates{"running", "restarting", "finished", "given up", "stopped",
+                                                      "configuration error"};
+    std::vector<std::string> parts;
+    kv.for_each_key([&](std::string_view key, const core::ValueInfo&) {
+      if (key.size() > kPrefix.size() + kState.size() && key.starts_with(kPrefix) && key.ends_with(kState))
+        parts.emplace_back(key.substr(kPrefix.size(), key.size() - kPrefix.size() - kState.size()));
+    });
+    std::sort(parts.begin(), parts.end());
+    const auto text = [&](const std::string& key) {
+      std::array<char, 256> buf{};
+      core::ValueInfo info;
+      if (kv.get(key, std::as_writable_bytes(std::span{buf}), info) != core::KvStatus::ok) return std::string{};
+      return std::string(buf.data(), std::min<std::size_t>(info.length, buf.size()));
+    };
+    if (!parts.empty()) {
+      Family state_f(out, "weir_part_state", "gauge",
+                     "1 for the state a part of `weir run` is in (running, restarting, given up, ...), 0 for the others.");
+      for (const auto& part : parts) {
+        const std::string state = text(std::string(kPrefix) + part + std::string(kState));
+        for (const auto st : kStates)
+          state_f.sample(fmt::format("part=\"{}\",state=\"{}\"", escape_label(part), st), std::uint64_t{state == st ? 1U : 0U});
+      }
+      Family restarts_f(out, "weir_part_restarts_total", "counter", "Times `weir run` restarted the part.");
+      for (const auto& part : parts) {
+        std::uint64_t restarts = 0;
+        core::ValueInfo info;
+        (void)kv.get(std::string(kPrefix) + part + ".restarts", std::as_writable_bytes(std::span{&restarts, 1}), info);
+        restarts_f.sample(fmt::format("part=\"{}\"", escape_label(part)), restarts);
+      }
+      Family exit_f(out, "weir_part_last_exit_info", "gauge", "The part's last exit, as a label (1 while it has one).");
+      for (const auto& part : parts)
+        if (const std::string last = text(std::string(kPrefix) + part + ".last_exit"); !last.empty())
+          exit_f.sample(fmt::format("part=\"{}\",last_exit=\"{}\"", escape_label(part), escape_label(last)), std::uint64_t{1});
+    }
+  }
 
   if (!disk_paths.empty()) {
     Family free_f(out, "weir_disk_free_bytes", "gauge", "Bytes available to unprivileged writers under a recorder's output directory.");

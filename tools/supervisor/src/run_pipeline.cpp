@@ -14,7 +14,11 @@
 
 #include <fmt/format.h>
 
+#include "run_audit.hpp"
+#include "run_check.hpp"
+#include "run_ledger.hpp"
 #include "run_plan.hpp"
+#include "run_start.hpp"
 #include "run_status.hpp"
 #include "run_supervisor.hpp"
 #include "run_threads.hpp"
@@ -22,8 +26,6 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
-#include "weir/supervisor/pipeline_drivers.hpp"
-#include "weir/supervisor/pipeline_shards.hpp"
 
 namespace weir::supervisor {
 namespace {
@@ -66,23 +68,6 @@ class Console {
   bool status_shown_ = false;
 };
 
-struct Loaded {
-  config::Pipeline pipeline;
-  config::Resolved resolved;
-  std::vector<PartPlan> parts;
-};
-
-core::Result<Loaded> load(const std::string& file) {
-  auto pipeline = config::load_pipeline(file);
-  if (!pipeline) return tl::make_unexpected(pipeline.error());
-  auto resolved = config::resolve(*pipeline, pipeline_shard_resolver());
-  if (!resolved) return tl::make_unexpected(resolved.error());
-  if (auto drivers = check_drivers(*pipeline); !drivers) return tl::make_unexpected(drivers.error());
-  auto parts = plan_parts(*pipeline, *resolved);
-  if (!parts) return tl::make_unexpected(parts.error());
-  return Loaded{std::move(*pipeline), std::move(*resolved), std::move(*parts)};
-}
-
 // Creates the arena (or attaches) and every declared channel; a channel that exists must match.
 core::Result<core::Arena> prepare_arena(const config::Pipeline& p, bool replace) {
   core::ArenaOptions options = p.arena.options;
@@ -97,31 +82,19 @@ core::Result<core::Arena> prepare_arena(const config::Pipeline& p, bool replace)
   return arena;
 }
 
-void start_part(Supervisor& s, const Loaded& l, const PartPlan& plan, Console& console) {
-  if (!plan.thread) {
-    s.add(plan);
-    return;
-  }
-  auto main = thread_main_for(l.pipeline, plan);
-  if (!main) {
-    console.log(fmt::format("cannot run {} as a thread: {}; running it as a process", plan.title, main.error().what));
-    PartPlan as_process = plan;
-    as_process.thread = false;
-    s.add(as_process);
-    return;
-  }
-  s.add(plan, std::move(*main));
-}
-
 // Re-reads the file: starts, stops or restarts shards and recorders that changed; reports what
 // only a new run can change.
-void reload(const std::string& file, Loaded& current, Supervisor& s, Console& console, std::int64_t grace_ns) {
+void reload(const RunOptions& args, Loaded& current, Supervisor& s, Console& console, std::int64_t grace_ns,
+            std::uint64_t run) {
+  const std::string& file = args.file;
   console.log(fmt::format("reload: reading {}", file));
-  auto fresh = load(file);
+  auto fresh = load_checked(file, args.check_args, true);
   if (!fresh) {
     console.log(fmt::format("reload refused, nothing changed: {}", fresh.error().what));
     return;
   }
+  assign_run(fresh->parts, fresh->pipeline, run);
+  const auto log = [&console](const std::string& line) { console.log(line); };
   const auto same_arena = [](const config::ArenaDecl& a, const config::ArenaDecl& b) {
     return a.name == b.name && a.options.slot_count == b.options.slot_count &&
            a.options.channel_capacity == b.options.channel_capacity &&
@@ -145,7 +118,7 @@ void reload(const std::string& file, Loaded& current, Supervisor& s, Console& co
     } else if (!it->same_as(old_part)) {
       console.log(fmt::format("reload: restarting {} with: weir {}", old_part.title, fmt::join(it->args, " ")));
       s.remove(old_part.name, grace_ns);
-      start_part(s, *fresh, *it, console);
+      start_part(s, *fresh, *it, log);
       ++changes;
     }
   }
@@ -158,7 +131,7 @@ void reload(const std::string& file, Loaded& current, Supervisor& s, Console& co
       continue;
     }
     console.log(fmt::format("reload: adding {}", new_part.title));
-    start_part(s, *fresh, new_part, console);
+    start_part(s, *fresh, new_part, log);
     ++changes;
   }
   // Keep the drivers as they run; everything else as the file now says.
@@ -193,21 +166,6 @@ void wait_drained(const core::Arena& arena, std::int64_t timeout_ns, Console& co
   }
 }
 
-// Waits until every channel the pipeline makes exists (shards' outputs), or `timeout_ns` passes.
-void wait_for_channels(const core::Arena& arena, const config::Resolved& resolved, Supervisor& supervisor,
-                       std::int64_t timeout_ns, Console& console) {
-  const std::int64_t deadline = core::monotonic_ns() + timeout_ns;
-  for (const auto& c : resolved.channels) {
-    while (!core::find_channel(arena, c.name)) {
-      if (core::monotonic_ns() >= deadline) {
-        console.log(fmt::format("channel '{}' does not exist yet; starting the recorders anyway", c.name));
-        return;
-      }
-      supervisor.tick(20);
-    }
-  }
-}
-
 double process_cpu_s() noexcept {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -225,15 +183,21 @@ int allowed_cpus() noexcept {
 }  // namespace
 
 core::Result<RunReport> run_pipeline(const RunOptions& args) {
-  auto loaded = load(args.file);
+  auto loaded = load_checked(args.file, args.check_args, true);
   if (!loaded) return tl::make_unexpected(loaded.error());
   auto arena = prepare_arena(loaded->pipeline, args.replace);
   if (!arena) return tl::make_unexpected(arena.error());
+  // One run per pipeline start: every recorder, and every restart of one, writes this run.
+  auto targets = recorder_targets(loaded->pipeline, arena->location().name);
+  if (!targets) return tl::make_unexpected(targets.error());
+  const std::uint64_t run = next_run(*targets);
+  assign_run(loaded->parts, loaded->pipeline, run);
   const bool remove_at_end = !args.keep && !loaded->pipeline.arena.attach &&
                              loaded->pipeline.arena.name.find('/') == std::string::npos;
   core::KvStore kv(*arena);
   const auto me = static_cast<std::uint64_t>(getpid());
   (void)kv.set(kRunPidKey, std::as_bytes(std::span{&me, 1}), core::ValueType::u64);
+  (void)kv.set(kRunNumberKey, std::as_bytes(std::span{&run, 1}), core::ValueType::u64);
 
   struct sigaction stop_action {};
   stop_action.sa_handler = &on_stop;
@@ -248,19 +212,20 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   const double cpu_at_start = process_cpu_s();
   Console console(args.log);
   Supervisor supervisor([&console](const std::string& line) { console.log(line); });
-  console.log(fmt::format("weir run {}: arena '{}', {} part(s)", args.file, loaded->pipeline.arena.name,
-                          loaded->parts.size()));
+  console.log(fmt::format("weir run {}: arena '{}', {} part(s), run {}", args.file, loaded->pipeline.arena.name,
+                          loaded->parts.size(), run));
+  const auto log = [&console](const std::string& line) { console.log(line); };
+  RunLedger ledger(*targets, run, args.file, log);
+  supervisor.on_change([&](const PartState& part) {
+    publish_part(kv, part);
+    if (part.status == PartStatus::given_up || part.status == PartStatus::config_error) ledger.parts(supervisor);
+  });
   const auto grace_ns = static_cast<std::int64_t>(args.grace_s * 1e9);
-  bool recorders_started = false;
   const std::int64_t first_start = core::monotonic_ns();
-  for (const PartPlan& plan : loaded->parts) {
-    if ((plan.role == PartRole::record || plan.role == PartRole::bridge) && !recorders_started) {
-      // Shards create their output channels as they start: recorders and bridges that match them start after.
-      wait_for_channels(*arena, loaded->resolved, supervisor, grace_ns, console);
-      recorders_started = true;
-    }
-    start_part(supervisor, *loaded, plan, console);
-  }
+  start_in_order(supervisor, *loaded, *arena, grace_ns, [&] {
+    ledger.started(*arena);
+    ledger.parts(supervisor);
+  }, log);
 
   std::set<std::string> sources;
   for (const auto& [channel, writer] : loaded->resolved.channel_writer)
@@ -279,7 +244,7 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   std::uint64_t mark_samples = 0;
   std::int64_t next_status = start + 1'000'000'000;
   std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
-  while (stop_signals.load(std::memory_order_relaxed) == 0) {
+  while (stop_signals.load(std::memory_order_relaxed) == 0 && !supervisor.essential_failed()) {
     supervisor.tick(100);
     const std::int64_t now = core::monotonic_ns();
     if (mark_ns == 0 && now >= mark_at) {
@@ -287,7 +252,7 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
       mark_ns = core::monotonic_ns();
     }
     if (args.duration_s > 0 && static_cast<double>(now - start) / 1e9 >= args.duration_s) break;
-    if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args.file, *loaded, supervisor, console, grace_ns);
+    if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args, *loaded, supervisor, console, grace_ns, run);
     if (console.tty() && now >= next_status) {
       console.status(RunStatus::line(status.sample(), supervisor, static_cast<double>(now - start) / 1e9));
       next_status = now + 1'000'000'000;
@@ -297,6 +262,11 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
     }
   }
   console.end_status();
+  if (supervisor.essential_failed()) console.log("an essential part cannot run: stopping the run");
+  RunReport report;
+  report.run = run;
+  // What was wrong as the stop began: an essential part down then is a failure of the run.
+  report.failures = run_failures(supervisor, true);
   console.log("stopping: drivers first, then shards and recorders once they have read everything");
   // A second SIGINT while stopping kills every part at once.
   std::atomic<bool> stopped{false};
@@ -311,7 +281,6 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
       nanosleep(&pause, nullptr);
     }
   });
-  RunReport report;
   RunTotals totals;
   supervisor.stop_all(grace_ns, [&] {
     const std::int64_t drivers_stopped = core::monotonic_ns();
@@ -322,7 +291,9 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
     wait_drained(*arena, grace_ns, console);
     report.channels = core::list_channels(*arena);  // while the consumers are still registered
     totals = status.sample();
+    ledger.stopped(*arena);
   });
+  ledger.parts(supervisor);
   stopped.store(true);
   second_signal.join();
   report.run_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
@@ -349,8 +320,25 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   std::string summary = RunStatus::summary(report.channels) + budget_table(report);
   for (std::size_t nl = 0; !summary.empty() && (nl = summary.find('\n')) != std::string::npos; summary.erase(0, nl + 1))
     console.log(summary.substr(0, nl));
-  console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,
-                          totals.dropped, totals.errors, static_cast<double>(totals.disk_bytes) / 1048576.0));
+  // "lost" comes from the recorders' ledgers: their files and run records, every restart included.
+  const LedgerTotals ledger_totals = audit_recorders(ledger, arena->location().name, log);
+  report.ledger_lost = ledger_totals.lost;
+  if (ledger.targets().empty())
+    console.log(fmt::format("  lost {} block(s), dropped at source {}, errors {}, disk {:.1f} MiB", totals.lost,
+                            totals.dropped, totals.errors, static_cast<double>(totals.disk_bytes) / 1048576.0));
+  else
+    console.log(fmt::format("  lost {} block(s) of {} written (the recorders' ledgers, every restart included; disk "
+                            "errors {}, unaccounted {}, duplicated {}), dropped at source {}, errors {}, disk {:.1f} MiB",
+                            ledger_totals.lost, ledger_totals.written, ledger_totals.disk_error,
+                            ledger_totals.unaccounted, ledger_totals.duplicates, totals.dropped, totals.errors,
+                            static_cast<double>(totals.disk_bytes) / 1048576.0));
+  for (const std::string& problem : ledger_totals.problems) report.failures.push_back(problem);
+  for (const std::string& f : run_failures(supervisor, false))
+    if (std::find(report.failures.begin(), report.failures.end(), f) == report.failures.end()) report.failures.push_back(f);
+  if (report.failures.empty())
+    console.log(fmt::format("run {} ok: every part ran as asked", run));
+  else
+    for (const std::string& f : report.failures) console.log(fmt::format("RUN FAILED: {}", f));
   (void)kv.del(kRunPidKey);
   if (remove_at_end) (void)core::Arena::remove(loaded->pipeline.arena.name);
   return report;

@@ -48,7 +48,7 @@ std::string number(double v) {
 }
 
 Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
-  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), d.kind, {}, d.thread, d.cpu, d.max_restarts, d.origin};
+  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), d.kind, {}, d.thread, d.cpu, d.max_restarts, d.essential, d.origin};
   if (const std::string subcommand = driver_subcommand(d.kind); !subcommand.empty()) {
     // "bridge recv": a subcommand of a subcommand.
     for (std::string_view rest = subcommand; !rest.empty();) {
@@ -95,7 +95,7 @@ Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl
 }
 
 PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
-  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), s.kind, {}, s.thread, s.cpu, s.max_restarts, s.origin};
+  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), s.kind, {}, s.thread, s.cpu, s.max_restarts, s.essential, s.origin};
   plan.args = {"shard", p.arena.name, s.kind, "--input", s.input, "--policy", s.policy, "--instance", s.name};
   if (!s.output.empty()) plan.args.insert(plan.args.end(), {"--output", s.output});
   if (s.batch_ms >= 0) plan.args.insert(plan.args.end(), {"--batch-ms", number(s.batch_ms)});
@@ -104,7 +104,7 @@ PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
 }
 
 PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
-  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), r.kind, {}, r.thread, r.cpu, r.max_restarts, r.origin};
+  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), r.kind, {}, r.thread, r.cpu, r.max_restarts, r.essential, r.origin};
   plan.args = {"record", p.arena.name, "--channels"};
   plan.args.insert(plan.args.end(), r.channels.begin(), r.channels.end());
   if (!r.keys.empty()) {
@@ -120,7 +120,7 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
 }
 
 PartPlan bridge_plan(const config::Pipeline& p, const config::BridgeDecl& b) {
-  PartPlan plan{PartRole::bridge, b.name, fmt::format("bridge \"{}\"", b.name), b.kind, {}, b.thread, b.cpu, b.max_restarts, b.origin};
+  PartPlan plan{PartRole::bridge, b.name, fmt::format("bridge \"{}\"", b.name), b.kind, {}, b.thread, b.cpu, b.max_restarts, b.essential, b.origin};
   plan.args = {"bridge", b.kind, p.arena.name, "--pipeline", p.file, "--part", b.name};
   return plan;
 }
@@ -151,6 +151,15 @@ Result<void> check_cpu(const PartPlan& plan) {
 }
 
 }  // namespace
+
+void assign_run(std::vector<PartPlan>& parts, const config::Pipeline& p, std::uint64_t run) {
+  for (PartPlan& plan : parts) {
+    if (plan.role != PartRole::record) continue;
+    const auto it = std::find_if(p.records.begin(), p.records.end(), [&](const auto& r) { return r.name == plan.name; });
+    if (it == p.records.end() || it->params.count("run") != 0) continue;
+    plan.args.insert(plan.args.end(), {"--run", fmt::format("{}", run)});
+  }
+}
 
 Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config::Resolved& /*resolved*/) {
   if (p.arena.name.rfind("memfd:", 0) == 0)

@@ -20,17 +20,22 @@ struct PartPlan {
   bool thread = false;
   int cpu = -1;                   // the CPU it is pinned to (sched_setaffinity); -1: not pinned
   int max_restarts = 5;
+  bool essential = false;         // restarted for as long as the run goes on; a configuration error stops the run
   config::Origin origin;
   /// True when the two plans would run the same thing (a reload leaves it running).
   [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread && cpu == other.cpu; }
 };
 
-/// The parts of a resolved pipeline in start order (drivers, shards, recorders, bridges), for the arena at
+/// The parts of a resolved pipeline by role (drivers, shards, recorders, bridges; start_in_order() starts
+/// them shards first, drivers last), for the arena at
 /// `where`. Fails with `file:line: what` for what only a run can refuse: a sim driver whose channels
 /// differ in rate, block size or dtype (it runs one clock), or a memfd arena (children cannot map it
 /// by name).
 [[nodiscard]] core::Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& pipeline,
                                                              const config::Resolved& resolved);
+
+/// Appends `--run N` to every recorder's arguments that does not name its run itself (`run = N`).
+void assign_run(std::vector<PartPlan>& parts, const config::Pipeline& pipeline, std::uint64_t run);
 
 /// "driver", "shard", "record", "bridge".
 [[nodiscard]] const char* role_name(PartRole role) noexcept;

@@ -42,20 +42,50 @@ RunTotals RunStatus::sample() {
   return t;
 }
 
+void publish_part(core::KvStore& kv, const PartState& part) {
+  const std::string base = std::string(kPartKeyPrefix) + part.plan.name;
+  const std::string state = part_status_name(part.status);
+  const auto restarts = static_cast<std::uint64_t>(part.restarts);
+  (void)kv.set(base + ".state", std::as_bytes(std::span{state.data(), state.size()}), core::ValueType::text);
+  (void)kv.set(base + ".restarts", std::as_bytes(std::span{&restarts, 1}), core::ValueType::u64);
+  (void)kv.set(base + ".last_exit", std::as_bytes(std::span{part.last_exit.data(), part.last_exit.size()}),
+               core::ValueType::text);
+}
+
+std::vector<std::string> run_failures(const Supervisor& supervisor, bool at_stop) {
+  std::vector<std::string> out;
+  for (const auto& p : supervisor.parts()) {
+    const PartState& part = *p;
+    if (part.status == PartStatus::given_up)
+      out.push_back(fmt::format("{} was given up after {} restart(s) (last: {})", part.plan.title, part.restarts, part.last_exit));
+    else if (part.status == PartStatus::config_error)
+      out.push_back(fmt::format("configuration error: {} refused its settings ({})", part.plan.title, part.last_exit));
+    else if (at_stop && part.plan.essential && part.status == PartStatus::backoff)
+      out.push_back(fmt::format("essential {} was not running at the stop (last: {}, {} restart(s))", part.plan.title,
+                                part.last_exit, part.restarts));
+  }
+  return out;
+}
+
 std::string RunStatus::line(const RunTotals& t, const Supervisor& s, double elapsed_s) {
-  int running = 0, restarts = 0, given_up = 0;
+  int running = 0, restarts = 0, given_up = 0, config_errors = 0;
+  std::string down;
   for (const auto& p : s.parts()) {
     running += p->status == PartStatus::running ? 1 : 0;
     restarts += p->restarts;
     given_up += p->status == PartStatus::given_up ? 1 : 0;
+    config_errors += p->status == PartStatus::config_error ? 1 : 0;
+    if (p->status == PartStatus::backoff || p->status == PartStatus::given_up || p->status == PartStatus::config_error)
+      down += fmt::format(" | {} {} ({})", p->plan.name, part_status_name(p->status), p->last_exit);
   }
   const auto secs = static_cast<long>(elapsed_s);
   return fmt::format("{:02}:{:02}:{:02} | in {:.2f} MS/s {:.1f} MB/s | lost {} dropped {} lag {} | errors {} | "
-                     "parts {}/{} restarts {}{} | disk {:.1f} MiB",
+                     "parts {}/{} restarts {}{}{} | disk {:.1f} MiB{}",
                      secs / 3600, secs / 60 % 60, secs % 60, t.samples_per_s / 1e6, t.bytes_per_s / 1e6, t.lost,
                      t.dropped, t.max_lag, t.errors, running, s.parts().size(), restarts,
                      given_up != 0 ? fmt::format(" GAVE UP {}", given_up) : std::string{},
-                     static_cast<double>(t.disk_bytes) / 1048576.0);
+                     config_errors != 0 ? fmt::format(" CONFIG ERROR {}", config_errors) : std::string{},
+                     static_cast<double>(t.disk_bytes) / 1048576.0, down);
 }
 
 std::string RunStatus::summary() const { return summary(core::list_channels(*arena_)); }

@@ -9,6 +9,7 @@
 #include "run_supervisor.hpp"
 #include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/kv_store.hpp"
 #include "weir/supervisor/run_pipeline.hpp"
 
 namespace weir::supervisor {
@@ -42,6 +43,13 @@ class RunStatus {
   std::uint64_t last_samples_ = 0, last_bytes_ = 0;
   std::int64_t last_ns_ = 0;
 };
+
+/// Leaves the part's state, restarts and last exit in the arena's keys (kPartKeyPrefix). Thread: any.
+void publish_part(core::KvStore& kv, const PartState& part);
+
+/// What went wrong with the run so far, one line each: parts given up, configuration errors, and
+/// (when `at_stop`) essential parts not running as the stop began. Thread: any.
+[[nodiscard]] std::vector<std::string> run_failures(const Supervisor& supervisor, bool at_stop);
 
 /// Each part's CPU time next to what it handled: drivers by their channels' counters, shards by
 /// their consumer rows (named after the part, or "<part>.<channel>" for a label), recorders by the

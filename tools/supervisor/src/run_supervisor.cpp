@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "weir/core/clock.hpp"
+#include "weir/tools/exit_codes.hpp"
 
 namespace weir::supervisor {
 
@@ -28,8 +29,18 @@ double cpu_seconds(const rusage& ru) noexcept {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// What an exit status means, for the statuses weir commands give it.
+std::string describe_exit(int code) {
+  switch (code) {
+    case tools::kExitUsage: return fmt::format("exit {} (configuration error)", code);
+    case tools::kExitDiskFull: return fmt::format("exit {} (disk full)", code);
+    case tools::kExitDiskFault: return fmt::format("exit {} (disk fault)", code);
+    default: return fmt::format("exit {}", code);
+  }
+}
+
 std::string describe_status(int status) {
-  if (WIFEXITED(status)) return fmt::format("exit {}", WEXITSTATUS(status));
+  if (WIFEXITED(status)) return describe_exit(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const char* name = sigabbrev_np(WTERMSIG(status));
     return name != nullptr ? fmt::format("killed by SIG{}", name) : fmt::format("killed by {}", WTERMSIG(status));
@@ -60,6 +71,7 @@ const char* part_status_name(PartStatus status) noexcept {
     case PartStatus::finished: return "finished";
     case PartStatus::given_up: return "given up";
     case PartStatus::stopped: return "stopped";
+    case PartStatus::config_error: return "configuration error";
   }
   return "?";
 }
@@ -87,7 +99,6 @@ void Supervisor::add(PartPlan plan, ThreadMain thread_main) {
 
 void Supervisor::start(PartState& part) {
   part.started_ns = core::monotonic_ns();
-  part.last_exit.clear();
   if (part.plan.thread) {
     part.thread_stop = std::make_unique<std::atomic<bool>>(false);
     part.thread_exit = std::make_unique<std::atomic<int>>(-1);
@@ -107,11 +118,12 @@ void Supervisor::start(PartState& part) {
                        : fmt::format(" (cannot pin it to CPU {}: {})", part.plan.cpu, std::strerror(rc));
     }
     say(fmt::format("started {} as a thread{}", part.plan.title, pinned));
+    changed(part);
     return;
   }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    ended(part, fmt::format("cannot make a pipe: {}", std::strerror(errno)), false);
+    ended(part, fmt::format("cannot make a pipe: {}", std::strerror(errno)), -1);
     return;
   }
   std::vector<std::string> args = part.plan.args;
@@ -146,7 +158,7 @@ void Supervisor::start(PartState& part) {
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);
-    ended(part, fmt::format("cannot fork: {}", std::strerror(errno)), false);
+    ended(part, fmt::format("cannot fork: {}", std::strerror(errno)), -1);
     return;
   }
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -155,6 +167,7 @@ void Supervisor::start(PartState& part) {
   part.status = PartStatus::running;
   say(fmt::format("started {} (pid {}{}): weir {}", part.plan.title, pid,
                   part.plan.cpu >= 0 ? fmt::format(", CPU {}", part.plan.cpu) : std::string{}, fmt::join(part.plan.args, " ")));
+  changed(part);
 }
 
 void Supervisor::joined(PartState& part) {
@@ -187,33 +200,49 @@ void Supervisor::drain_output(PartState& part, bool all) {
   }
 }
 
-void Supervisor::ended(PartState& part, const std::string& how, bool clean) {
+void Supervisor::ended(PartState& part, const std::string& how, int exit_code) {
   part.pid = 0;
   part.last_exit = how;
   if (stopping_) {
     part.status = PartStatus::stopped;
+    changed(part);
     return;
   }
-  if (clean) {
+  if (exit_code == 0) {
     part.status = PartStatus::finished;
     say(fmt::format("{} finished ({})", part.plan.title, how));
+    changed(part);
+    return;
+  }
+  if (exit_code == tools::kExitUsage) {  // its settings are wrong: running it again cannot help
+    part.status = PartStatus::config_error;
+    say(fmt::format("configuration error: {} refused its settings ({}); not restarting it{}", part.plan.title, how,
+                    part.plan.essential ? "; it is essential: stopping the run" : ""));
+    if (part.plan.essential) essential_failed_ = true;
+    changed(part);
     return;
   }
   const std::int64_t now = core::monotonic_ns();
   if (now - part.started_ns >= kHealthyRunNs) part.failures_in_row = 0;
   ++part.failures_in_row;
-  if (part.failures_in_row > part.plan.max_restarts) {
+  if (!part.plan.essential && part.failures_in_row > part.plan.max_restarts) {
     part.status = PartStatus::given_up;
     say(fmt::format("GIVING UP on {}: it died {} times in a row (last: {}); the rest of the pipeline goes on",
                     part.plan.title, part.failures_in_row, how));
+    changed(part);
     return;
   }
   const std::int64_t backoff =
       std::min(kMaxBackoffNs, kFirstBackoffNs << std::min(part.failures_in_row - 1, 20));
   part.status = PartStatus::backoff;
   part.next_start_ns = now + backoff;
-  say(fmt::format("{} died ({}); restart {} of at most {} in a row in {:.1f} s", part.plan.title, how,
-                  part.failures_in_row, part.plan.max_restarts, static_cast<double>(backoff) / 1e9));
+  if (part.plan.essential)
+    say(fmt::format("{} died ({}); essential: restart {} in a row in {:.1f} s", part.plan.title, how,
+                    part.failures_in_row, static_cast<double>(backoff) / 1e9));
+  else
+    say(fmt::format("{} died ({}); restart {} of at most {} in a row in {:.1f} s", part.plan.title, how,
+                    part.failures_in_row, part.plan.max_restarts, static_cast<double>(backoff) / 1e9));
+  changed(part);
 }
 
 void Supervisor::tick(int timeout_ms) {
@@ -235,11 +264,11 @@ void Supervisor::tick(int timeout_ms) {
       if (wait4(part.pid, &status, WNOHANG, &ru) == part.pid) {
         part.cpu_s += cpu_seconds(ru);
         drain_output(part, true);
-        ended(part, describe_status(status), WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ended(part, describe_status(status), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
       }
     } else if (part.thread && part.thread_exit->load(std::memory_order_acquire) >= 0) {
       joined(part);
-      ended(part, fmt::format("exit {}", part.thread_exit->load()), part.thread_exit->load() == 0);
+      ended(part, describe_exit(part.thread_exit->load()), part.thread_exit->load());
     }
     if (part.status == PartStatus::backoff && !stopping_ && core::monotonic_ns() >= part.next_start_ns) {
       ++part.restarts;
@@ -273,9 +302,10 @@ void Supervisor::stop_part(PartState& part, std::int64_t grace_ns) {
   if (part.thread) {
     part.thread_stop->store(true);
     joined(part);
-    part.last_exit = fmt::format("exit {}", part.thread_exit->load());
+    part.last_exit = describe_exit(part.thread_exit->load());
   }
   part.status = PartStatus::stopped;
+  changed(part);
 }
 
 void Supervisor::remove(const std::string& name, std::int64_t grace_ns) {

@@ -1,7 +1,8 @@
 #pragma once
 // The supervisor of `weir run`: starts each part as a child process (or a thread), forwards its
 // output line by line with the part's name, restarts a part that dies with exponential back-off,
-// gives up on one that keeps dying, and stops everything in order: drivers first, so shards and
+// gives up on one that keeps dying (never on an essential one), does not retry one that exits with
+// a configuration error (status 2), and stops everything in order: drivers first, so shards and
 // recorders drain what was acquired before they are stopped.
 #include <sys/types.h>
 
@@ -25,7 +26,7 @@ inline constexpr std::int64_t kHealthyRunNs = 20'000'000'000;    // a part that 
 /// What a thread part runs: returns its exit code; must return soon after `stop` is set.
 using ThreadMain = std::function<int(const std::atomic<bool>& stop)>;
 
-enum class PartStatus : std::uint8_t { running, backoff, finished, given_up, stopped };
+enum class PartStatus : std::uint8_t { running, backoff, finished, given_up, stopped, config_error };
 [[nodiscard]] const char* part_status_name(PartStatus status) noexcept;
 
 struct PartState {
@@ -43,7 +44,7 @@ struct PartState {
   int failures_in_row = 0;
   std::int64_t started_ns = 0;
   std::int64_t next_start_ns = 0;
-  std::string last_exit;   // "exit 1", "killed by SIGSEGV"
+  std::string last_exit;   // "exit 1", "exit 3 (disk full)", "killed by SIGSEGV"
   double cpu_s = 0;        // user + system CPU of its processes (or threads) that ended (all restarts)
 };
 
@@ -69,18 +70,27 @@ class Supervisor {
 
   [[nodiscard]] const std::vector<std::unique_ptr<PartState>>& parts() const noexcept { return parts_; }
   [[nodiscard]] bool any_active() const noexcept;
+  /// Called whenever a part starts, ends, is given up or stopped (keys, run records).
+  void on_change(std::function<void(const PartState&)> callback) { on_change_ = std::move(callback); }
+  /// True once an essential part stopped on a configuration error: the run cannot go on.
+  [[nodiscard]] bool essential_failed() const noexcept { return essential_failed_; }
 
  private:
   void start(PartState& part);
   void joined(PartState& part);
-  void ended(PartState& part, const std::string& how, bool clean);
+  void ended(PartState& part, const std::string& how, int exit_code);
+  void changed(const PartState& part) {
+    if (on_change_) on_change_(part);
+  }
   void drain_output(PartState& part, bool all);
   void stop_part(PartState& part, std::int64_t grace_ns);
   void say(const std::string& line) { log_(line); }
 
   std::function<void(const std::string&)> log_;
   std::vector<std::unique_ptr<PartState>> parts_;
+  std::function<void(const PartState&)> on_change_;
   bool stopping_ = false;
+  bool essential_failed_ = false;
 };
 
 }  // namespace weir::supervisor

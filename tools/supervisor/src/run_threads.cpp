@@ -19,10 +19,25 @@ double number_or(const std::map<std::string, std::string>& params, const char* k
 }
 
 core::Result<ThreadMain> sim_main(const config::Pipeline& p, const config::DriverDecl& d) {
+  auto options = sim_options(p, d);
+  if (!options) return tl::make_unexpected(options.error());
+  const acq::SimOptions o = std::move(*options);
+  const std::string where = p.arena.name;
+  return ThreadMain{[where, o](const std::atomic<bool>& stop) {
+    auto arena = core::Arena::open(where);
+    if (!arena) return 1;
+    auto report = acq::run_sim(*arena, o, stop);
+    return report ? 0 : 1;
+  }};
+}
+
+}  // namespace
+
+core::Result<acq::SimOptions> sim_options(const config::Pipeline& p, const config::DriverDecl& d) {
   acq::SimOptions o;
   o.channels = d.channels;
   for (const auto& c : p.channels)
-    if (c.spec.name == d.channels.front()) {
+    if (!d.channels.empty() && c.spec.name == d.channels.front()) {
       o.rate_hz = c.spec.rate_hz;
       o.block_samples = c.spec.samples_per_block;
       o.dtype = c.spec.dtype;
@@ -46,16 +61,8 @@ core::Result<ThreadMain> sim_main(const config::Pipeline& p, const config::Drive
   o.full_scale_v = number_or(params, "full_scale", o.full_scale_v);
   o.fast = params.count("fast") != 0 && params.at("fast") == "true";
   if (auto ok = acq::validate(o); !ok) return tl::make_unexpected(ok.error());
-  const std::string where = p.arena.name;
-  return ThreadMain{[where, o](const std::atomic<bool>& stop) {
-    auto arena = core::Arena::open(where);
-    if (!arena) return 1;
-    auto report = acq::run_sim(*arena, o, stop);
-    return report ? 0 : 1;
-  }};
+  return o;
 }
-
-}  // namespace
 
 core::Result<ThreadMain> thread_main_for(const config::Pipeline& p, const PartPlan& plan) {
   for (const auto& d : p.drivers)

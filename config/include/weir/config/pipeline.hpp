@@ -65,7 +65,10 @@ struct PartDecl {
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
   bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
   int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
-  int max_restarts = 5;  // restarts in a row before the supervisor gives up on it
+  int max_restarts = 5;  // restarts in a row before the supervisor gives up on it (not an essential part)
+  /// `essential = true`: restarted with capped back-off for as long as the run goes on, never given up;
+  /// a configuration error in it stops the run. Recorders default to true, other parts to false.
+  bool essential = false;
   std::map<std::string, std::string> params;  // every other key, as text (numbers with %.17g)
 };
 

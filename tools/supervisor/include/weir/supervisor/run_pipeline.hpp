@@ -10,11 +10,18 @@
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
+#include "weir/supervisor/check_pipeline.hpp"
 
 namespace weir::supervisor {
 
 /// The key in which a running supervisor leaves its pid (u64), so `weir reload` can find it.
 inline constexpr const char* kRunPidKey = "weir.run.pid";
+/// The run number every recorder of the running pipeline writes (u64): one per `weir run` start.
+inline constexpr const char* kRunNumberKey = "weir.run.number";
+/// Each part's state as the supervisor sees it, updated when it changes: weir.part.<NAME>.state (text:
+/// running, restarting, finished, given up, stopped, configuration error), .restarts (u64) and
+/// .last_exit (text: "exit 4 (disk fault)", "killed by SIGKILL"; "" before it ever ended).
+inline constexpr const char* kPartKeyPrefix = "weir.part.";
 
 struct RunOptions {
   std::string file;           // the pipeline file (Lua 5.4)
@@ -23,6 +30,8 @@ struct RunOptions {
   double grace_s = 5;         // a part's time to leave on SIGTERM before SIGKILL
   bool replace = false;       // create over a stale arena of the same name
   bool keep = false;          // keep an shm arena after the run instead of removing it
+  /// Parses each part's command line as its subcommand will, before anything starts (check_pipeline()).
+  ArgsCheck check_args;
   /// Where log lines go; empty: stdout (with a live status line on a terminal).
   std::function<void(const std::string&)> log;
 };
@@ -48,6 +57,10 @@ struct PartCost {
 
 /// What a finished run reports, besides its log.
 struct RunReport {
+  std::uint64_t run = 0;         // the run number every recorder wrote
+  /// Why the run did not go as asked: a part given up, a configuration error, an essential part
+  /// down at the stop. Empty when all went well (`weir run` exits 0 only then).
+  std::vector<std::string> failures;
   double run_s = 0;              // from the first part started to the last stopped
   double source_s = 0;           // from the first part started to the drivers stopped
   double source_rate_hz = 0;     // samples per second into the drivers' channels, all of them, from a
@@ -55,7 +68,8 @@ struct RunReport {
   double supervisor_cpu_s = 0;   // `weir run` itself, its thread parts excluded
   int cpus = 0;                  // CPUs it was allowed to run on
   std::vector<PartCost> parts;   // in start order
-  std::uint64_t lost = 0, dropped = 0, errors = 0, disk_bytes = 0;
+  std::uint64_t lost = 0, dropped = 0, errors = 0, disk_bytes = 0;  // from the consumer rows at the stop
+  std::uint64_t ledger_lost = 0;  // from the recorders' audited runs: every gap but restart markers, plus unaccounted
   std::vector<core::ChannelInfo> channels;  // as the run ended, drained, consumers still registered
 };
 
