@@ -107,6 +107,40 @@ TEST_CASE("a recorder killed and restarted continues one run: a recorder_restart
                  << written - l.recorded << " in recorder_down rows");
 }
 
+TEST_CASE("a recorder restarted after a clean stop continues the run with a marker and recorder_stopped" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recstopped");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);  // paced: 200 blocks/s
+  make_channels(scratch.arena(), sim, 16);
+  const std::vector<std::string> argv =
+      record_argv(scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--run", "3", "--flush-ms", "50"});
+  SimWriter writer(scratch.arena(), sim);
+  for (int round = 0; round < 2; ++round) {
+    Program recorder = Program::start(argv);
+    REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
+    REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), "adc0", recorder.pid()) >= 20; }));
+    if (round == 1) writer.stop();
+    stop_cleanly(recorder);
+    std::this_thread::sleep_for(200ms);  // the writer laps the ring meanwhile
+  }
+  const auto files = h5_files(dir.path());
+  REQUIRE(files.size() == 2);
+  const std::vector<Facts> facts = inspect_all(files);
+  const ChannelLedger l = channel_ledger(facts, "adc0");
+  check_tiles(l, 0, run_record(dir.path(), scratch.name(), 3).find_channel("adc0")->written);
+  const auto marker = rows_of(l, "recorder_restart"), stopped = rows_of(l, "recorder_stopped");
+  REQUIRE(marker.size() == 1);
+  REQUIRE(stopped.size() == 1);
+  CHECK(marker[0].blocks == 0);
+  CHECK(stopped[0].sequence == marker[0].sequence);
+  CHECK(stopped[0].blocks > 0);
+  CHECK(rows_of(l, "recorder_down").empty());
+  const auto first = parse_ranges(facts[0].seqs.at("adc0"));
+  REQUIRE(!first.empty());
+  CHECK(marker[0].sequence == first.back().second + 1);  // one past the first file's last block
+}
+
 TEST_CASE("a recorder started after its writer records from then on and accounts for the earlier blocks as "
           "before_start, and with --from-oldest also records what the ring still holds" *
           doctest::timeout(60)) {
