@@ -355,9 +355,18 @@ core::Result<void> Recorder::open_segment() {
     meta.start_ns = realtime_ns();
     auto segment = Segment::create(path, meta, channels, keys, options_.compress, !options_.staged_writes);
     if (!segment) {
+      if (auto dir = check_out_dir(); !dir) return dir;  // the directory went or changed under it
       if (std::filesystem::exists(path, ec)) continue;  // another process took the name meanwhile
       std::filesystem::remove(path, ec);  // a half-made file from a failed create holds nothing
       return tl::make_unexpected(segment.error());
+    }
+    // The directory may have changed between the check before and the create (a lazy unmount):
+    // a file that is not where the earlier ones are is given up at once.
+    if (struct stat made {}; ::stat(path.c_str(), &made) != 0 || made.st_dev != out_dev_) {
+      (void)segment->abandon();
+      std::filesystem::remove(path, ec);
+      if (auto dir = check_out_dir(); !dir) return dir;
+      return core::fail(core::Errc::io_error, path.string() + ": not on the filesystem recording began on");
     }
     segment_ = std::move(*segment);
     segment_due_ = false;

@@ -88,8 +88,12 @@ struct RecordSummary {
 /// Records until control.stop, the duration, or a write failure. Refuses at start, naming the
 /// pattern and listing the arena's channels, a channel pattern matching nothing (unless
 /// wait_for_channels), and a run whose last segment is still being written by a live recorder.
-/// A write failure (disk full) stops the recording: the summary is returned with `error` set, the
-/// segment ends with a disk_error gap row when that can still be written, and closes.
+/// A write failure (disk full, EIO, EROFS) or an output directory that vanished or changed its
+/// filesystem stops the recording: the summary is returned with `error`, `disk_full` or `disk_fault`
+/// and `error_number` set, the segment ends with a disk_error gap row when that can still be written,
+/// and closes (or is given up, when its file driver failed). Keeps the run record beside the files
+/// (weir/ledger/run_record.hpp) at start, at the stop and after each fsync; fsyncs run on a thread
+/// of their own (options.fsync).
 /// Thread: one thread; HDF5 is used from this thread only.
 [[nodiscard]] core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions& options,
                                                  RecordControl& control);
