@@ -32,23 +32,31 @@ bool matches(const std::vector<std::string>& patterns, const std::string& name) 
 }
 
 // Proves the directory takes new files: creates and removes a probe, so a read-only mount, a
-// full disk or a path through a regular file is refused before anything starts.
-core::Result<void> probe_dir(const std::filesystem::path& dir) {
+// full disk or a path through a regular file is refused before anything starts. `error_number`:
+// the errno of the failed call (0 when the failure is not an errno's).
+core::Result<void> probe_dir(const std::filesystem::path& dir, int& error_number) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot create the directory: " + ec.message());
+  if (ec) {
+    error_number = ec.category() == std::generic_category() || ec.category() == std::system_category() ? ec.value() : 0;
+    return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot create the directory: " + ec.message());
+  }
   if (!std::filesystem::is_directory(dir, ec))
     return core::fail(core::Errc::io_error, "--out " + dir.string() + ": not a directory");
   const std::filesystem::path probe = dir / (".weir-record-probe-" + std::to_string(getpid()));
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0)
+  if (fd < 0) {
+    error_number = errno;
     return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot write there: " + std::strerror(errno));
+  }
   const bool wrote = ::write(fd, "w", 1) == 1;
   const int write_errno = errno;
   ::close(fd);
   ::unlink(probe.c_str());
-  if (!wrote)
+  if (!wrote) {
+    error_number = write_errno;
     return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot write there: " + std::strerror(write_errno));
+  }
   return {};
 }
 
@@ -77,7 +85,16 @@ std::string label_names(const core::Arena& arena, std::uint64_t label_ids) {
 
 }  // namespace
 
-core::Result<void> check_options(const RecordOptions& o) {
+StartFault classify_errno(int e) noexcept {
+  StartFault f;
+  f.error_number = e;
+  f.disk_full = e == ENOSPC || e == EDQUOT;
+  f.disk_fault = e == EIO || e == EROFS || e == ENOENT || e == ESTALE || e == ENOTDIR || e == EXDEV || e == ENODEV ||
+                 e == ENXIO || e == EUCLEAN;
+  return f;
+}
+
+core::Result<void> check_options(const RecordOptions& o, StartFault* fault) {
   if (o.channels.empty()) return core::fail(core::Errc::invalid_argument, "--channels: name at least one pattern");
   if (o.policy != core::ConsumerPolicy::lossless && o.policy != core::ConsumerPolicy::lossy)
     return core::fail(core::Errc::invalid_argument, "--policy: a recorder is lossless or lossy");
@@ -93,11 +110,16 @@ core::Result<void> check_options(const RecordOptions& o) {
   if (o.require_mount) {
     auto root = on_root_filesystem(dir);
     if (!root) return tl::make_unexpected(root.error());
-    if (*root)
+    if (*root) {
+      if (fault != nullptr) fault->disk_fault = true;
       return core::fail(core::Errc::permission_denied, "--require-mount: --out " + dir.string() +
                                                            " is on the root filesystem, not on a mounted disk");
+    }
   }
-  return probe_dir(dir);
+  int error_number = 0;
+  auto probed = probe_dir(dir, error_number);
+  if (!probed && fault != nullptr) *fault = classify_errno(error_number);
+  return probed;
 }
 
 Recorder::Recorder(const core::Arena& arena, const RecordOptions& options, RecordControl& control)
@@ -127,8 +149,10 @@ core::Result<void> Recorder::start() {
   pick_run();
   if (auto ok = continue_run(); !ok) return ok;
   struct stat out {};
-  if (::stat(target_.dir.c_str(), &out) != 0)
+  if (::stat(target_.dir.c_str(), &out) != 0) {
+    fault_errno_ = errno;
     return core::fail(core::Errc::io_error, "--out " + target_.dir.string() + ": " + std::strerror(errno));
+  }
   out_dev_ = out.st_dev;
   out_ino_ = out.st_ino;
   out_fd_ = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // fsynced after each new file
@@ -428,9 +452,23 @@ core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions
   // crash in it. Every file is closed here or given up explicitly, so that cleanup has nothing to do.
   // (Refused, harmlessly, when HDF5 is already in use in this process.)
   (void)H5dont_atexit();
-  if (auto ok = check_options(options); !ok) return tl::make_unexpected(ok.error());
+  StartFault fault;
+  if (auto ok = check_options(options, &fault); !ok) {
+    if (!fault.disk_full && !fault.disk_fault) return tl::make_unexpected(ok.error());
+    RecordSummary s;  // a disk that fails before anything starts: the same classes as while running
+    s.run = options.run;
+    s.stopped_by = "error";
+    s.error = ok.error().what;
+    s.disk_full = fault.disk_full;
+    s.disk_fault = !fault.disk_full;
+    s.error_number = fault.error_number;
+    return s;
+  }
   Recorder recorder(arena, options, control);
-  if (auto ok = recorder.start(); !ok) return tl::make_unexpected(ok.error());
+  if (auto ok = recorder.start(); !ok) {
+    if (!recorder.stop_at_start(ok.error())) return tl::make_unexpected(ok.error());
+    return recorder.summary();
+  }
   recorder.run();
   return recorder.summary();
 }

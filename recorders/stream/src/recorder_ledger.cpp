@@ -152,6 +152,17 @@ void Recorder::note_fault(const core::Error& error, bool disk_full) {
   disk_fault_ = !disk_full_;
 }
 
+bool Recorder::stop_at_start(const core::Error& error) {
+  const int known = fault_errno_ != 0 ? fault_errno_ : errno_in(error.what);  // HDF5 names its driver's errno
+  const StartFault f = classify_errno(known);
+  if (!disk_low_ && !f.disk_full && !f.disk_fault) return false;
+  fault_errno_ = known;
+  stopped_by_ = "error";
+  note_fault(error, disk_low_);
+  if (!record_path_.empty()) update_record(true);  // the fault and where each channel was: the tail's reason
+  return true;
+}
+
 Recorder::~Recorder() {
   syncer_.reset();  // every sync handed over is done before the directory closes
   if (out_fd_ >= 0) ::close(out_fd_);

@@ -71,6 +71,9 @@ class Recorder {
   [[nodiscard]] core::Result<void> start();
   /// Records until a stop; a write failure ends it with summary().error set.
   void run();
+  /// start() failed: when on a full disk or a disk fault, records the fault (summary(), the run
+  /// record) and says true; false for any other error.
+  [[nodiscard]] bool stop_at_start(const core::Error& error);
   [[nodiscard]] RecordSummary summary() const;
 
  private:

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -60,7 +61,8 @@ void on_rotate(int) {
   if (active_control != nullptr) active_control->rotate.store(true, std::memory_order_relaxed);
 }
 
-// SIGINT and SIGTERM stop cleanly, SIGHUP rotates, for the recording's lifetime.
+// SIGINT and SIGTERM stop cleanly, SIGHUP rotates, for the recording's lifetime. SIGPIPE is ignored:
+// a log no one reads any more (its reader killed) must not kill the recorder with a file open.
 class RecordSignals {
  public:
   explicit RecordSignals(rec::RecordControl& control) noexcept {
@@ -74,6 +76,10 @@ class RecordSignals {
     sigaction(SIGINT, &stop, &old_int_);
     sigaction(SIGTERM, &stop, &old_term_);
     sigaction(SIGHUP, &rotate, &old_hup_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
   }
   RecordSignals(const RecordSignals&) = delete;
   RecordSignals& operator=(const RecordSignals&) = delete;
@@ -81,6 +87,7 @@ class RecordSignals {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
     sigaction(SIGHUP, &old_hup_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
     active_control = nullptr;
   }
 
@@ -88,6 +95,7 @@ class RecordSignals {
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
   struct sigaction old_hup_ {};
+  struct sigaction old_pipe_ {};
 };
 
 core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
@@ -168,6 +176,12 @@ void print_json_summary(const RecordArgs& a, const rec::RecordSummary& s) {
   print_json(out);
 }
 
+// The exit status of a summary's error: a full disk 3, a disk fault 4, anything else 1.
+int fault_status(const rec::RecordSummary& s) {
+  if (s.disk_full) return kExitDiskFull;
+  return s.disk_fault ? kExitDiskFault : kExitError;
+}
+
 int run_record(const RecordArgs& args) {
   auto options = to_options(args);
   if (!options) return report_usage(options.error().what);
@@ -180,22 +194,29 @@ int run_record(const RecordArgs& args) {
       return kExitDiskFault;
     }
   }
-  if (auto ok = rec::check_options(*options); !ok) return report_error("record", ok.error());
+  rec::StartFault fault;
+  if (auto ok = rec::check_options(*options, &fault); !ok) {
+    const int status = report_error("record", ok.error());
+    if (fault.disk_full) return kExitDiskFull;  // a disk that fails at start: the statuses of one that fails later
+    return fault.disk_fault ? kExitDiskFault : status;
+  }
   auto arena = open_arena(args.where, Access::read_write);  // consumer rows need a writable mapping
   if (!arena) return kExitError;
   rec::RecordControl control;
   control.notice = [](std::string_view line) { print_error(fmt::format("record: {}", line)); };
-  const RecordSignals signals(control);
+  const RecordSignals signals(control);  // a closed stdout or stderr (EPIPE) is only a log no one reads
   auto summary = rec::record(*arena, *options, control);
   if (!summary) return report_error("record", summary.error());
-  if (args.json)
-    print_json_summary(args, *summary);
-  else
-    print_text(args, *summary);
+  print_unless_closed([&] {
+    if (args.json)
+      print_json_summary(args, *summary);
+    else
+      print_text(args, *summary);
+    std::fflush(stdout);
+  });
   if (!summary->error.empty()) {
     print_error(fmt::format("record: {}", summary->error));
-    if (summary->disk_full) return kExitDiskFull;
-    return summary->disk_fault ? kExitDiskFault : kExitError;
+    return fault_status(*summary);
   }
   return kExitOk;
 }

@@ -212,18 +212,22 @@ int run_shard(const ShardArgs& args) {
   o.duration_s = args.duration_s;
   o.watchdog_s = args.watchdog_s;
   o.batch_ns = std::llround(args.batch_ms * 1e6);
-  if (!args.json) o.on_started = [&](const std::vector<sh::InstanceReport>& list) { print_started(args.where, o, list); };
+  if (!args.json) o.on_started = [&](const std::vector<sh::InstanceReport>& list) {
+      print_unless_closed([&] { print_started(args.where, o, list); });
+    };
 
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
-  const StopSignals signals;
+  const StopSignals signals(Sigpipe::ignore);  // a log no one reads any more (EPIPE) does not stop the host
   auto report = sh::run_host(*arena, o, StopSignals::flag());
   if (!report) return report_error("shard", report.error());
-  if (args.json) {
-    print_summary_json(args.where, *report);
-  } else {
-    print_summary(*report);
-  }
+  print_unless_closed([&] {
+    if (args.json) {
+      print_summary_json(args.where, *report);
+    } else {
+      print_summary(*report);
+    }
+  });
   return kExitOk;
 }
 

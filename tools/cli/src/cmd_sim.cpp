@@ -134,13 +134,15 @@ int run_sim_command(const SimArgs& args) {
   if (!options) return report_usage(options.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
-  const StopSignals signals;
+  const StopSignals signals(Sigpipe::ignore);  // a log no one reads any more (EPIPE) does not stop a writer
   auto report = acq::run_sim(*arena, *options, StopSignals::flag());
   if (!report) return report_error("", report.error());
-  if (args.json)
-    print_json_report(args, *options, *report);
-  else
-    print_text(args, *options, *report);
+  print_unless_closed([&] {
+    if (args.json)
+      print_json_report(args, *options, *report);
+    else
+      print_text(args, *options, *report);
+  });
   return kExitOk;
 }
 

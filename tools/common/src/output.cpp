@@ -1,6 +1,7 @@
 #include "weir/tools/output.hpp"
 
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -139,7 +140,11 @@ std::string format_real(double value) { return fmt::format("{}", value); }
 
 void print_json(const JsonObject& object) { fmt::print("{}\n", object.str()); }
 
-void print_error(std::string_view message) { fmt::print(stderr, "weir: {}\n", message); }
+void print_error(std::string_view message) {
+  print_unless_closed([&] { fmt::print(stderr, "weir: {}\n", message); });
+}
+
+bool is_closed_pipe(const std::system_error& error) noexcept { return error.code().value() == EPIPE; }
 
 std::string iso8601_utc(std::uint64_t epoch_ns) {
   const auto seconds = static_cast<std::time_t>(epoch_ns / kNsPerSecond);

@@ -81,11 +81,25 @@ struct RecordSummary {
 /// cannot be looked at. Thread: any.
 [[nodiscard]] core::Result<bool> on_root_filesystem(const std::filesystem::path& dir);
 
-/// Checks the options and that --out can be written (creating the directory), before anything
-/// starts; fails naming the path and the reason. Thread: any.
-[[nodiscard]] core::Result<void> check_options(const RecordOptions& options);
+/// How a failure at start is classed, as a stop on a write failure is (RecordSummary): a full disk
+/// (ENOSPC, EDQUOT, below the free-space reserve) or a disk fault (EIO, EROFS, a vanished directory,
+/// another filesystem, --require-mount refused), with its errno; neither for any other error.
+struct StartFault {
+  bool disk_full = false;
+  bool disk_fault = false;
+  int error_number = 0;
+};
+/// The class of an errno met on the output's filesystem (both false for one that is no disk's fault).
+[[nodiscard]] StartFault classify_errno(int error_number) noexcept;
 
-/// Records until control.stop, the duration, or a write failure. Refuses at start, naming the
+/// Checks the options and that --out can be written (creating the directory), before anything
+/// starts; fails naming the path and the reason, and classes the failure in `fault` when given.
+/// Thread: any.
+[[nodiscard]] core::Result<void> check_options(const RecordOptions& options, StartFault* fault = nullptr);
+
+/// Records until control.stop, the duration, or a write failure. A full disk or a disk fault met
+/// before the first file is open (check_options, the directory, the free-space reserve, the first
+/// segment) is a summary with `error` and no files, as a fault while running is. Refuses at start, naming the
 /// pattern and listing the arena's channels, a channel pattern matching nothing (unless
 /// wait_for_channels), and a run whose last segment is still being written by a live recorder.
 /// A write failure (disk full, EIO, EROFS) or an output directory that vanished or changed its

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <fmt/core.h>
 
@@ -65,8 +66,23 @@ class JsonArray {
 /// Prints one JSON document and a newline to stdout. Thread: any (one writer to stdout at a time).
 void print_json(const JsonObject& object);
 
-/// Prints "weir: <message>" and a newline to stderr. Thread: any.
+/// Prints "weir: <message>" and a newline to stderr; a stderr no one reads any more (EPIPE, with
+/// SIGPIPE ignored) is not an error. Thread: any.
 void print_error(std::string_view message);
+
+/// Whether an exception thrown by a print is a closed pipe (EPIPE): the reader of the output is gone.
+[[nodiscard]] bool is_closed_pipe(const std::system_error& error) noexcept;
+
+/// Runs `print` (fmt::print calls); output to a pipe whose reader is gone (EPIPE, with SIGPIPE
+/// ignored) is dropped instead of failing the command, which goes on to its clean stop. Thread: any.
+template <class Print>
+void print_unless_closed(Print&& print) {
+  try {
+    print();
+  } catch (const std::system_error& e) {
+    if (!is_closed_pipe(e)) throw;
+  }
+}
 
 /// Formats nanoseconds since the Unix epoch as ISO 8601 UTC with milliseconds:
 /// "2024-05-01T12:34:56.789Z".

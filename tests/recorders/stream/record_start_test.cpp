@@ -1,0 +1,146 @@
+// The recorder's start and its stop as seen from outside: a disk that fails before the first file
+// (full: exit 3, faulty: exit 4, as when it fails later), and a log no one reads any more (the
+// reader of stdout and stderr gone, as when `weir run` is killed) that must not kill the recorder.
+// Mounts need root and loop devices; where they are not allowed each case says why and is skipped.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <thread>
+
+#include "harness.hpp"
+#include "ledger_check.hpp"
+#include "live_arena.hpp"
+#include "mount.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+// Fills the filesystem of `dir` with one file until it takes no more (ENOSPC).
+bool fill(const std::filesystem::path& dir) {
+  const int fd = ::open((dir / "filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  std::vector<char> chunk(1 << 16, 'x');
+  int last = 0;
+  for (;;) {
+    const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+    if (n <= 0) {
+      last = errno;
+      break;
+    }
+  }
+  ::close(fd);
+  return last == ENOSPC;
+}
+
+}  // namespace
+
+TEST_SUITE("recorders.stream.start") {
+
+TEST_CASE("a recorder that starts below its free-space reserve exits 3, as a full disk while running does, with "
+          "ENOSPC in the run record" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recstartlow");
+  TempDir dir;
+  make_channels(scratch.arena(), sim_options({"adc0"}, 64, 1));
+  const std::string out = (dir.path() / "runs").string();
+  const Exit done = run_program(record_argv(
+      scratch.name(), {"--channels", "adc0", "--out", out, "--min-free-mb", "1000000000", "--run", "7", "--json"}));
+  INFO(done.out << done.err);
+  CHECK(done.exited);
+  CHECK(done.code == 3);
+  CHECK(contains(done.err, "disk full"));
+  CHECK(contains(done.out, "\"fault\":\"disk_full\""));
+  CHECK(h5_files(out).empty());
+  const ledger::RunRecord r = run_record(out, scratch.name(), 7);
+  REQUIRE(r.faults.size() == 1);
+  CHECK(r.faults[0].reason == "disk_error");
+  CHECK(r.faults[0].error_number == ENOSPC);
+}
+
+TEST_CASE("a recorder that starts on a full tmpfs exits 3" * doctest::timeout(60)) {
+  ScratchArena scratch("recstartfull");
+  TempDir dir;
+  Mount small = Mount::tmpfs(dir.path() / "small", "size=1m");
+  SKIP_UNLESS(small);
+  REQUIRE(fill(dir.path() / "small"));
+  make_channels(scratch.arena(), sim_options({"adc0"}, 64, 1));
+  const std::string out = (dir.path() / "small" / "runs").string();
+  const Exit done = run_program(record_argv(scratch.name(), {"--channels", "adc0", "--out", out}));
+  INFO(done.out << done.err);
+  CHECK(done.exited);
+  CHECK(done.code == 3);
+  CHECK(contains(done.err, out));
+}
+
+TEST_CASE("a recorder that starts on a shut-down XFS (EIO) exits 4" * doctest::timeout(120)) {
+  ScratchArena scratch("recstarteio");
+  TempDir dir;
+  Mount xfs = Mount::xfs(dir.path() / "xfs", dir.path() / "xfs.img");
+  SKIP_UNLESS(xfs);
+  make_channels(scratch.arena(), sim_options({"adc0"}, 64, 1));
+  const std::string existing = (dir.path() / "xfs" / "runs").string();
+  std::filesystem::create_directories(existing);
+  const Exit shutdown = run_program({"/usr/sbin/xfs_io", "-x", "-c", "shutdown", (dir.path() / "xfs").string()});
+  REQUIRE_MESSAGE(shutdown.code == 0, shutdown.err);
+  for (const std::string& out : {existing, (dir.path() / "xfs" / "new").string()}) {
+    CAPTURE(out);
+    const Exit done = run_program(record_argv(scratch.name(), {"--channels", "adc0", "--out", out, "--json"}));
+    INFO(done.out << done.err);
+    CHECK(done.exited);
+    CHECK(done.code == 4);
+    CHECK(contains(done.err, "Input/output error"));
+  }
+}
+
+TEST_CASE("stdout and stderr a pipe whose reader is gone: the recorder's next notices do not kill it, SIGTERM "
+          "stops it cleanly (exit 0) and its files close" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recpipe");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);
+  make_channels(scratch.arena(), sim);
+  const std::string out = (dir.path() / "runs").string();
+  int pipe_fds[2];
+  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  SpawnOptions options;
+  options.in = in;
+  options.out = pipe_fds[1];
+  options.err = pipe_fds[1];
+  ChildProcess recorder(record_argv(scratch.name(), {"--channels", "adc0", "--out", out, "--flush-ms", "50"}), options);
+  ::close(in);
+  ::close(pipe_fds[1]);
+  REQUIRE(recorder.valid());
+  REQUIRE(eventually([&] { return recorder_rows(scratch.arena(), recorder.pid()) == 1 && !h5_files(out).empty(); }));
+  ::close(pipe_fds[0]);  // the reader is gone
+  SimWriter writer(scratch.arena(), sim);
+  for (int i = 0; i < 3; ++i) {  // each rotation prints "recording to FILE": EPIPE, not SIGPIPE
+    recorder.signal(SIGHUP);
+    REQUIRE(eventually([&] { return h5_files(out).size() >= static_cast<std::size_t>(i + 2) || !recorder.running(); }));
+  }
+  REQUIRE(recorder.running());
+  recorder.signal(SIGTERM);
+  const ExitStatus done = recorder.wait(10s);
+  writer.stop();
+  CHECK(done.exited);
+  CHECK(done.signal == 0);
+  CHECK(done.code == 0);
+  const std::vector<std::string> files = h5_files(out);
+  const std::vector<Facts> facts = inspect_all(files);  // plain h5py: no SWMR mark left
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i]);
+    INFO(facts[i].exit.out << facts[i].exit.err);
+    CHECK(facts[i].ok());
+    CHECK(facts[i].root.at("stop_time") != "-");
+  }
+}
+
+}  // TEST_SUITE
