@@ -94,6 +94,13 @@ StartFault classify_errno(int e) noexcept {
   return f;
 }
 
+core::Result<GapReason> parse_missing_before(std::string_view text) {
+  for (const GapReason r : {GapReason::before_start, GapReason::disk_error, GapReason::recorder_down})
+    if (gap_reason_name(r) == text) return r;
+  return core::fail(core::Errc::invalid_argument, "--missing-before " + std::string(text) +
+                                                      ": the reasons are before_start, disk_error and recorder_down");
+}
+
 core::Result<void> check_options(const RecordOptions& o, StartFault* fault) {
   if (o.channels.empty()) return core::fail(core::Errc::invalid_argument, "--channels: name at least one pattern");
   if (o.policy != core::ConsumerPolicy::lossless && o.policy != core::ConsumerPolicy::lossy)
@@ -104,6 +111,11 @@ core::Result<void> check_options(const RecordOptions& o, StartFault* fault) {
   if (!(o.rotate_s >= 0) || !(o.duration_s >= 0))
     return core::fail(core::Errc::invalid_argument, "--rotate-s and --duration take seconds >= 0");
   if (o.out.empty()) return core::fail(core::Errc::invalid_argument, "--out: name a directory or a FILE.h5");
+  if (o.missing_before != GapReason::before_start && o.missing_before != GapReason::disk_error &&
+      o.missing_before != GapReason::recorder_down)
+    return core::fail(core::Errc::invalid_argument, "--missing-before " +
+                                                        std::string(gap_reason_name(o.missing_before)) +
+                                                        ": the reasons are before_start, disk_error and recorder_down");
   if (o.fsync == FsyncPolicy::interval && !(o.fsync_interval_s > 0))
     return core::fail(core::Errc::invalid_argument, "--fsync-interval-s takes seconds > 0");
   const std::filesystem::path dir = parse_out(o.out).dir;
@@ -268,7 +280,7 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
     if (start == core::StartAt::oldest) from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
     if (first <= head) from = std::max(from, first);
     if (from > first)
-      opening.push_back(GapRow{first, from - first, static_cast<std::uint8_t>(GapReason::before_start), realtime_ns()});
+      opening.push_back(GapRow{first, from - first, static_cast<std::uint8_t>(options_.missing_before), realtime_ns()});
   }
   auto reader = core::ChannelReader::open(arena_, c.name, options_.policy, "recorder", core::StartAt::sequence, from);
   if (!reader) return tl::make_unexpected(core::with_context(reader.error(), "record"));

@@ -143,4 +143,41 @@ TEST_CASE("stdout and stderr a pipe whose reader is gone: the recorder's next no
   }
 }
 
+TEST_CASE("--missing-before names the reason of the row for blocks no file of the run holds (a supervisor's "
+          "restart after the directory went with its files), and refuses any other reason" *
+          doctest::timeout(60)) {
+  for (const std::string reason : {"disk_error", "recorder_down"}) {
+    CAPTURE(reason);
+    ScratchArena scratch("recmissing");
+    TempDir dir;
+    constexpr std::uint64_t kEarly = 300, kLater = 50;
+    make_channels(scratch.arena(), sim_options({"adc0"}, 256, kEarly), 64);
+    SimWriter(scratch.arena(), sim_options({"adc0"}, 256, kEarly)).finish();  // no reader yet
+    Program recorder = Program::start(
+        record_argv(scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--missing-before", reason}));
+    REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
+    SimWriter(scratch.arena(), sim_options({"adc0"}, 256, kLater)).finish();
+    REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), "adc0", recorder.pid()) >= kLater; }));
+    recorder.signal(SIGTERM);
+    const Exit done = recorder.wait();
+    INFO(done.out << done.err);
+    CHECK(done.code == 0);
+    const ChannelLedger l = channel_ledger(inspect_all(h5_files(dir.path())), "adc0");
+    check_tiles(l, 0, kEarly + kLater);
+    CHECK(rows_of(l, "before_start").empty());
+    const auto rows = rows_of(l, reason);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].sequence == 0);
+    CHECK(rows[0].blocks == kEarly);
+  }
+  ScratchArena scratch("recmissbad");
+  TempDir dir;
+  make_channels(scratch.arena(), sim_options({"adc0"}, 64, 1));
+  const Exit refused = run_program(
+      record_argv(scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--missing-before", "lapped"}));
+  CHECK(refused.code == 2);
+  CHECK(contains(refused.err, "--missing-before lapped"));
+  CHECK(h5_files(dir.path()).empty());
+}
+
 }  // TEST_SUITE

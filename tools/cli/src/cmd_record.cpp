@@ -48,6 +48,7 @@ struct RecordArgs {
   std::string fsync = "rotation";
   double fsync_interval_s = 10;
   bool require_mount = false;
+  std::string missing_before = "before_start";
   bool json = false;
 };
 
@@ -120,6 +121,9 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.fsync = *fsync;
   o.fsync_interval_s = a.fsync_interval_s;
   o.require_mount = a.require_mount;
+  auto missing = rec::parse_missing_before(a.missing_before);
+  if (!missing) return tl::make_unexpected(missing.error());
+  o.missing_before = *missing;
   o.min_free_bytes = a.min_free_mb < 0 ? -1 : static_cast<std::int64_t>(std::llround(a.min_free_mb * kBytesPerMb));
   if (!a.pipeline.empty()) {
     std::ifstream in(a.pipeline, std::ios::binary);
@@ -267,6 +271,10 @@ void add_record_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--require-mount", args->require_mount,
                 "refuse to record onto the root filesystem (--out must be on a mounted disk)");
+  sub->add_option("--missing-before", args->missing_before,
+                  "the reason for blocks from a channel's start in the run to the first one still readable that no "
+                  "file of the run holds: before_start, or from a supervisor's restart disk_error or recorder_down")
+      ->capture_default_str();
   sub->add_option("--throttle-us", args->throttle_us, "testing: sleep this long after every block")
       ->check(CLI::Range(0U, kMaxThrottleUs))
       ->group("");  // hidden: it only makes a slow recorder for tests

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "weir/supervisor/pipeline_drivers.hpp"
+#include "weir/tools/exit_codes.hpp"
 
 namespace weir::supervisor {
 
@@ -118,6 +119,18 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
   add_params(plan.args, r.params);
   return plan;
 }
+
+}  // namespace
+
+std::vector<std::string> PartPlan::restart_args(int last_exit_code) const {
+  if (role != PartRole::record) return {};
+  // Blocks of the run no file accounts for were recorded and then lost with their files (a deleted
+  // or failed directory), or published while no recorder ran: never a late start's before_start.
+  const bool disk = last_exit_code == tools::kExitDiskFull || last_exit_code == tools::kExitDiskFault;
+  return {"--missing-before", disk ? "disk_error" : "recorder_down"};
+}
+
+namespace {
 
 PartPlan bridge_plan(const config::Pipeline& p, const config::BridgeDecl& b) {
   PartPlan plan{PartRole::bridge, b.name, fmt::format("bridge \"{}\"", b.name), b.kind, {}, b.thread, b.cpu, b.max_restarts, b.essential, b.origin};

@@ -23,6 +23,9 @@ struct PartPlan {
   bool essential = false;         // restarted for as long as the run goes on; a configuration error stops the run
   config::Origin origin;
   /// True when the two plans would run the same thing (a reload leaves it running).
+  /// What a restart adds to args: a recorder that ran before in this run says why blocks no file
+  /// holds are missing (`--missing-before disk_error` after exit 3 or 4, else recorder_down).
+  [[nodiscard]] std::vector<std::string> restart_args(int last_exit_code) const;
   [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread && cpu == other.cpu; }
 };
 

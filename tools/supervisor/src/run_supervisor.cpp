@@ -127,6 +127,8 @@ void Supervisor::start(PartState& part) {
     return;
   }
   std::vector<std::string> args = part.plan.args;
+  if (part.restarts > 0)  // it ran before in this run
+    for (std::string& a : part.plan.restart_args(part.last_exit_code)) args.push_back(std::move(a));
   std::vector<char*> argv;
   static char program[] = "weir";
   argv.push_back(program);
@@ -166,7 +168,7 @@ void Supervisor::start(PartState& part) {
   part.out_fd = fds[0];
   part.status = PartStatus::running;
   say(fmt::format("started {} (pid {}{}): weir {}", part.plan.title, pid,
-                  part.plan.cpu >= 0 ? fmt::format(", CPU {}", part.plan.cpu) : std::string{}, fmt::join(part.plan.args, " ")));
+                  part.plan.cpu >= 0 ? fmt::format(", CPU {}", part.plan.cpu) : std::string{}, fmt::join(args, " ")));
   changed(part);
 }
 
@@ -203,6 +205,7 @@ void Supervisor::drain_output(PartState& part, bool all) {
 void Supervisor::ended(PartState& part, const std::string& how, int exit_code) {
   part.pid = 0;
   part.last_exit = how;
+  part.last_exit_code = exit_code;
   if (stopping_) {
     part.status = PartStatus::stopped;
     changed(part);

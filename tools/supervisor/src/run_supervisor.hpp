@@ -45,6 +45,7 @@ struct PartState {
   std::int64_t started_ns = 0;
   std::int64_t next_start_ns = 0;
   std::string last_exit;   // "exit 1", "exit 3 (disk full)", "killed by SIGSEGV"
+  int last_exit_code = -1; // its exit status when it last ended; -1 for a signal or a failed start
   double cpu_s = 0;        // user + system CPU of its processes (or threads) that ended (all restarts)
 };
 

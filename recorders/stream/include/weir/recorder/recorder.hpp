@@ -13,6 +13,7 @@
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
+#include "weir/h5/recording_format.hpp"
 #include "weir/recorder/format.hpp"
 
 namespace weir::rec {
@@ -47,7 +48,16 @@ struct RecordOptions {
   FsyncPolicy fsync = FsyncPolicy::rotation;
   double fsync_interval_s = 10;       // FsyncPolicy::interval: the open file is fsynced this often (> 0)
   bool require_mount = false;         // refuse an --out on the root filesystem (the st_dev of "/")
+  // The reason of the row for a channel's sequences from its first_sequence up to the first block
+  // it can read, when no file of the run accounts for them: before_start (a late start), or, from a
+  // supervisor restarting a recorder that ran before in the run, disk_error (its files went with a
+  // failed disk) or recorder_down.
+  h5::GapReason missing_before = h5::GapReason::before_start;
 };
+
+/// --missing-before: "before_start", "disk_error" or "recorder_down"; fails naming the text and
+/// the three otherwise.
+[[nodiscard]] core::Result<h5::GapReason> parse_missing_before(std::string_view text);
 
 /// How a caller steers a recording from other threads or signal handlers.
 struct RecordControl {
