@@ -28,6 +28,11 @@ constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kFallbackSleepNs = kWaitSliceNs / 5;  // no watcher: look for blocks this often
 constexpr std::uint64_t kDrainAll = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint64_t kCheckDiskEveryBytes = 1 << 20;  // free space is looked at no more often than this
+// At a stop: how long the recorder waits, at most, for writers still publishing (their stop signal
+// may have come with its own), and how long a live writer may publish nothing before it is taken as
+// idle. A recorder stopped while its writer runs on stops within kStopWaitNs.
+constexpr std::int64_t kStopWaitNs = 500 * kNsPerMs;
+constexpr std::int64_t kWriterQuietNs = 100 * kNsPerMs;
 
 void sleep_ns(std::int64_t ns) noexcept {
   if (ns <= 0) return;
@@ -351,18 +356,51 @@ void Recorder::loop() {
   drain_and_close();
 }
 
-// A clean stop: every block published before the stop is written, then stop_time, then close.
-// Blocks published after the stop that it no longer waits for are a `shutdown` row.
-void Recorder::drain_and_close() {
+// Writes every block published so far (opening the due segment when there is one to write).
+core::Result<void> Recorder::drain() {
   if (segment_due_ && !segment_.is_open() && something_to_write())
-    if (auto ok = open_segment(); !ok) return stop_on_error(ok.error());
+    if (auto ok = open_segment(); !ok) return ok;
   for (Follow& f : follows_) {
     const std::uint64_t until = f.reader.desc().head.load(std::memory_order_acquire);
     for (;;) {
       auto n = pump(f, kDrainAll, until);
-      if (!n) return stop_on_error(n.error());
+      if (!n) return tl::make_unexpected(n.error());
       if (*n == 0) break;
     }
+  }
+  return {};
+}
+
+// At a stop, after a drain: whether a followed channel's writer process is still alive and published
+// within kWriterQuietNs (its own stop may be under way: what it publishes before it ends belongs to
+// the run). Sleeps on the watcher until a publish, the quiet time or `deadline`; never spins.
+bool Recorder::writers_publishing(std::int64_t deadline) {
+  const auto heads = [this] {
+    std::uint64_t sum = 0;
+    for (const Follow& f : follows_) sum += f.reader.desc().head.load(std::memory_order_acquire);
+    return sum;
+  };
+  const bool alive = std::any_of(follows_.begin(), follows_.end(), [](const Follow& f) {
+    const std::uint32_t pid = f.reader.desc().writer_pid.load(std::memory_order_acquire);
+    return pid != 0 && core::pid_alive(pid);
+  });
+  const std::int64_t now = monotonic_ns();
+  if (!alive || now >= deadline) return false;
+  const std::uint64_t before = heads();
+  const std::int64_t until = std::min(deadline, now + kWriterQuietNs);
+  while (heads() == before && monotonic_ns() < until) wait(until);
+  return heads() != before;
+}
+
+// A clean stop: every block published before the stop is written, and those the channels' writers
+// publish while they stop too (bounded by kStopWaitNs), then stop_time, then close. Blocks published
+// after that are a `shutdown` row.
+void Recorder::drain_and_close() {
+  if (auto ok = drain(); !ok) return stop_on_error(ok.error());
+  const std::int64_t deadline = monotonic_ns() + kStopWaitNs;
+  while (writers_publishing(deadline))
+    if (auto ok = drain(); !ok) return stop_on_error(ok.error());
+  for (Follow& f : follows_) {
     const std::uint64_t head = f.reader.desc().head.load(std::memory_order_acquire);
     f.stop_head = head;
     if (f.slot != kNoSlot && head > f.reader.cursor())

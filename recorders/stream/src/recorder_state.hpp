@@ -111,6 +111,8 @@ class Recorder {
   [[nodiscard]] bool reachable(const std::string& file, bool synced) const noexcept;  // still at --out
   void loop();
   void wait(std::int64_t until_ns);
+  [[nodiscard]] core::Result<void> drain();
+  [[nodiscard]] bool writers_publishing(std::int64_t deadline);
   void drain_and_close();
   void stop_on_error(const core::Error& error);
   void publish_counters();

@@ -180,4 +180,43 @@ TEST_CASE("--missing-before names the reason of the row for blocks no file of th
   CHECK(h5_files(dir.path()).empty());
 }
 
+TEST_CASE("a recorder stopped together with its writer takes every block the writer published before it ended, "
+          "and one stopped while its writer runs on still stops promptly" *
+          doctest::timeout(60)) {
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);  // 200 blocks/s
+  for (const bool writer_stops : {true, false}) {
+    CAPTURE(writer_stops);
+    ScratchArena scratch("recstopwith");
+    TempDir dir;
+    make_channels(scratch.arena(), sim);
+    Program recorder =
+        Program::start(record_argv(scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--flush-ms", "50"}));
+    REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
+    SimWriter writer(scratch.arena(), sim);
+    REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), "adc0", recorder.pid()) >= 50; }));
+    const auto asked = Clock::now();
+    recorder.signal(SIGTERM);
+    std::this_thread::sleep_for(150ms);  // the writer's own stop comes a little later (as after a supervisor died)
+    if (writer_stops) writer.stop();
+    const Exit done = recorder.wait(10s);
+    const auto took = Clock::now() - asked;
+    if (!writer_stops) writer.stop();
+    INFO(done.out << done.err);
+    CHECK(done.code == 0);
+    CHECK(took < 2s);
+    const ledger::RunRecord r = run_record(dir.path(), scratch.name(), 1);
+    REQUIRE(r.find_channel("adc0") != nullptr);
+    const std::uint64_t written = r.find_channel("adc0")->written;
+    const ChannelLedger l = channel_ledger(inspect_all(h5_files(dir.path())), "adc0");
+    check_tiles(l, 0, written);
+    if (writer_stops) {
+      std::uint64_t published = 0;
+      for (const core::ChannelInfo& c : core::list_channels(scratch.arena()))
+        if (c.name == "adc0") published = c.blocks_written;
+      CHECK(written == published);  // nothing the writer published is outside the run
+      CHECK(l.rows.empty());
+    }
+  }
+}
+
 }  // TEST_SUITE
