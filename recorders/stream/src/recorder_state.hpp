@@ -85,6 +85,9 @@ class Recorder {
   [[nodiscard]] bool discover();
   [[nodiscard]] core::Result<void> open_segment();
   [[nodiscard]] core::Result<void> close_segment();
+  [[nodiscard]] core::Result<void> name_segment(Segment& segment, const std::filesystem::path& making,
+                                                const std::filesystem::path& path, bool& taken);
+  void remove_stale_makings();
   void account_segment(bool all_committed);  // adds the open segment's blocks to the totals; unslots
   void notice(const std::string& line) const;
   // the run record and the output directory (recorder_ledger.cpp)

@@ -61,6 +61,8 @@ class Segment {
   [[nodiscard]] core::Result<void> sync();
   /// A duplicate of the open file's descriptor (to fsync it from another thread), -1 when none.
   [[nodiscard]] int duplicate_fd() const noexcept;
+  /// The file now has this name (renamed while open): messages and path() name it.
+  void renamed(const std::filesystem::path& path) { path_ = path; }
   /// Closes without writing anything more (after a write failure). Returns what closing reported.
   [[nodiscard]] core::Result<void> abandon();
 

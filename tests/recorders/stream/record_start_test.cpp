@@ -219,4 +219,49 @@ TEST_CASE("a recorder stopped together with its writer takes every block the wri
   }
 }
 
+TEST_CASE("a segment is made under a hidden name and takes its own only when whole: none is left behind by "
+          "rotations, and one a killed recorder was making is removed at the next start (one of a live recorder "
+          "is not)" *
+          doctest::timeout(60)) {
+  ScratchArena scratch("recmaking");
+  TempDir dir;
+  const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);
+  make_channels(scratch.arena(), sim);
+  const std::string name = scratch.name() + "_run000001_0099.h5";
+  // A dead pid: a child that has already been reaped.
+  ChildProcess gone({"/bin/true"});
+  REQUIRE(gone.wait(5s).exited);
+  const std::filesystem::path stale = dir.path() / ("." + name + "." + std::to_string(gone.pid()) + ".making");
+  const std::filesystem::path live = dir.path() / ("." + name + "." + std::to_string(::getpid()) + ".making");
+  std::ofstream(stale) << "half a file";
+  std::ofstream(live) << "a live recorder's";
+  Program recorder = Program::start(record_argv(
+      scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--flush-ms", "50", "--rotate-s", "0.1"}));
+  REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
+  SimWriter writer(scratch.arena(), sim);
+  REQUIRE(eventually([&] { return h5_files(dir.path()).size() >= 5; }));
+  recorder.signal(SIGTERM);
+  const Exit done = recorder.wait();
+  writer.stop();
+  INFO(done.out << done.err);
+  CHECK(done.code == 0);
+  CHECK(!std::filesystem::exists(stale));
+  CHECK(contains(done.err, stale.string()));
+  CHECK(std::filesystem::exists(live));
+  std::size_t making = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    making += contains(e.path().filename().string(), ".making") ? 1 : 0;
+  CHECK(making == 1);  // the live one only
+  const std::vector<std::string> files = h5_files(dir.path());
+  const std::vector<Facts> facts = inspect_all(files);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i]);
+    CHECK(facts[i].ok());
+  }
+  const ChannelLedger l = channel_ledger(facts, "adc0");
+  const ledger::RunRecord r = run_record(dir.path(), scratch.name(), 1);
+  REQUIRE(r.find_channel("adc0") != nullptr);
+  check_tiles(l, 0, r.find_channel("adc0")->written);
+}
+
 }  // TEST_SUITE
