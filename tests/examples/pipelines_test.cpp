@@ -71,7 +71,7 @@ void check_clean_run(const weir::test::RunResult& r) {
   CHECK(r.exit_code == 0);
   CHECK_FALSE(contains(r.out, "GIVING UP"));
   CHECK_FALSE(contains(r.out, " died "));
-  CHECK(contains(r.out, "lost 0 block(s), dropped at source 0, errors 0"));
+  CHECK((contains(r.out, "lost 0 block(s) of ") && contains(r.out, "disk errors 0, unaccounted 0, duplicated 0), dropped at source 0, errors 0")));
   if (r.exit_code != 0 || !contains(r.out, "lost 0 block(s)")) MESSAGE(std::string(r.out + r.err));
 }
 

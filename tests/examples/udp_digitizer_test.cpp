@@ -102,12 +102,12 @@ TEST_CASE("the udp digitizer pipeline records what udpgen sends, with spectra an
   run.signal(SIGINT);  // a clean stop: the recorder writes every block published before it
   CHECK(run.wait_exit(std::chrono::seconds(30)) == 0);
   const std::string out = run.output();
-  CHECK_MESSAGE(contains(out, "lost 0 block(s), dropped at source 0, errors 0"), out);
+  CHECK_MESSAGE((contains(out, "lost 0 block(s) of ") && contains(out, "disk errors 0, unaccounted 0, duplicated 0), dropped at source 0, errors 0")), out);
 
   const auto h5 = python(dir, R"(import glob, sys, h5py, numpy
 files = sorted(glob.glob(sys.argv[1] + '/**/*.h5', recursive=True))
 assert files, 'no HDF5 file'
-data, spectra, clocks = [], 0, set()
+data, spectra, clocks, key_files = [], 0, set(), 0
 for name in files:
     with h5py.File(name, 'r') as f:
         d = f['entry/adc0/data']
@@ -115,8 +115,12 @@ for name in files:
         clocks.add(d.attrs['clock'])
         assert len(f['entry/adc0/gaps']) == 0, name + ': gaps'
         spectra += f['entry/adc0.psd/data'].shape[0]
-        keys = f['entry/keys']
-        assert 'digitizer.adc0.packets' in keys, sorted(keys)
+        # The recorder starts before the driver that makes the keys: the file open then has none.
+        if 'keys' in f['entry']:
+            keys = f['entry/keys']
+            assert 'digitizer.adc0.packets' in keys, sorted(keys)
+            key_files += 1
+assert key_files >= 1, 'no file logs the digitizer keys'
 x = numpy.concatenate(data).astype(numpy.int64)
 want = int(sys.argv[2])
 assert len(x) == want, '%d samples recorded, %d sent' % (len(x), want)

@@ -24,7 +24,7 @@ LedgerTotals audit_recorders(const RunLedger& ledger, const std::string& arena_n
     }
     log(fmt::format("  ledger of record \"{}\" run {} ({} file(s) in {}):", t.part, audit->run, audit->files.size(),
                     t.dir.string()));
-    std::uint64_t unaccounted = 0, duplicates = 0;
+    std::uint64_t unaccounted = 0, duplicates = 0, disk_error = 0;
     for (const ledger::ChannelLedger& c : audit->channels) {
       std::string gaps;
       for (std::size_t i = 0; i < ledger::kReasonCount; ++i)
@@ -37,7 +37,7 @@ LedgerTotals audit_recorders(const RunLedger& ledger, const std::string& arena_n
       totals.written += c.written;
       totals.recorded += c.recorded;
       totals.lost += lost;
-      totals.disk_error += c.gaps[static_cast<std::size_t>(h5::GapReason::disk_error)];
+      disk_error += c.gaps[static_cast<std::size_t>(h5::GapReason::disk_error)];
       unaccounted += c.unaccounted;
       duplicates += c.duplicates;
     }
@@ -46,6 +46,15 @@ LedgerTotals audit_recorders(const RunLedger& ledger, const std::string& arena_n
         log(fmt::format("    file {}: {}{}", f.path.filename().string(), f.state, f.error.empty() ? "" : ": " + f.error));
     totals.unaccounted += unaccounted;
     totals.duplicates += duplicates;
+    totals.disk_error += disk_error;
+    // A disk that failed under a recorder is a failed run even when a restart recorded the rest:
+    // the lab must look at it, and a service manager must see it.
+    if (disk_error != 0)
+      totals.problems.push_back(fmt::format("record \"{}\": run {} lost {} block(s) to disk errors", t.part,
+                                            audit->run, disk_error));
+    for (const ledger::FileState& f : audit->files)
+      if (f.state == "unreadable")
+        totals.problems.push_back(fmt::format("record \"{}\": {} cannot be read: {}", t.part, f.path.string(), f.error));
     if (unaccounted != 0 || duplicates != 0)
       totals.problems.push_back(fmt::format("record \"{}\": run {} does not balance: {} block(s) unaccounted, {} duplicated",
                                             t.part, audit->run, unaccounted, duplicates));
