@@ -115,8 +115,9 @@ StartFault classify_errno(int e) noexcept {
   StartFault f;
   f.error_number = e;
   f.disk_full = e == ENOSPC || e == EDQUOT;
-  f.disk_fault = e == EIO || e == EROFS || e == ENOENT || e == ESTALE || e == ENOTDIR || e == EXDEV || e == ENODEV ||
-                 e == ENXIO || e == EUCLEAN;
+  // ENOTDIR and EACCES are a wrong --out, not a failing disk: other errors.
+  f.disk_fault = e == EIO || e == EROFS || e == ENOENT || e == ESTALE || e == EXDEV || e == ENODEV || e == ENXIO ||
+                 e == EUCLEAN;
   return f;
 }
 
