@@ -130,6 +130,8 @@ TEST_CASE("a restarted recorder gets the run's number again: one run in its file
   CHECK(contains(out, "ledger of record \"record\" run 1"));
   CHECK(count(out, "weir record") == 2);
   CHECK(count(out, "--run 1") == 2);  // the first start and the restart
+  // The restart says why blocks no file holds are missing: the recorder ran before and was killed.
+  CHECK(count(out, "--missing-before recorder_down") == 1);
   CHECK(contains(out, "record \"record\" died (killed by SIGKILL); essential: restart 1 in a row"));
   const std::vector<std::string> files = p.files();
   REQUIRE_FALSE(files.empty());
