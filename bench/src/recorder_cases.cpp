@@ -29,7 +29,7 @@ constexpr std::uint64_t kQuickTotalBytes = 64ULL << 20;  // ... with --quick
 constexpr std::uint64_t kDrainBytes = 256ULL << 20;      // published first, then drained by the recorder
 constexpr std::uint32_t kBlockBytes = 4096;
 constexpr std::uint64_t kFsyncBytes = 1ULL << 30;         // recorded per case of the fsync line
-constexpr std::uint64_t kFsyncRotateBytes = 16ULL << 20;  // ... in files of this size
+constexpr std::uint64_t kFsyncRotateBytes = 128ULL << 20;  // ... in files of this size
 constexpr double kFsyncTarget = 0.95;  // fsync at each rotation keeps at least this share of the throughput
 constexpr double kRecorderTarget = 0.9;  // the recorder's rate over plain write()'s, at least
 constexpr std::string_view kUnitSeconds = "s";
@@ -38,7 +38,7 @@ constexpr const char* kUsage =
     "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot]\n"
     "  the HDF5 recorder (SWMR) on 1 and 8 channels of 4 KiB f32 blocks, 1 GiB in all, against a\n"
     "  bare H5Dset_extent + H5Dwrite loop and plain write() of the same bytes, with its chunks by\n"
-    "  H5Dwrite_chunk and by H5Dwrite; its drain rate; fsync at each rotation (16 MiB files) against\n"
+    "  H5Dwrite_chunk and by H5Dwrite; its drain rate; fsync at each rotation (128 MiB files) against\n"
     "  none; a 1 GiB arena's HDF5 snapshot time\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
