@@ -14,6 +14,7 @@
 #include "channel_bench.hpp"
 #include "broadcast_ring.hpp"
 #include "spsc_ring.hpp"
+#include "weir/core/unique_fd.hpp"
 
 #include <zmq.h>
 
@@ -23,22 +24,7 @@ namespace {
 
 constexpr long kReadyPollNs = 100'000;  // parent's sleep between looks at control.ready
 
-/// A file descriptor, closed when destroyed.
-class Fd {
- public:
-  explicit Fd(int fd = -1) noexcept : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  void reset() noexcept {
-    if (fd_ >= 0) (void)::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
+using Fd = core::UniqueFd;
 
 bool set_timeouts(int fd) noexcept {
   const timeval limit{kStallTimeoutNs / 1'000'000'000, 0};

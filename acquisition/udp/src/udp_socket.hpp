@@ -10,32 +10,12 @@
 #include <utility>
 
 #include "weir/core/error.hpp"
+#include "weir/core/unique_fd.hpp"
 
 namespace weir::acq {
 
 /// A closed-on-destruction file descriptor.
-class Fd {
- public:
-  Fd() noexcept = default;
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_ = -1;
-};
+using Fd = core::UniqueFd;
 
 /// A numeric IPv4 or IPv6 address with a port.
 struct SockAddr {

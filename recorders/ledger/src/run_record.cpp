@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "weir/core/unique_fd.hpp"
+
 namespace weir::ledger {
 
 namespace {
@@ -28,20 +30,7 @@ core::Error io_failure(const std::filesystem::path& path, const std::string& wha
                      "run record " + path.string() + ": " + what + ": " + std::strerror(error_number)};
 }
 
-// A file descriptor closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = core::UniqueFd;
 
 core::Result<void> write_all(int fd, const std::string& text, const std::filesystem::path& path) {
   std::size_t done = 0;

@@ -310,4 +310,21 @@ inline void check_samples(const Facts& facts, const std::string& export_dir, con
   CHECK(bytes.size() == at * sizeof(float));
 }
 
+/// blocks_out of the recorder row of process `pid` on channel `name`: the blocks it had handed to
+/// HDF5 at its last flush (0 when it has no row there).
+inline std::uint64_t flushed_blocks(const core::Arena& arena, const std::string& name, pid_t pid) {
+  for (const core::ChannelInfo& c : core::list_channels(arena))
+    if (c.name == name)
+      for (const core::ConsumerInfo& r : c.consumers)
+        if (r.pid == static_cast<std::uint32_t>(pid) && r.kind == "record:hdf5") return r.blocks_out;
+  return 0;
+}
+
+/// The blocks channel `name`'s writer has published (0 when there is no such channel).
+inline std::uint64_t head_of(const core::Arena& arena, const std::string& name) {
+  for (const core::ChannelInfo& c : core::list_channels(arena))
+    if (c.name == name) return c.blocks_written;
+  return 0;
+}
+
 }  // namespace weir::test

@@ -13,25 +13,6 @@
 using namespace weir;
 using namespace weir::test;
 
-namespace {
-
-// blocks_out of a recorder's row for channel `name`: the blocks it had handed to HDF5 at its last flush.
-std::uint64_t flushed_blocks(const core::Arena& arena, const std::string& name, pid_t pid) {
-  for (const core::ChannelInfo& c : core::list_channels(arena))
-    if (c.name == name)
-      for (const core::ConsumerInfo& r : c.consumers)
-        if (r.pid == static_cast<std::uint32_t>(pid) && r.kind == "record:hdf5") return r.blocks_out;
-  return 0;
-}
-
-std::uint64_t head_of(const core::Arena& arena, const std::string& name) {
-  for (const core::ChannelInfo& c : core::list_channels(arena))
-    if (c.name == name) return c.blocks_written;
-  return 0;
-}
-
-}  // namespace
-
 TEST_SUITE("recorders.stream.crash") {
 
 TEST_CASE("a recorder killed three times leaves readable files holding every flushed block, and each restart "
