@@ -179,7 +179,7 @@ class Receiver {
   void catch_up(Incoming& c, std::uint64_t target) noexcept {
     const std::uint64_t head = c.writer->next_sequence();
     if (target <= head) return;
-    c.writer->skip(target - head);
+    c.writer->skip(target - head, core::GapReason::source_loss);  // to the far side the bridge is the source
     c.report.gaps += target - head;
     report_.gaps += target - head;
   }

@@ -116,7 +116,22 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
     c = head - 1;  // a scope wants the newest block only; skipped blocks are not losses to it
   } else if (head - c > desc_->ring_blocks) {
     // Lapped: every block before head - ring has been overwritten (that one may be, its state says).
-    const std::uint64_t resume = head - desc_->ring_blocks;
+    // Unless the oldest block left is a gap whose run began before: then the writer jumped over
+    // them (a skip() longer than the ring) and they are that run's, for its reason.
+    std::uint64_t resume = head - desc_->ring_blocks;
+    out.flags = 0;
+    const BlockHeader* oldest = detail::block_at(*arena_, *desc_, resume);
+    const std::uint64_t state = oldest->state.load(std::memory_order_acquire);
+    const std::uint32_t flags = oldest->flags.load(std::memory_order_relaxed);
+    const std::uint64_t from = oldest->gap_from.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (state == block_committed_state(resume) && oldest->state.load(std::memory_order_relaxed) == state &&
+        (flags & kBlockGapFlag) != 0 && from < resume) {
+      if (from <= c)
+        out.flags = flags;
+      else
+        resume = from;  // [c, from) the writer lapped us; the run itself on the next call
+    }
     lost = resume - c;
     bump(row_->blocks_lost, lost);
     row_->cursor.store(resume, std::memory_order_release);
@@ -127,6 +142,7 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   if (state != block_committed_state(c)) {
     if (state < block_committed_state(c)) return NextStatus::empty;  // its writer died before committing
     lost = 1;  // overwritten between our head load and now
+    out.flags = 0;
     bump(row_->blocks_lost, 1);
     row_->cursor.store(c + 1, std::memory_order_release);
     return NextStatus::lost;

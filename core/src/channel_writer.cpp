@@ -152,17 +152,19 @@ void ChannelWriter::publish(std::uint32_t samples, std::uint64_t realtime_ns, st
   pulse();
 }
 
-void ChannelWriter::skip(std::uint64_t blocks) noexcept {
+void ChannelWriter::skip(std::uint64_t blocks, GapReason reason) noexcept {
   if (blocks == 0 || claimed_) return;
+  const std::uint64_t from = seq_;
+  const std::uint32_t flags = kBlockGapFlag | (static_cast<std::uint32_t>(reason) & kBlockGapReasonMask);
   const std::uint64_t ring = desc_->ring_blocks;
   const bool jump = blocks > ring;
   if (jump) {
-    // No reader could see more than the last `ring` of them anyway: jump the head past the rest once
-    // every lossless reader has read what the ring holds, so nothing unread is overwritten. Readers
-    // then find themselves lapped and count the jump lost.
+    // No reader could see more than the last `ring` of them anyway: jump past the rest once every
+    // lossless reader has read what the ring holds, so nothing unread is overwritten. The head moves
+    // once, after the ring holds the run's last `ring` blocks: a reader lapped by the jump finds the
+    // run (and its start, gap_from) in the oldest block it can read.
     (void)wait_for_lossless(seq_ + ring - 1);
     seq_ += blocks - ring;
-    desc_->head.store(seq_, std::memory_order_release);
     blocks = ring;
   }
   const std::uint64_t first_sample = samples_written_;
@@ -174,13 +176,16 @@ void ChannelWriter::skip(std::uint64_t blocks) noexcept {
     b->state.store(block_writing_state(seq_), std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     b->samples.store(0, std::memory_order_relaxed);
-    b->flags.store(kBlockGapFlag, std::memory_order_relaxed);
+    b->flags.store(flags, std::memory_order_relaxed);
+    b->gap_from.store(from, std::memory_order_relaxed);
     b->first_sample.store(first_sample, std::memory_order_relaxed);
     b->realtime_ns.store(0, std::memory_order_relaxed);
     b->monotonic_ns.store(0, std::memory_order_relaxed);
     b->state.store(block_committed_state(seq_), std::memory_order_release);
-    desc_->head.store(++seq_, std::memory_order_release);
+    ++seq_;
+    if (!jump) desc_->head.store(seq_, std::memory_order_release);
   }
+  if (jump) desc_->head.store(seq_, std::memory_order_release);
   pulse();
 }
 

@@ -13,7 +13,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 7);
+  CHECK(kArenaLayoutVersion == 8);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -111,6 +111,8 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(sizeof(BlockHeader) == 64);
   CHECK(offsetof(BlockHeader, monotonic_ns) == 24);
   CHECK(offsetof(BlockHeader, first_sample) == 32);
+  CHECK(offsetof(BlockHeader, gap_from) == 40);
+  CHECK(kBlockGapReasonMask == 0xFFU);
   CHECK(sizeof(PyramidEntry) == 8);
   CHECK(pack_range(1.0F, 2.0F) == 0x4000'0000'3F80'0000ULL);  // min in the low half, max in the high
   CHECK(sizeof(ConsumerRow) == 256);

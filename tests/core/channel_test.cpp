@@ -148,6 +148,8 @@ TEST_CASE("a gap the writer skips is counted lost by every reader, short or long
   struct Tally {
     std::vector<std::uint64_t> sequences;
     std::uint64_t lost = 0;
+    std::uint64_t lost_timeout = 0;  // the run skipped for timeout (1..3)
+    std::uint64_t lost_source = 0;   // the run skipped for source_loss (5..24)
   };
   const auto drain = [](ChannelReader& r, Tally& t) {
     for (;;) {
@@ -157,6 +159,8 @@ TEST_CASE("a gap the writer skips is counted lost by every reader, short or long
       if (st == NextStatus::empty) return;
       if (st == NextStatus::lost) {
         t.lost += lost;
+        if (lost_reason(b.flags) == GapReason::timeout) t.lost_timeout += lost;
+        if (lost_reason(b.flags) == GapReason::source_loss) t.lost_source += lost;
         continue;
       }
       CHECK(block_ok(b));
@@ -165,11 +169,11 @@ TEST_CASE("a gap the writer skips is counted lost by every reader, short or long
   };
   Tally a, b;
   write_block(*w, 64);   // 0
-  w->skip(3);            // 1..3: shorter than the ring
+  w->skip(3, GapReason::timeout);  // 1..3: shorter than the ring
   write_block(*w, 64);   // 4
   drain(*lossy, a);
   drain(*lossless, b);
-  w->skip(20);           // 5..24: longer than the ring; the lossless reader has read everything
+  w->skip(20, GapReason::source_loss);  // 5..24: longer than the ring; the lossless reader has read everything
   drain(*lossless, b);   // a lossless writer waits for its readers to pass the gap like any block
   write_block(*w, 64);   // 25
   write_block(*w, 64);   // 26
@@ -178,12 +182,51 @@ TEST_CASE("a gap the writer skips is counted lost by every reader, short or long
   for (const Tally* t : {&a, &b}) {
     CHECK(t->sequences == std::vector<std::uint64_t>{0, 4, 25, 26});
     CHECK(t->lost == 23);
+    CHECK(t->lost_timeout == 3);  // every lost block under the writer's reason, the jumped-over ones too
+    CHECK(t->lost_source == 20);
   }
   CHECK(lossy->row().blocks_lost.load() == 23);
   CHECK(w->next_sequence() == 27);
   const auto info = list_channels(f.arena);
   CHECK(info[0].samples_written == 4 * 64);
   CHECK(info[0].dropped_at_source == 0);
+}
+
+TEST_CASE("a reader lapped across data and a long gap counts the data lapped and the gap for its reason") {
+  Fixture f;
+  REQUIRE(create_channel(f.arena, spec("mixed", 64, 8)));
+  auto w = ChannelWriter::open(f.arena, "mixed");
+  REQUIRE(w);
+  auto r = ChannelReader::open(f.arena, "mixed", ConsumerPolicy::lossy, "slow", StartAt::oldest);
+  REQUIRE(r);
+  for (int i = 0; i < 10; ++i) write_block(*w, 64);  // 0..9, never read
+  w->skip(30, GapReason::kernel_drop);                 // 10..39, the ring holds 32..39
+  write_block(*w, 64);                                 // 40
+  std::vector<std::pair<GapReason, std::uint64_t>> losses;
+  std::vector<std::uint64_t> read;
+  for (;;) {
+    BlockView b;
+    std::uint64_t lost = 0;
+    const NextStatus st = r->next(b, lost);
+    if (st == NextStatus::empty) break;
+    if (st == NextStatus::lost) {
+      losses.emplace_back(lost_reason(b.flags), lost);
+      continue;
+    }
+    if (r->done(b)) read.push_back(b.sequence);
+  }
+  using Loss = std::pair<GapReason, std::uint64_t>;
+  // 0..9 overwritten before the reader came: lapped; then the gap's run 10..40 under its reason, in
+  // as many pieces as the reader met it (the jumped-over part, then the gap blocks left in the ring).
+  REQUIRE(!losses.empty());
+  CHECK(losses.front() == Loss{GapReason::lapped, 10});
+  std::uint64_t gap = 0;
+  for (std::size_t i = 1; i < losses.size(); ++i) {
+    CHECK(losses[i].first == GapReason::kernel_drop);
+    gap += losses[i].second;
+  }
+  CHECK(gap == 30);
+  CHECK(read == std::vector<std::uint64_t>{40});
 }
 
 TEST_CASE("a full lossless reader makes the writer wait, then drop at the source and count it") {

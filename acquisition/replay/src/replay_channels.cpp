@@ -66,7 +66,7 @@ void Lane::end_pass() noexcept {
 void Lane::gap(std::uint64_t blocks) noexcept {
   ++report.gaps;
   report.blocks_missing += blocks;
-  writer_.skip(blocks);  // every reader counts these sequence numbers lost, where they were lost
+  writer_.skip(blocks, core::GapReason::source_loss);  // every reader counts these sequence numbers lost, where they were lost
 }
 
 core::Result<std::vector<Lane>> open_lanes(const core::Arena& arena, const Recording& recording,

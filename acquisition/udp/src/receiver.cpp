@@ -58,7 +58,7 @@ class ChannelSink final : public BlockSink {
     writer_.publish(count, realtime_ns, monotonic_ns, flags);
     return true;
   }
-  void skip(std::uint64_t blocks) noexcept override { writer_.skip(blocks); }
+  void skip(std::uint64_t blocks, core::GapReason reason) noexcept override { writer_.skip(blocks, reason); }
   [[nodiscard]] const core::ChannelDesc& desc() const noexcept { return writer_.desc(); }
 
  private:

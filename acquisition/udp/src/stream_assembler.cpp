@@ -155,7 +155,7 @@ void StreamAssembler::close_oldest() noexcept {
     counters_.lost_samples += n - o.filled;
     counters_.discarded_samples += o.filled;
     ++counters_.gap_blocks;
-    sink_->skip(1);
+    sink_->skip(1, core::GapReason::source_loss);
   }
   reset_slot(head_);
   ++head_;
@@ -182,7 +182,7 @@ void StreamAssembler::advance_to(std::uint64_t block) noexcept {
     }
     counters_.lost_samples += empty * n;
     counters_.gap_blocks += empty;
-    sink_->skip(empty);
+    sink_->skip(empty, core::GapReason::source_loss);
     head_ += empty;
   }
 }
@@ -203,7 +203,7 @@ void StreamAssembler::finish() noexcept {
       counters_.lost_samples += expected - o.filled;
       counters_.discarded_samples += o.filled;
       ++counters_.gap_blocks;
-      sink_->skip(1);
+      sink_->skip(1, core::GapReason::source_loss);
     }
     reset_slot(head_);
     ++head_;

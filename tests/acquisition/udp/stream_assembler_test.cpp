@@ -41,7 +41,7 @@ class RecordingSink : public BlockSink {
     events.push_back(std::move(e));
     return true;
   }
-  void skip(std::uint64_t blocks) noexcept override {
+  void skip(std::uint64_t blocks, weir::core::GapReason) noexcept override {
     Event e;
     e.gap = true;
     e.blocks = blocks;

@@ -29,7 +29,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 7;     // bump on ANY change in this file or the key hash
+inline constexpr std::uint16_t kArenaLayoutVersion = 8;     // bump on ANY change in this file or the key hash
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero
@@ -295,19 +295,24 @@ struct alignas(kCacheLine) BlockHeader {         // off size
   std::atomic<std::uint64_t> realtime_ns;        //  16   8  acquisition time, ns since the epoch
   std::atomic<std::uint64_t> monotonic_ns;       //  24   8  acquisition time, CLOCK_MONOTONIC
   std::atomic<std::uint64_t> first_sample;       //  32   8  index of its first sample in the channel's stream
-  std::uint64_t reserved0[3];                    //  40  24  zero
+  std::atomic<std::uint64_t> gap_from;           //  40   8  a gap block: the first sequence of its skip() run
+  std::uint64_t reserved0[2];                    //  48  16  zero
 };
 static_assert(std::is_standard_layout_v<BlockHeader> && sizeof(BlockHeader) == kCacheLine);
 static_assert(offsetof(BlockHeader, samples) == 8 && offsetof(BlockHeader, realtime_ns) == 16);
-static_assert(offsetof(BlockHeader, first_sample) == 32);
+static_assert(offsetof(BlockHeader, first_sample) == 32 && offsetof(BlockHeader, gap_from) == 40);
 inline constexpr std::uint64_t kBlockEmptyState = 0;  // a slot that never held a block
 constexpr std::uint64_t block_committed_state(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
 constexpr std::uint64_t block_writing_state(std::uint64_t seq) noexcept { return 2 * (seq + 1) + 1; }
 // BlockHeader::flags bit 31: the block is a gap marker (ChannelWriter::skip), carrying no samples;
-// readers count it lost. Bit 0: the block's realtime_ns is the source's own clock (a timestamp the
-// device sent, e.g. a UDP packet's), not the host's time of writing or receiving it; recorders say
-// which per channel. Drivers use bits 1-30 as they like.
+// readers count it lost. A gap block's bits 0-7 hold why it is missing (core::GapReason), and its
+// gap_from the first sequence of the run skip() published it in (a run longer than the ring jumps
+// the head: a reader lapped by the jump finds the run's start in the oldest block it can still read).
+// A data block's bit 0: its realtime_ns is the source's own clock (a timestamp the device sent, e.g.
+// a UDP packet's), not the host's time of writing or receiving it; recorders say which per channel.
+// Drivers use bits 1-30 of data blocks as they like.
 inline constexpr std::uint32_t kBlockGapFlag = 1U << 31;
+inline constexpr std::uint32_t kBlockGapReasonMask = 0xFFU;
 inline constexpr std::uint32_t kBlockSourceTimeFlag = 1U << 0;
 
 // One min/max pyramid entry: both float32s in one word, stored whole by the writer once the entry's

@@ -12,6 +12,7 @@
 
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
+#include "weir/core/gap_reason.hpp"
 #include "weir/core/error.hpp"
 
 namespace weir::core {
@@ -126,11 +127,12 @@ class ChannelWriter {
   void publish(std::uint32_t samples, std::uint64_t realtime_ns = 0, std::uint64_t monotonic_ns = 0,
                std::uint32_t flags = 0) noexcept;
 
-  /// Publishes a gap: the next `blocks` sequence numbers carry no data (a replayed recording's lost
-  /// blocks), and every reader counts each of them lost, exactly as if the writer had lapped it.
-  /// Never overwrites a block a lossless consumer has not read, unless the channel drops. Requires:
-  /// no claim() outstanding. Hot path: no allocation.
-  void skip(std::uint64_t blocks) noexcept;
+  /// Publishes a gap: the next `blocks` sequence numbers carry no data (packets the source lost, a
+  /// replayed recording's lost blocks), and every reader counts each of them lost, for `reason`
+  /// (the blocks' flags carry it; a run longer than the ring is found by the readers it laps as
+  /// the same run). Never overwrites a block a lossless consumer has not read, unless the channel
+  /// drops. Requires: no claim() outstanding. Hot path: no allocation.
+  void skip(std::uint64_t blocks, GapReason reason) noexcept;
 
   [[nodiscard]] std::uint32_t samples_per_block() const noexcept { return desc_->samples_per_block; }
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return seq_; }
@@ -186,8 +188,15 @@ struct BlockView {
 enum class [[nodiscard]] NextStatus : std::uint8_t {
   ok,     // `out` is the next block
   empty,  // nothing new yet
-  lost,   // the writer lapped us: `lost` blocks are gone; the cursor moved past them; call again
+  lost,   // `lost` blocks are gone, the cursor moved past them; call again. out.flags says why: 0, the
+          // writer lapped us; kBlockGapFlag | reason, the writer published them as a gap (skip())
 };
+
+/// Why the blocks of a NextStatus::lost are missing, from out.flags: the writer's reason for a gap it
+/// published, else lapped. Thread: any.
+[[nodiscard]] constexpr GapReason lost_reason(std::uint32_t flags) noexcept {
+  return (flags & kBlockGapFlag) != 0 ? static_cast<GapReason>(flags & kBlockGapReasonMask) : GapReason::lapped;
+}
 
 enum class StartAt : std::uint8_t { oldest, newest, sequence };
 

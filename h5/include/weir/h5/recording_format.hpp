@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "weir/core/gap_reason.hpp"
 #include "weir/h5/handle.hpp"
 
 namespace weir::h5 {
@@ -200,34 +201,15 @@ struct ClockStepRow {
 [[nodiscard]] Type clock_offset_row_type(bool packed);
 [[nodiscard]] Type clock_step_row_type(bool packed);
 
-/// Why a run of blocks is missing from a channel's data; stored as u8 in the gaps table, whose
-/// reason_names attribute lists kGapReasonNames in this order. This is the one list of gap reasons:
-/// the recorder writes them, `weir audit` and every summary of lost blocks read them.
-enum class GapReason : std::uint8_t {
-  lapped = 0,             // the writer overwrote blocks before the recorder read them (lossy)
-  dropped_at_source = 1,  // the writer dropped them because a lossless reader was full (no sequence numbers)
-  recorder_restart = 2,   // 1.4: a marker (blocks 0) where a restarted recorder continued its run; before 1.4
-                          // it also counted the blocks published while no recorder ran (now recorder_down)
-  recorder_stopped = 3,   // published while no recorder ran, after a clean stop of the run's previous recorder
-  disk_error = 4,         // recording stopped: disk full or a failed write
-  before_start = 5,       // 1.4: published before the recorder began, no longer in the ring when it registered
-  recorder_down = 6,      // 1.4: published while no recorder ran (killed, restarting, given up)
-  shutdown = 7,           // 1.4: published after the recorder was told to stop and could no longer wait for them
-  source_loss = 8,        // 1.4: the source never delivered them (a digitizer's lost packets: gap blocks)
-};
-inline constexpr std::size_t kGapReasonCount = 9;
-inline constexpr std::array<std::string_view, kGapReasonCount> kGapReasonNames{
-    "lapped",       "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error",
-    "before_start", "recorder_down",     "shutdown",         "source_loss"};
-inline constexpr std::string_view kGapReasonList =
-    "lapped,dropped_at_source,recorder_restart,recorder_stopped,disk_error,before_start,recorder_down,shutdown,"
-    "source_loss";  // reason_names
-
-/// The name of a reason (kGapReasonNames), "unknown" past the list. Thread: any.
-[[nodiscard]] constexpr std::string_view gap_reason_name(GapReason reason) noexcept {
-  const auto i = static_cast<std::size_t>(reason);
-  return i < kGapReasonCount ? kGapReasonNames[i] : std::string_view("unknown");
-}
+/// Why a run of blocks is missing from a channel's data: core's one list of gap reasons, stored as
+/// u8 in the gaps table, whose reason_names attribute lists kGapReasonNames in this order. 1.4 added
+/// before_start, recorder_down, shutdown, source_loss (and made recorder_restart a 0-block marker);
+/// 1.5 added kernel_drop, malformed, late, timeout, driver_error.
+using core::GapReason;
+using core::gap_reason_name;
+using core::kGapReasonCount;
+using core::kGapReasonList;
+using core::kGapReasonNames;
 
 /// Fill values: rows a failed write left extended but unwritten read as these.
 inline constexpr std::uint64_t kUnwrittenSequence = ~std::uint64_t{0};  // block_sequence of an unwritten row

@@ -34,6 +34,7 @@
 
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
+#include "weir/core/gap_reason.hpp"
 #include "weir/udp/packet.hpp"
 #include "weir/udp/udp_limits.hpp"
 
@@ -52,7 +53,7 @@ class BlockSink {
   virtual bool publish(std::span<const std::byte> samples, std::uint32_t count, std::uint64_t realtime_ns,
                        std::uint64_t monotonic_ns, std::uint32_t flags) noexcept = 0;
   /// Publishes `blocks` gap blocks (ChannelWriter::skip). Hot path.
-  virtual void skip(std::uint64_t blocks) noexcept = 0;
+  virtual void skip(std::uint64_t blocks, core::GapReason reason) noexcept = 0;
 };
 
 /// Where a stream's block stamps come from.
