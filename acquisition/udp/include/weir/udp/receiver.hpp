@@ -65,6 +65,19 @@ struct UdpStreamReport {
   std::string clock;
 };
 
+/// The part's packet ledger: every datagram sent to the port is counted in exactly one term,
+///   sent = recorded + source_loss + kernel_drop + malformed + duplicate + late
+/// (README "Accounting" says when the split between source_loss, kernel_drop and malformed can be
+/// wrong; the sum cannot). Keys `<part>.accounting.<term>`.
+struct UdpLedger {
+  std::uint64_t recorded = 0;     // packets whose samples were placed in their stream's blocks
+  std::uint64_t source_loss = 0;  // packets missing from a stream that the other terms do not explain
+  std::uint64_t kernel_drop = 0;  // datagrams the kernel dropped for a full socket buffer (SK_MEMINFO_DROPS)
+  std::uint64_t malformed = 0;    // refused: undecodable, unknown stream, implausible timestamp, wrong width, ...
+  std::uint64_t duplicate = 0;    // packets whose samples had been received already
+  std::uint64_t late = 0;         // packets whose block had been closed (published as a gap) before they came
+};
+
 struct UdpReport {
   std::string part;
   std::uint16_t port = 0;
@@ -83,6 +96,7 @@ struct UdpReport {
   double bytes_per_s = 0;
   bool stopped = false;               // by the stop flag (else a time or packet limit)
   std::vector<UdpStreamReport> streams;
+  UdpLedger ledger;
 };
 
 /// Checks the options without a socket or an arena: part, port, streams (ids and channels named
