@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 
 #include "weir/core/channel.hpp"
+#include "query_channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/core/gap_reason.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/instrument/command_format.hpp"
 
@@ -60,10 +62,8 @@ struct Query {
   const QuerySpec* spec;
   std::unique_ptr<ReplyParser> parser;
   std::int64_t period_ns = 0;
-  std::int64_t due_ns = 0;
-  std::optional<core::ChannelWriter> channel;
-  std::vector<double> block;  // samples of the slow channel's next block (capacity: its block size)
-  std::uint64_t block_realtime_ns = 0;
+  std::int64_t due_ns = 0;  // the next slot of its schedule
+  std::optional<detail::QueryChannel> channel;
 };
 
 struct Write {
@@ -93,7 +93,15 @@ class Engine {
                  Counter{&c.overlong, "overlong", {}},     Counter{&c.disconnects, "disconnects", {}},
                  Counter{&c.reconnects, "reconnects", {}}, Counter{&c.connect_failures, "connect_failures", {}},
                  Counter{&c.writes, "writes", {}},         Counter{&c.write_failures, "write_failures", {}},
-                 Counter{&c.samples, "samples", {}},       Counter{&c.parser_errors, "parser_errors", {}}};
+                 Counter{&c.samples, "samples", {}},       Counter{&c.parser_errors, "parser_errors", {}},
+                 Counter{&c.late, "late", {}},             Counter{&c.unsent, "unsent", {}}};
+    InstrumentAccounting& a = report_.accounting;  // every query slot, by what became of it
+    counters_.insert(counters_.end(), {Counter{&a.recorded, "accounting.recorded", {}},
+                                       Counter{&a.timeout, "accounting.timeout", {}},
+                                       Counter{&a.malformed, "accounting.malformed", {}},
+                                       Counter{&a.driver_error, "accounting.driver_error", {}},
+                                       Counter{&a.source_loss, "accounting.source_loss", {}},
+                                       Counter{&a.late, "accounting.late", {}}});
   }
 
   core::Result<void> prepare(const LuaReplyParserFactory& lua_factory);
@@ -113,7 +121,8 @@ class Engine {
   Outcome exchange(std::string_view send, std::string_view& reply);
   Outcome run_query(Query& q);
   void store(Query& q, const ParsedReply& reply);
-  void push_sample(Query& q, double value);
+  void miss(Query& q, std::uint64_t slots, core::GapReason reason);
+  void skip_unsent(std::int64_t now);
   Outcome poll_writes();
   Outcome forward(Write& w, const core::ValueInfo& info, std::span<const std::byte> value);
 
@@ -127,6 +136,7 @@ class Engine {
   std::vector<Query> queries_;
   std::vector<Write> writes_;
   ParsedReply reply_;
+  IoStatus last_failure_ = IoStatus::ok;  // what the last failed exchange met
   std::vector<std::byte> value_buf_;  // a forwarded key's value (value_bytes)
   std::array<char, kCommandBytes> command_{};
   std::string state_key_, error_key_;
@@ -202,7 +212,6 @@ core::Result<void> Engine::prepare(const LuaReplyParserFactory& lua_factory) {
       const core::Dtype dtype = writer->desc().dtype;
       if (dtype != core::Dtype::f64 && dtype != core::Dtype::f32)
         return refuse(entry + ": channel '" + spec.channel + "' holds " + core::dtype_name(dtype) + "; it needs f32 or f64");
-      q.block.reserve(writer->samples_per_block());
       q.channel.emplace(std::move(*writer));
     }
     queries_.push_back(std::move(q));
@@ -264,16 +273,18 @@ bool Engine::connect() {
     noted_ = 0;
     if (ever_connected_) count(report_.counters.reconnects);
     std::fprintf(stderr, "%s: connected to %s\n", who_.c_str(), transport_->describe().c_str());
-    ever_connected_ = true;
     set_state("connected");
     const std::int64_t now = core::monotonic_ns();
-    for (Query& q : queries_) q.due_ns = now;
+    skip_unsent(now);
+    ever_connected_ = true;
+    for (Query& q : queries_) q.due_ns = std::min(q.due_ns, now);  // each runs at once, then on its period
     return true;
   }
   count(report_.counters.connect_failures);
   if (!opened) note("connect_failures", opened.error().what);
   backoff_ns_ = std::min(to_ns(o_.reconnect_max_s), backoff_ns_ == 0 ? to_ns(o_.reconnect_min_s) : backoff_ns_ * 2);
   drop("disconnected");
+  skip_unsent(core::monotonic_ns());
   return false;
 }
 
@@ -301,6 +312,7 @@ bool Engine::run_init() {
 
 Outcome Engine::fail_io(IoStatus status, std::string_view send) {
   const std::string where = transport_->describe();
+  last_failure_ = status;
   switch (status) {
     case IoStatus::ok: return Outcome::ok;
     case IoStatus::timeout:
@@ -331,13 +343,30 @@ Outcome Engine::exchange(std::string_view send, std::string_view& reply) {
   return s == IoStatus::ok ? Outcome::ok : fail_io(s, send);
 }
 
+// A failed exchange's slot, by who lost it: the instrument's silence, a line that ran past its
+// limit, or the connection.
+core::GapReason reason_of(IoStatus status) noexcept {
+  switch (status) {
+    case IoStatus::timeout: return core::GapReason::timeout;
+    case IoStatus::too_long: return core::GapReason::malformed;
+    case IoStatus::ok:
+    case IoStatus::closed:
+    case IoStatus::failed: break;
+  }
+  return core::GapReason::source_loss;
+}
+
 Outcome Engine::run_query(Query& q) {
   count(report_.counters.queries);
   std::string_view line;
-  if (const Outcome out = exchange(q.spec->send, line); out != Outcome::ok) return out;
+  if (const Outcome out = exchange(q.spec->send, line); out != Outcome::ok) {
+    miss(q, 1, reason_of(last_failure_));
+    return out;
+  }
   const ParseStatus parsed = q.parser->parse(line, reply_);
   if (parsed == ParseStatus::failed) {
     count(report_.counters.parser_errors);
+    miss(q, 1, core::GapReason::driver_error);
     note("parser_errors", fmt::format("reply to '{}' on {}: {} failed on \"{}\": {}", q.spec->send, transport_->describe(),
                                       q.spec->reply, escape_text(line), q.parser->last_error()));
     return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
@@ -345,12 +374,14 @@ Outcome Engine::run_query(Query& q) {
   const bool empty_list = parsed == ParseStatus::ok && reply_.kind == ReplyKind::numbers && reply_.numbers.empty();
   if (parsed != ParseStatus::ok || empty_list) {
     count(report_.counters.mismatches);
+    miss(q, 1, core::GapReason::malformed);
     note("mismatches", fmt::format("reply to '{}' on {} is not {}: \"{}\"", q.spec->send, transport_->describe(),
                                    q.spec->reply, escape_text(line)));
     return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
   }
   store(q, reply_);
   count(report_.counters.replies);
+  count(report_.accounting.recorded);
   if (!healthy_) {
     healthy_ = true;
     backoff_ns_ = 0;  // the connection works: a later drop starts the back-off over
@@ -363,7 +394,7 @@ void Engine::store(Query& q, const ParsedReply& r) {
   switch (r.kind) {
     case ReplyKind::number:
       (void)kv_.set_f64(key, r.number);
-      if (q.channel) push_sample(q, r.number);
+      if (q.channel) count(report_.counters.samples, q.channel->push(r.number, static_cast<std::uint64_t>(core::realtime_ns())));
       break;
     case ReplyKind::numbers: {
       core::ArrayShape shape;
@@ -380,27 +411,30 @@ void Engine::store(Query& q, const ParsedReply& r) {
   }
 }
 
-void Engine::push_sample(Query& q, double value) {
-  if (q.block.empty()) q.block_realtime_ns = static_cast<std::uint64_t>(core::realtime_ns());
-  q.block.push_back(value);  // within the capacity reserved for one block
-  if (q.block.size() < q.channel->samples_per_block()) return;
-  std::span<std::byte> slot;
-  switch (q.channel->claim(slot)) {
-    case core::ClaimStatus::ok:
-      if (q.channel->desc().dtype == core::Dtype::f64) {
-        std::memcpy(slot.data(), q.block.data(), q.block.size() * sizeof(double));
-      } else {
-        for (std::size_t i = 0; i < q.block.size(); ++i) {
-          const auto f = static_cast<float>(q.block[i]);
-          std::memcpy(slot.data() + i * sizeof f, &f, sizeof f);
-        }
-      }
-      q.channel->publish(static_cast<std::uint32_t>(q.block.size()), q.block_realtime_ns);
-      count(report_.counters.samples, q.block.size());
-      break;
-    case core::ClaimStatus::dropped: break;  // counted by the channel as dropped at the source
+// `slots` of q's schedule that recorded nothing, for `reason`: counted, and as many gap blocks in
+// its channel (after the block it was filling, closed short).
+void Engine::miss(Query& q, std::uint64_t slots, core::GapReason reason) {
+  if (slots == 0) return;
+  InstrumentAccounting& a = report_.accounting;
+  if (reason == core::GapReason::timeout) count(a.timeout, slots);
+  else if (reason == core::GapReason::malformed) count(a.malformed, slots);
+  else if (reason == core::GapReason::driver_error) count(a.driver_error, slots);
+  else if (reason == core::GapReason::late) count(a.late, slots);
+  else count(a.source_loss, slots);
+  if (q.channel) count(report_.counters.samples, q.channel->miss(slots, reason));
+}
+
+// The slots before `now` that passed while disconnected: unsent, lost at the source. The schedule
+// starts at the first connection; before it no query has a slot.
+void Engine::skip_unsent(std::int64_t now) {
+  if (!ever_connected_) return;
+  for (Query& q : queries_) {
+    if (q.due_ns >= now) continue;
+    const auto slots = static_cast<std::uint64_t>((now - q.due_ns + q.period_ns - 1) / q.period_ns);
+    q.due_ns += static_cast<std::int64_t>(slots) * q.period_ns;
+    count(report_.counters.unsent, slots);
+    miss(q, slots, core::GapReason::source_loss);
   }
-  q.block.clear();
 }
 
 Outcome Engine::poll_writes() {
@@ -507,8 +541,14 @@ InstrumentReport Engine::run() {
       next_write_poll = now + write_poll_ns;
       out = poll_writes();
     } else if (next != nullptr) {
-      // On schedule without drift; a query that fell behind runs once, not in a burst.
-      next->due_ns = std::max(next->due_ns + next->period_ns, now);
+      // On schedule without drift; a query that fell behind runs once, not in a burst, for its
+      // oldest slot, and the later slots already past are skipped as late.
+      const auto late = static_cast<std::uint64_t>((now - next->due_ns) / next->period_ns);
+      next->due_ns += static_cast<std::int64_t>(late + 1) * next->period_ns;
+      if (late > 0) {
+        count(report_.counters.late, late);
+        miss(*next, late, core::GapReason::late);
+      }
       out = run_query(*next);
     }
     if (out == Outcome::lost) {
@@ -516,8 +556,11 @@ InstrumentReport Engine::run() {
       drop("disconnected");
     }
   }
+  if (!transport_->is_open()) skip_unsent(core::monotonic_ns());
   transport_->close();
   set_state("disconnected");
+  for (Query& q : queries_)
+    if (q.channel) count(report_.counters.samples, q.channel->flush());
   report_.elapsed_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
   return report_;
 }
