@@ -16,7 +16,7 @@
 
 namespace weir::ledger {
 
-inline constexpr std::size_t kReasonCount = 9;  // == h5::kGapReasonCount (checked in audit.cpp)
+inline constexpr std::size_t kReasonCount = 14;  // == core::kGapReasonCount (checked in audit.cpp)
 
 /// One channel's ledger over one run. Invariant: recorded + the gaps of every reason but
 /// dropped_at_source + unaccounted == end - first.
