@@ -60,6 +60,13 @@ class ChannelSink final : public BlockSink {
     return true;
   }
   void skip(std::uint64_t blocks, core::GapReason reason) noexcept override { writer_.skip(blocks, reason); }
+  Claim claim(std::span<std::byte>& slot) noexcept override {
+    return writer_.claim(slot) == core::ClaimStatus::ok ? Claim::ok : Claim::dropped;
+  }
+  void commit(std::uint32_t count, std::uint64_t realtime_ns, std::uint64_t monotonic_ns,
+              std::uint32_t flags) noexcept override {
+    writer_.publish(count, realtime_ns, monotonic_ns, flags);
+  }
   [[nodiscard]] const core::ChannelDesc& desc() const noexcept { return writer_.desc(); }
 
  private:

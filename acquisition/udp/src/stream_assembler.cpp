@@ -267,6 +267,40 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   return place(p, index, rx_realtime_ns, rx_monotonic_ns);
 }
 
+void StreamAssembler::copy_in(std::byte* dst, const std::byte* src, std::size_t bytes, bool big_endian) const noexcept {
+  if (big_endian != (std::endian::native == std::endian::big))
+    detail::copy_swapped(dst, src, bytes, swap_unit_bytes(config_.dtype));
+  else
+    std::memcpy(dst, src, bytes);
+}
+
+// A packet that is exactly the next block, in order: written into the channel's slot (the staging
+// copy saved), stamped and published as close_oldest() would. false: the sink has no slots to give.
+bool StreamAssembler::place_direct(const PacketView& p, std::uint64_t rx_realtime_ns,
+                                   std::uint64_t rx_monotonic_ns) noexcept {
+  flush_gap();  // the run before this block reaches the channel first
+  std::span<std::byte> slot;
+  const BlockSink::Claim claimed = sink_->claim(slot);
+  if (claimed == BlockSink::Claim::unsupported) return false;
+  const std::uint64_t packet_ns = packet_time_ns(p);
+  clock_ = packet_ns != 0 ? ClockSource::packet : ClockSource::receive;
+  if (claimed == BlockSink::Claim::ok) {
+    copy_in(slot.data(), p.payload, std::min(block_bytes_, slot.size()), p.big_endian);
+    sink_->commit(config_.samples_per_block, packet_ns != 0 ? packet_ns : rx_realtime_ns, rx_monotonic_ns,
+                  packet_ns != 0 ? kBlockPacketTimeFlag : 0U);
+    ++counters_.blocks_published;
+  } else {
+    ++counters_.blocks_dropped;
+  }
+  remember(head_, full_mask_);
+  ++head_;
+  max_end_ += p.samples;
+  counters_.samples += p.samples;
+  ++counters_.recorded;
+  advance_front(p, start_index_ + max_end_ - p.samples);
+  return true;
+}
+
 // Whether every granule of [first_rel, first_rel + samples) had been received (closed blocks: the
 // history; open ones: their ranges; blocks past the staged ones: no).
 bool StreamAssembler::received(std::uint64_t first_rel, std::uint64_t samples) noexcept {
@@ -354,9 +388,10 @@ AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, st
   // Past the staged blocks: close everything before the packet at once (one gap, not two), up to
   // where the window will stand once it is placed.
   if (fresh) advance_to(std::max(last_block - slots_ + 1, std::min(last_block - config_.reorder_blocks, first / n)));
+  // The next block whole, in order, nothing staged: straight into the channel's slot.
+  if (first == head_ * n && p.samples == n && max_end_ == first && place_direct(p, rx_realtime_ns, rx_monotonic_ns))
+    return AcceptStatus::placed;
 
-  const bool swap = p.big_endian != (std::endian::native == std::endian::big);
-  const std::uint32_t unit = swap_unit_bytes(config_.dtype);
   const std::uint64_t packet_ns = packet_time_ns(p);
   for (std::uint64_t b = first / n; b <= last_block; ++b) {
     const std::uint64_t lo64 = std::max(first, b * n);
@@ -364,11 +399,7 @@ AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, st
     const auto hi = static_cast<std::uint32_t>(std::min(end, (b + 1) * n) - b * n);
     const std::byte* src = p.payload + (lo64 - first) * sample_bytes_;
     std::byte* dst = data(b) + std::size_t{lo} * sample_bytes_;
-    const std::size_t bytes = std::size_t{hi - lo} * sample_bytes_;
-    if (swap)
-      detail::copy_swapped(dst, src, bytes, unit);
-    else
-      std::memcpy(dst, src, bytes);
+    copy_in(dst, src, std::size_t{hi - lo} * sample_bytes_, p.big_endian);
 
     Open& o = open(b);
     Range* r = ranges(b);

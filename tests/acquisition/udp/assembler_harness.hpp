@@ -51,6 +51,19 @@ class RecordingSink : public BlockSink {
     e.reason = reason;
     events.push_back(std::move(e));
   }
+  // direct: give slots to fill in place (as a channel does), else make the assembler stage every block
+  bool direct = false;
+  std::vector<std::byte> slot = std::vector<std::byte>(65536);
+  Claim claim(std::span<std::byte>& out) noexcept override {
+    if (!direct) return Claim::unsupported;
+    if (refuse) return Claim::dropped;
+    out = slot;
+    return Claim::ok;
+  }
+  void commit(std::uint32_t count, std::uint64_t realtime_ns, std::uint64_t monotonic_ns,
+              std::uint32_t flags) noexcept override {
+    (void)publish(std::span(slot.data(), count * sizeof(std::int16_t)), count, realtime_ns, monotonic_ns, flags);
+  }
   // Blocks in channel order, a gap block as an empty vector (one per gap block).
   [[nodiscard]] std::vector<std::vector<std::int16_t>> blocks() const {
     std::vector<std::vector<std::int16_t>> out;

@@ -258,6 +258,35 @@ TEST_CASE("a run of lost packets is one gap, not one per block") {
   CHECK(a->counters().source_loss == 100);
 }
 
+TEST_CASE("blocks written in place in the channel's slot are the blocks the staging ring would give") {
+  // One packet a block: in order, a loss, a swap, a resend, a jump; both ways give the same events.
+  const std::vector<std::uint64_t> order{0, 1, 2, 4, 5, 7, 6, 8, 8, 9, 40, 41, 42, 43};
+  std::vector<std::vector<Event>> results;
+  for (const bool direct : {false, true}) {
+    RecordingSink sink;
+    sink.direct = direct;
+    auto a = StreamAssembler::create(config(4, 1), sink);
+    REQUIRE(a);
+    std::vector<std::byte> buf;
+    for (const std::uint64_t k : order) (void)a->accept(timed(buf, k, k), 100 + k, 200 + k);
+    a->finish();
+    CHECK(a->counters().recorded == 13);
+    CHECK(a->counters().duplicates == 1);
+    CHECK(a->counters().source_loss == 1 + 30);
+    results.push_back(sink.events);
+  }
+  REQUIRE(results[0].size() == results[1].size());
+  for (std::size_t i = 0; i < results[0].size(); ++i) {
+    CAPTURE(i);
+    CHECK(results[0][i].gap == results[1][i].gap);
+    CHECK(results[0][i].blocks == results[1][i].blocks);
+    CHECK(results[0][i].samples == results[1][i].samples);
+    CHECK(results[0][i].realtime_ns == results[1][i].realtime_ns);
+    CHECK(results[0][i].monotonic_ns == results[1][i].monotonic_ns);
+    CHECK(results[0][i].flags == results[1][i].flags);
+  }
+}
+
 TEST_CASE("a horizon no larger than the reorder window is refused") {
   RecordingSink sink;
   StreamConfig c = config(8, 4);

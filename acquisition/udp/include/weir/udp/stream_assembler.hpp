@@ -70,6 +70,20 @@ class BlockSink {
                        std::uint64_t monotonic_ns, std::uint32_t flags) noexcept = 0;
   /// Publishes `blocks` gap blocks (ChannelWriter::skip). Hot path.
   virtual void skip(std::uint64_t blocks, core::GapReason reason) noexcept = 0;
+
+  /// The next block's slot, for a block that arrives whole and in order to be written in place
+  /// (ChannelWriter::claim): ok with `slot` set (then commit()), dropped (a full lossless reader: lost
+  /// at the source), or unsupported (the assembler stages the block and calls publish()). Hot path.
+  enum class Claim : std::uint8_t { ok, dropped, unsupported };
+  virtual Claim claim(std::span<std::byte>& slot) noexcept {
+    (void)slot;
+    return Claim::unsupported;
+  }
+  /// Publishes the slot claim() gave, filled with `count` samples (host order). Hot path.
+  virtual void commit(std::uint32_t count, std::uint64_t realtime_ns, std::uint64_t monotonic_ns,
+                      std::uint32_t flags) noexcept {
+    (void)count, (void)realtime_ns, (void)monotonic_ns, (void)flags;
+  }
 };
 
 /// Where a stream's block stamps come from.
@@ -195,6 +209,8 @@ class StreamAssembler {
   AcceptStatus place(const PacketView& p, std::uint64_t index, std::uint64_t rx_realtime_ns,
                      std::uint64_t rx_monotonic_ns) noexcept;
   AcceptStatus behind(const PacketView& p, std::uint64_t first_rel) noexcept;
+  [[nodiscard]] bool place_direct(const PacketView& p, std::uint64_t rx_realtime_ns, std::uint64_t rx_monotonic_ns) noexcept;
+  void copy_in(std::byte* dst, const std::byte* src, std::size_t bytes, bool big_endian) const noexcept;
   void restart() noexcept;
   void place_held() noexcept;
   void close_oldest() noexcept;
