@@ -139,6 +139,9 @@ class Receiver {
       case MessageKind::mark:
         on_mark(h);
         break;
+      case MessageKind::gap:
+        on_gap(h);
+        break;
     }
     (void)drain_more(socket_);  // anything past what the kind has: a newer minor addition, ignored
     return true;
@@ -175,11 +178,12 @@ class Receiver {
     return nullptr;
   }
 
-  // Far sequence `target` is next: everything before it that did not come becomes a gap.
-  void catch_up(Incoming& c, std::uint64_t target) noexcept {
+  // Far sequence `target` is next: everything before it that did not come becomes a gap, for
+  // `reason` (source_loss: to the far side the bridge is the source of what the link lost).
+  void catch_up(Incoming& c, std::uint64_t target, core::GapReason reason = core::GapReason::source_loss) noexcept {
     const std::uint64_t head = c.writer->next_sequence();
     if (target <= head) return;
-    c.writer->skip(target - head, core::GapReason::source_loss);  // to the far side the bridge is the source
+    c.writer->skip(target - head, reason);
     c.report.gaps += target - head;
     report_.gaps += target - head;
   }
@@ -216,6 +220,19 @@ class Receiver {
     Incoming* c = lookup(h);
     if (c == nullptr) return;
     catch_up(*c, h.sequence + c->offset);
+  }
+
+  // A run the near writer published as a gap: the same gap here, for its reason (what did not
+  // arrive before it stays source_loss).
+  void on_gap(const WireHeader& h) {
+    Incoming* c = lookup(h);
+    if (c == nullptr) return;
+    const std::uint64_t target = h.sequence + c->offset;
+    catch_up(*c, target);
+    const auto reason = static_cast<std::size_t>(core::lost_reason(h.flags));
+    catch_up(*c, target + h.gap_blocks,
+             (h.flags & core::kBlockGapFlag) != 0 && reason < core::kGapReasonCount ? static_cast<core::GapReason>(reason)
+                                                                                    : core::GapReason::source_loss);
   }
 
   void on_describe(const WireHeader& h) {

@@ -45,6 +45,7 @@ struct Outgoing {
   ChannelDescription description{};
   std::string labels;          // names, each ended by '\0'
   SenderChannelReport report;
+  WireHeader gap{};            // a run of the near writer's gap blocks not sent yet (gap_blocks 0: none)
 };
 
 enum class [[nodiscard]] SendStatus : std::uint8_t { sent, dropped, lost, failed };
@@ -145,6 +146,8 @@ class Sender {
     (void)copy_text(c.block.channel, sizeof c.block.channel, c.name);
     c.describe = c.block;
     c.describe.kind = static_cast<std::uint16_t>(MessageKind::describe);
+    c.gap = c.block;
+    c.gap.kind = static_cast<std::uint16_t>(MessageKind::gap);
     ChannelDescription& x = c.description;
     x.rate_bits = d.rate_bits;
     x.stream_id = d.created_ns;
@@ -176,6 +179,7 @@ class Sender {
   }
 
   void mark(Outgoing& c) noexcept {
+    send_gap(c);
     WireHeader h = c.block;
     h.kind = static_cast<std::uint16_t>(MessageKind::mark);
     h.sequence = c.reader.cursor();
@@ -189,13 +193,16 @@ class Sender {
     for (std::uint32_t i = 0; i < kBatchBlocks && !stop.load(std::memory_order_relaxed); ++i) {
       core::BlockView view;
       std::uint64_t lost = 0;
+      const std::uint64_t at = c.reader.cursor();
       const core::NextStatus next = c.reader.next(view, lost);
       if (next == core::NextStatus::empty) break;
       ++handled;
       if (next == core::NextStatus::lost) {
         c.report.lost += lost;
-        continue;
+        if ((view.flags & core::kBlockGapFlag) != 0) add_gap(c, at, lost, view.flags);  // else lapped: the far
+        continue;                                                                      // side's source_loss
       }
+      send_gap(c);
       switch (send(c, view)) {
         case SendStatus::sent:
           ++c.report.sent;
@@ -216,14 +223,30 @@ class Sender {
           break;
       }
     }
+    send_gap(c);
     return handled;
   }
 
-  SendStatus send(Outgoing& c, const core::BlockView& view) noexcept {
-    if ((view.flags & core::kBlockGapFlag) != 0) {  // a gap on the near side stays one on the far side
-      (void)c.reader.done(view);
-      return SendStatus::lost;
+  // The near writer's gap blocks go over as runs: one gap message per contiguous run of one reason.
+  void add_gap(Outgoing& c, std::uint64_t at, std::uint64_t blocks, std::uint32_t flags) noexcept {
+    if (c.gap.gap_blocks != 0 && (c.gap.flags != flags || c.gap.sequence + c.gap.gap_blocks != at)) send_gap(c);
+    if (c.gap.gap_blocks == 0) {
+      c.gap.sequence = at;
+      c.gap.flags = flags;
     }
+    c.gap.gap_blocks += blocks;
+  }
+
+  // Sends the pending run, if any, as blocks are sent; one that cannot go is left to the far side's
+  // catch-up (source_loss there, as for any block that did not arrive).
+  void send_gap(Outgoing& c) noexcept {
+    if (c.gap.gap_blocks == 0) return;
+    c.gap.sent_ns = static_cast<std::uint64_t>(core::realtime_ns());
+    (void)zmq_send(socket_, &c.gap, sizeof c.gap, options_.lossless ? 0 : ZMQ_DONTWAIT);
+    c.gap.gap_blocks = 0;
+  }
+
+  SendStatus send(Outgoing& c, const core::BlockView& view) noexcept {
     const std::size_t bytes = std::size_t{view.samples} * c.sample_bytes;
     if (!message_.reset(sizeof(WireHeader) + bytes)) {
       (void)c.reader.done(view);

@@ -25,6 +25,7 @@ HeaderCheck check_header(const void* data, std::size_t bytes) noexcept {
       return h.payload_bytes == bytes - sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
     case MessageKind::describe:
     case MessageKind::mark:
+    case MessageKind::gap:
       return bytes == sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
   }
   return HeaderCheck::unknown_kind;

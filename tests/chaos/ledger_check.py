@@ -55,12 +55,15 @@ def plain_open_error(path):
         return f"{type(e).__name__}: {e}"
 
 
-GAP_FLAG = np.uint32(1 << 31)  # core::kBlockGapFlag: a block the source lost (no samples), counted as source_loss
+GAP_FLAG = np.uint32(1 << 31)  # core::kBlockGapFlag: a row of a block published as a gap (no samples)
+GAP_REASON_MASK = np.uint32(0xFF)  # core::kBlockGapReasonMask: such a row's reason, an index into reason_names
 
 
 def count_tables(files):
     """Per channel, from the files alone: recorded sequences, those flagged as gap blocks, and gap
-    rows {reason: [(sequence, blocks)]}. Only the rows every block table holds count (format)."""
+    rows {reason: [(sequence, blocks)]}; a flagged row counts there too, 1 block under the reason in
+    its flags' low 8 bits (named by the file's reason_names; 0, a bare flag: source_loss). Only the rows every block table holds
+    count (format)."""
     per = {}
     for path in files:
         with h5py.File(path, "r") as f:
@@ -69,7 +72,7 @@ def count_tables(files):
                     continue
                 name = group.attrs.get("channel", group.name.rsplit("/", 1)[-1])
                 name = name.decode() if isinstance(name, bytes) else str(name)
-                ch = per.setdefault(name, {"sequences": [], "flagged": [], "gaps": {}})
+                ch = per.setdefault(name, {"sequences": [], "flagged": [], "gaps": {}, "flagged_gaps": {}})
                 n = min(group[t].shape[0] for t in ("block_sequence", "block_offset", "block_samples",
                                                      "block_realtime_ns", "block_monotonic_ns", "block_flags"))
                 seq, flags = group["block_sequence"][:n], group["block_flags"][:n]
@@ -77,15 +80,20 @@ def count_tables(files):
                 if bad.size:
                     seq, flags = seq[: bad[0]], flags[: bad[0]]
                 ch["sequences"].append(seq)
-                ch["flagged"].append(seq[(flags & GAP_FLAG) != 0])
+                flagged = (flags & GAP_FLAG) != 0
+                ch["flagged"].append(seq[flagged])
                 gaps = group["gaps"]
+                names = gaps.attrs.get("reason_names", "")
+                names = [n.strip() for n in (names.decode() if isinstance(names, bytes) else str(names)).split(",")]
+                for s, reason in zip(seq[flagged], flags[flagged] & GAP_REASON_MASK):
+                    # as the audit does (h5::flagged_row_reason): a bare flag (before format 1.5) is source_loss
+                    name = names[int(reason)] if 0 < int(reason) < len(names) else "source_loss"
+                    ch["flagged_gaps"].setdefault(name, []).append((int(s), 1))
                 if gaps.shape[0]:
-                    names = gaps.attrs["reason_names"]
-                    names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
                     for row in gaps[:]:
                         if int(row["reason"]) >= len(names):
                             continue  # fill value: a row extended but never written
-                        reason = names[int(row["reason"])].strip()
+                        reason = names[int(row["reason"])]
                         ch["gaps"].setdefault(reason, []).append((int(row["sequence"]), int(row["blocks"])))
     return per
 
@@ -105,9 +113,11 @@ def independent_ledger(files):
             np.add.at(cover, seq - lo, 1)
         for s, e in intervals:
             cover[s - lo:e - lo] += 1
+        gaps = {r: sum(b for _, b in rows) for r, rows in ch["gaps"].items()}
+        for r, rows in ch["flagged_gaps"].items():
+            gaps[r] = gaps.get(r, 0) + len({s for s, _ in rows})
         result[name] = {"recorded": int(np.unique(seq).size) - int(flagged.size), "flagged": int(flagged.size),
-                        "duplicated": int((cover > 1).sum()), "holes": int((cover == 0).sum()),
-                        "gaps": {r: sum(b for _, b in rows) for r, rows in ch["gaps"].items()}}
+                        "duplicated": int((cover > 1).sum()), "holes": int((cover == 0).sum()), "gaps": gaps}
     return result
 
 

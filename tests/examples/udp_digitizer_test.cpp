@@ -96,7 +96,7 @@ TEST_CASE("the udp digitizer pipeline records what udpgen sends, with spectra an
                                        std::chrono::seconds(20)),
                 run_weir({"keys", arena}).out);
   CHECK(get_u64(arena, "digitizer.adc0.lost") == 0);
-  CHECK(get_u64(arena, "digitizer.kernel_drops") == 0);
+  CHECK(get_u64(arena, "digitizer.accounting.kernel_drop") == 0);
   CHECK(contains(run_weir({"get", arena, "digitizer.adc0.clock"}).out, "packet: VITA 49"));
 
   run.signal(SIGINT);  // a clean stop: the recorder writes every block published before it

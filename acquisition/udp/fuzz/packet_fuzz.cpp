@@ -33,7 +33,13 @@ class CountingSink final : public BlockSink {
     for (std::byte b : bytes) sum += static_cast<std::uint64_t>(b);  // every byte is read: ASan checks it
     return true;
   }
-  void skip(std::uint64_t) noexcept override {}
+  void skip(std::uint64_t blocks, weir::core::GapReason reason) noexcept override {
+    if (reason != weir::core::GapReason::source_loss && reason != weir::core::GapReason::kernel_drop &&
+        reason != weir::core::GapReason::malformed)
+      __builtin_trap();
+    gap_blocks += blocks;
+  }
+  std::uint64_t gap_blocks = 0;
 };
 
 void check(const PacketView& v, std::span<const std::byte> datagram) {
@@ -83,5 +89,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Accounting: after finish() every sample placed is in a published block or was discarded with a gap.
   const StreamCounters& c = assembler->counters();
   if (sink.samples + c.discarded_samples != c.samples) __builtin_trap();
+  // The packet ledger: every packet of the stream is recorded, a duplicate, late or refused; every
+  // missing one is counted under one reason (late ones taken back); every gap block reached the sink.
+  if (c.packets != c.recorded + c.duplicates + c.late + c.bad()) __builtin_trap();
+  if (c.source_loss + c.kernel_drop + c.malformed_missing > c.missing_packets) __builtin_trap();
+  if (sink.gap_blocks != c.gap_blocks) __builtin_trap();
   return 0;
 }

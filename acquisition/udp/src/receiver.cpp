@@ -2,6 +2,7 @@
 // id, place with the stream's assembler, count into arena keys a few times a second.
 #include "weir/udp/receiver.hpp"
 
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
@@ -66,12 +67,33 @@ class ChannelSink final : public BlockSink {
 };
 
 // The names of a stream's counter keys, in the order counter_values() gives them.
-constexpr std::array<const char*, 12> kStreamKeys{"packets", "bytes",      "samples",    "lost",
-                                                  "discarded", "reordered", "late",      "duplicates",
-                                                  "gap_blocks", "blocks",   "dropped",   "resyncs"};
+constexpr std::array<const char*, 23> kStreamKeys{
+    "packets",     "bytes",          "samples",       "lost",          "discarded",      "reordered",
+    "late",        "duplicates",     "gap_blocks",    "blocks",        "dropped",        "resyncs",
+    "recorded",    "missing",        "source_loss",   "kernel_drop",   "malformed",      "bad_timestamp",
+    "width_mismatch", "dtype_mismatch", "oversized",  "overflow",      "malformed_missing"};
 std::array<std::uint64_t, kStreamKeys.size()> counter_values(const StreamCounters& c) {
-  return {c.packets,    c.bytes, c.samples,        c.lost_samples,  c.discarded_samples, c.reordered,
-          c.late,       c.duplicates, c.gap_blocks, c.blocks_published, c.blocks_dropped, c.resyncs};
+  return {c.packets,        c.bytes,          c.samples,     c.lost_samples,     c.discarded_samples, c.reordered,
+          c.late,           c.duplicates,     c.gap_blocks,  c.blocks_published, c.blocks_dropped,    c.resyncs,
+          c.recorded,       c.missing_packets, c.source_loss, c.kernel_drop,     c.bad(),             c.bad_timestamp,
+          c.width_mismatch, c.dtype_mismatch, c.oversized,   c.overflow,         c.malformed_missing};
+}
+
+// The ledger's terms, in the order ledger_values() gives them: keys <part>.accounting.<term>.
+constexpr std::array<const char*, 6> kLedgerKeys{"recorded", "source_loss", "kernel_drop",
+                                                 "malformed", "duplicate",  "late"};
+std::array<std::uint64_t, kLedgerKeys.size()> ledger_values(const UdpLedger& l) {
+  return {l.recorded, l.source_loss, l.kernel_drop, l.malformed, l.duplicate, l.late};
+}
+
+// The socket's drop counter now (SK_MEMINFO_DROPS): drops a later datagram has not reported yet,
+// the last ones of a burst among them. 0 when the kernel does not say.
+std::uint64_t socket_drops(int fd) noexcept {
+  std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
+  socklen_t length = sizeof info;
+  if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info.data(), &length) != 0 || length <= SK_MEMINFO_DROPS * sizeof(std::uint32_t))
+    return 0;
+  return info[SK_MEMINFO_DROPS];
 }
 
 struct Lane {
@@ -245,6 +267,9 @@ core::Result<void> validate(const UdpOptions& o) {
   if (o.reorder_blocks > kUdpMaxReorderBlocks)
     return refuse(o, fmt::format("reorder window must be 0 to {} blocks, not {}", kUdpMaxReorderBlocks,
                                  o.reorder_blocks));
+  if (o.horizon_blocks <= o.reorder_blocks || o.horizon_blocks > kUdpMaxHorizonBlocks)
+    return refuse(o, fmt::format("timestamp horizon must be more blocks than the reorder window ({}) and at most {}, "
+                                 "not {}", o.reorder_blocks, kUdpMaxHorizonBlocks, o.horizon_blocks));
   if (o.rcvbuf_bytes <= 0) return refuse(o, fmt::format("rcvbuf must be a positive size, not {}", o.rcvbuf_bytes));
   if (o.cpu >= kMaxCpu) return refuse(o, fmt::format("cpu {} is past the last CPU this build can name", o.cpu));
   if (!std::isfinite(o.duration_s) || o.duration_s < 0)
@@ -289,6 +314,7 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
       return tl::make_unexpected(core::with_context(created.error(), "udp part '" + o.part + "'"));
   }
 
+  PortDrops port;  // before the lanes: their assemblers point at it
   std::vector<std::unique_ptr<Lane>> lanes;
   core::KvStore kv(arena);
   for (const UdpStream& s : o.streams) {
@@ -309,7 +335,8 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
     config.rate_hz = std::bit_cast<double>(d.rate_bits);
     config.reorder_blocks = o.reorder_blocks;
     config.max_packet_samples = kUdpMaxDatagramBytes / std::max<std::uint32_t>(1, sample_bytes(d.dtype));
-    auto assembler = StreamAssembler::create(config, *lane->sink);
+    config.horizon_blocks = o.horizon_blocks;
+    auto assembler = StreamAssembler::create(config, *lane->sink, &port);
     if (!assembler) return refuse(o, "channel '" + s.channel + "': " + assembler.error().what);
     lane->assembler.emplace(std::move(*assembler));
     for (std::size_t k = 0; k < kStreamKeys.size(); ++k) {
@@ -323,17 +350,23 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
   const std::string prefix = o.part + ".";
   auto port_key = make_key(kv, o, prefix + "port");
   auto rcvbuf_key = make_key(kv, o, prefix + "rcvbuf_bytes");
-  auto drops_key = make_key(kv, o, prefix + "kernel_drops");
   auto packets_key = make_key(kv, o, prefix + "packets");
   auto bytes_key = make_key(kv, o, prefix + "bytes");
   auto unknown_key = make_key(kv, o, prefix + "unknown_stream");
-  for (auto* k : {&port_key, &rcvbuf_key, &drops_key, &packets_key, &bytes_key, &unknown_key})
+  for (auto* k : {&port_key, &rcvbuf_key, &packets_key, &bytes_key, &unknown_key})
     if (!*k) return tl::make_unexpected(k->error());
   std::array<core::KeyHandle, kPacketStatusCount> malformed_keys{};
   for (std::size_t r = 1; r < kPacketStatusCount; ++r) {
     auto key = make_key(kv, o, prefix + "malformed." + std::string(packet_status_name(static_cast<PacketStatus>(r))));
     if (!key) return tl::make_unexpected(key.error());
     malformed_keys[r] = *key;
+  }
+
+  std::array<core::KeyHandle, kLedgerKeys.size()> ledger_keys{};
+  for (std::size_t t = 0; t < kLedgerKeys.size(); ++t) {
+    auto key = make_key(kv, o, prefix + "accounting." + kLedgerKeys[t]);
+    if (!key) return tl::make_unexpected(key.error());
+    ledger_keys[t] = *key;
   }
 
   auto socket = open_socket(o);
@@ -347,7 +380,25 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
   report.rcvbuf_granted = socket->rcvbuf;
   report.joined_group = socket->joined;
 
+  // The ledger from the streams' counters and the port's: every datagram received is recorded,
+  // duplicate, late or malformed; every one missing is source_loss, kernel_drop or (its place taken by
+  // a refused one) malformed.
+  const auto ledger = [&] {
+    UdpLedger l;
+    l.kernel_drop = std::max(port.kernel, report.kernel_drops);
+    l.malformed = port.refused;
+    for (const auto& lane : lanes) {
+      const StreamCounters& c = lane->assembler->counters();
+      l.recorded += c.recorded;
+      l.source_loss += c.source_loss;
+      l.malformed += c.bad();
+      l.duplicate += c.duplicates;
+      l.late += c.late;
+    }
+    return l;
+  };
   const auto publish_counters = [&] {
+    report.kernel_drops = std::max(report.kernel_drops, socket_drops(socket->fd.get()));
     for (auto& lane : lanes) {
       const auto values = counter_values(lane->assembler->counters());
       for (std::size_t k = 0; k < values.size(); ++k) put(kv, lane->keys[k], values[k]);
@@ -357,7 +408,8 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
           lane->clock_written = std::move(text);  // rewritten only when it changes: no allocation per refresh otherwise
       }
     }
-    put(kv, *drops_key, report.kernel_drops);
+    const auto terms = ledger_values(ledger());
+    for (std::size_t t = 0; t < terms.size(); ++t) put(kv, ledger_keys[t], terms[t]);
     put(kv, *packets_key, report.datagrams);
     put(kv, *bytes_key, report.bytes);
     put(kv, *unknown_key, report.unknown_stream);
@@ -376,11 +428,13 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
         std::uint32_t drops = 0;
         std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
-        report.kernel_drops = drops;  // the socket's running total
+        port.kernel = std::max<std::uint64_t>(port.kernel, drops);  // the socket's total before this datagram
+        report.kernel_drops = std::max(report.kernel_drops, port.kernel);
       }
     }
     if ((hdr.msg_flags & MSG_TRUNC) != 0) {
       ++report.malformed[static_cast<std::size_t>(PacketStatus::truncated)];
+      ++port.refused;
       return;
     }
     const std::span<const std::byte> datagram(bytes, length);
@@ -392,6 +446,7 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
                               : decode_vita49(datagram, lanes[last_lane]->sink->desc().dtype, view);
     if (status != PacketStatus::ok) {
       ++report.malformed[static_cast<std::size_t>(status)];
+      ++port.refused;
       return;
     }
     std::size_t at = last_lane;
@@ -402,6 +457,7 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
     }
     if (at == lanes.size()) {
       ++report.unknown_stream;
+      ++port.refused;
       return;
     }
     last_lane = at;
@@ -409,6 +465,7 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
       status = decode_vita49(datagram, lanes[at]->sink->desc().dtype, view);
       if (status != PacketStatus::ok) {
         ++report.malformed[static_cast<std::size_t>(status)];
+        ++port.refused;
         return;
       }
     }
@@ -460,8 +517,11 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
   }
   end_ns = std::max(end_ns, core::monotonic_ns());
 
+  // Drops no later datagram reported (a burst that ended in them) are in the socket's counter now.
+  port.kernel = std::max(port.kernel, socket_drops(socket->fd.get()));
   for (auto& lane : lanes) lane->assembler->finish();
   publish_counters();
+  report.ledger = ledger();
   report.elapsed_s = static_cast<double>(end_ns - start_ns) / kNsPerS;
   if (report.elapsed_s > 0) {
     report.packets_per_s = static_cast<double>(report.datagrams) / report.elapsed_s;

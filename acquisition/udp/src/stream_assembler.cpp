@@ -1,4 +1,5 @@
-// Packets to blocks: placement by stream index, a staged reorder window, gaps for what never came.
+// Packets to blocks: a staged reorder window, gaps for what never came, a history of closed blocks.
+// (Where a packet goes: stream_position.cpp; who lost a missing one: stream_ledger.cpp.)
 #include "weir/udp/stream_assembler.hpp"
 
 #include <algorithm>
@@ -17,11 +18,8 @@ namespace weir::acq {
 namespace {
 
 constexpr double kNsPerS = 1e9;
-constexpr double kPsPerS = 1e12;
-constexpr std::uint64_t kPsPerNs = 1000;
-constexpr std::uint64_t kNsPerSU = 1'000'000'000ULL;
 constexpr double kMaxRateHz = 1e15;      // a femtosecond sample period: far past any digitizer
-constexpr double kMaxExactIndex = 9e15;  // below 2^53: a double index still counts single samples
+constexpr std::uint32_t kMaskBits = 64;  // granules of a block in a history mask
 
 tl::unexpected<core::Error> refuse(const std::string& why) {
   return core::fail(core::Errc::invalid_argument, "udp stream: " + why);
@@ -49,7 +47,7 @@ const char* tsf_name(Tsf tsf) noexcept {
 
 }  // namespace
 
-core::Result<StreamAssembler> StreamAssembler::create(const StreamConfig& config, BlockSink& sink) {
+core::Result<StreamAssembler> StreamAssembler::create(const StreamConfig& config, BlockSink& sink, PortDrops* port) {
   if (sample_bytes(config.dtype) == 0) return refuse("unknown dtype");
   if (config.samples_per_block == 0 || config.samples_per_block > core::kMaxSamplesPerBlock)
     return refuse(fmt::format("block must be 1 to {} samples, not {}", core::kMaxSamplesPerBlock,
@@ -59,103 +57,75 @@ core::Result<StreamAssembler> StreamAssembler::create(const StreamConfig& config
   if (config.reorder_blocks > kUdpMaxReorderBlocks)
     return refuse(fmt::format("reorder window must be 0 to {} blocks, not {}", kUdpMaxReorderBlocks,
                               config.reorder_blocks));
+  if (config.horizon_blocks <= config.reorder_blocks || config.horizon_blocks > kUdpMaxHorizonBlocks)
+    return refuse(fmt::format("timestamp horizon must be more blocks than the reorder window ({}) and at most {}, "
+                              "not {}", config.reorder_blocks, kUdpMaxHorizonBlocks, config.horizon_blocks));
   if (config.max_packet_samples == 0) return refuse("the largest packet must hold at least one sample");
-  // The window, plus every block one packet can touch, plus the block being closed.
+  // The window, one block more (a packet up to `reorder` blocks late), every block one packet can
+  // touch, and the block being closed.
   const std::uint64_t span = (std::uint64_t{config.max_packet_samples} + config.samples_per_block - 1) /
                              config.samples_per_block + 1;
-  const std::uint64_t slots = config.reorder_blocks + span + 1;
+  const std::uint64_t slots = config.reorder_blocks + span + 2;
   if (slots * config.samples_per_block * sample_bytes(config.dtype) > (std::uint64_t{1} << 32))
     return refuse(fmt::format("a staging ring of {} blocks of {} samples is too large; use smaller blocks or a "
                               "smaller reorder window", slots, config.samples_per_block));
-  return StreamAssembler(config, sink, static_cast<std::uint32_t>(slots));
+  return StreamAssembler(config, sink, port, static_cast<std::uint32_t>(slots));
 }
 
-StreamAssembler::StreamAssembler(const StreamConfig& config, BlockSink& sink, std::uint32_t slots)
+StreamAssembler::StreamAssembler(const StreamConfig& config, BlockSink& sink, PortDrops* port, std::uint32_t slots)
     : config_(config),
       sink_(&sink),
+      port_(port),
       slots_(slots),
       sample_bytes_(sample_bytes(config.dtype)),
       block_bytes_(std::size_t{config.samples_per_block} * sample_bytes(config.dtype)),
+      granule_((config.samples_per_block + kMaskBits - 1) / kMaskBits),
+      full_mask_(0),
       staging_(block_bytes_ * slots),
       open_(slots),
       ranges_(std::size_t{slots} * kUdpMaxFragments),
-      published_(slots, 0),
-      rate_per_s_(static_cast<std::uint64_t>(std::llround(config.rate_hz))) {}
-
-bool StreamAssembler::index_of(const PacketView& p, std::uint64_t& index) noexcept {
-  if (p.format == PacketFormat::raw) {
-    index = p.first_sample;
-    return true;
-  }
-  if (!started_ || p.tsi != tsi_ || p.tsf != tsf_) {
-    if (started_) return false;  // the source changed its timestamps: the caller restarts the stream
-    first_integer_ts_ = p.integer_ts;
-    first_fractional_ts_ = p.fractional_ts;
-    tsi_ = p.tsi;
-    tsf_ = p.tsf;
-  }
-  // Seconds since the first packet, modulo 2^64 like every index here.
-  const std::uint64_t seconds = std::uint64_t{p.integer_ts} - std::uint64_t{first_integer_ts_};
-  switch (p.tsf) {
-    case Tsf::sample_count:
-      if (p.tsi != Tsi::none) {  // the count restarts every integer second
-        index = seconds * rate_per_s_ + p.fractional_ts;
-        return true;
-      }
-      [[fallthrough]];
-    case Tsf::free_running: index = p.fractional_ts; return true;
-    case Tsf::real_time_ps: {
-      const double s = static_cast<double>(static_cast<std::int64_t>(seconds));
-      const double ps = static_cast<double>(p.fractional_ts) - static_cast<double>(first_fractional_ts_);
-      const double at = s * config_.rate_hz + ps / kPsPerS * config_.rate_hz;
-      if (!(std::fabs(at) < kMaxExactIndex)) return false;  // no sensible index: restart on it
-      index = static_cast<std::uint64_t>(std::llround(at));
-      return true;
-    }
-    case Tsf::none: index = running_index_; return true;
-  }
-  return false;
-}
-
-std::uint64_t StreamAssembler::packet_time_ns(const PacketView& p) const noexcept {
-  if (p.format == PacketFormat::raw) return p.timestamp_ns;
-  std::int64_t seconds = 0;
-  switch (p.tsi) {
-    case Tsi::utc: seconds = p.integer_ts; break;
-    case Tsi::gps: seconds = std::int64_t{p.integer_ts} + kGpsEpochUnixS - kGpsMinusUtcS; break;
-    case Tsi::none:
-    case Tsi::other: return 0;
-  }
-  std::uint64_t ns = 0;
-  switch (p.tsf) {
-    case Tsf::real_time_ps: ns = p.fractional_ts / kPsPerNs; break;
-    case Tsf::sample_count:
-      if (p.fractional_ts >= rate_per_s_) return 0;  // not a count within a second: no usable time
-      ns = static_cast<std::uint64_t>(std::llround(static_cast<double>(p.fractional_ts) * kNsPerS / config_.rate_hz));
-      break;
-    case Tsf::none:
-    case Tsf::free_running: return 0;
-  }
-  if (seconds < 0) return 0;
-  return static_cast<std::uint64_t>(seconds) * kNsPerSU + ns;
+      history_tag_(kUdpHistoryBlocks, 0),
+      history_mask_(kUdpHistoryBlocks, 0),
+      rate_per_s_(static_cast<std::uint64_t>(std::llround(config.rate_hz))),
+      held_bytes_(std::size_t{config.max_packet_samples} * sample_bytes(config.dtype)) {
+  const std::uint32_t granules = (config.samples_per_block + granule_ - 1) / granule_;
+  full_mask_ = granules >= kMaskBits ? ~std::uint64_t{0} : (std::uint64_t{1} << granules) - 1;
 }
 
 void StreamAssembler::reset_slot(std::uint64_t block) noexcept { open(block) = Open{}; }
 
+void StreamAssembler::remember(std::uint64_t block, std::uint64_t mask) noexcept {
+  history_tag_[block % kUdpHistoryBlocks] = block + 1;
+  history_mask_[block % kUdpHistoryBlocks] = mask;
+}
+
+// The granules of an open block its ranges cover whole.
+std::uint64_t StreamAssembler::received_mask(std::uint64_t block) noexcept {
+  const Open& o = open(block);
+  const Range* r = ranges(block);
+  const std::uint32_t n = config_.samples_per_block;
+  std::uint64_t mask = 0;
+  for (std::uint32_t i = 0; i < o.fragments; ++i)
+    for (std::uint32_t g = (r[i].lo + granule_ - 1) / granule_; g * granule_ < r[i].hi; ++g)
+      if (std::min(n, (g + 1) * granule_) <= r[i].hi) mask |= std::uint64_t{1} << g;
+  return mask;
+}
+
 void StreamAssembler::close_oldest() noexcept {
   Open& o = open(head_);
   const std::uint32_t n = config_.samples_per_block;
-  published_[head_ % slots_] = o.filled == n ? head_ + 1 : 0;
   if (o.filled == n) {
+    remember(head_, full_mask_);
+    flush_gap();
     if (sink_->publish(std::span(data(head_), block_bytes_), n, o.realtime_ns, o.monotonic_ns, o.flags))
       ++counters_.blocks_published;
     else
       ++counters_.blocks_dropped;
   } else {
+    remember(head_, received_mask(head_));
     counters_.lost_samples += n - o.filled;
     counters_.discarded_samples += o.filled;
-    ++counters_.gap_blocks;
-    sink_->skip(1, core::GapReason::source_loss);
+    gap_blocks(1, n - o.filled);
   }
   reset_slot(head_);
   ++head_;
@@ -176,38 +146,58 @@ void StreamAssembler::advance_to(std::uint64_t block) noexcept {
       close_oldest();
       continue;
     }
-    for (std::uint64_t b = head_; b < head_ + std::min<std::uint64_t>(empty, slots_); ++b) {
-      reset_slot(b);
-      published_[b % slots_] = 0;
-    }
+    for (std::uint64_t b = head_; b < head_ + std::min<std::uint64_t>(empty, slots_); ++b) reset_slot(b);
+    const std::uint64_t remembered = std::min<std::uint64_t>(empty, kUdpHistoryBlocks);
+    for (std::uint64_t b = head_ + empty - remembered; b < head_ + empty; ++b) remember(b, 0);
     counters_.lost_samples += empty * n;
-    counters_.gap_blocks += empty;
-    sink_->skip(empty, core::GapReason::source_loss);
+    gap_blocks(empty, empty * n);
     head_ += empty;
   }
 }
 
+void StreamAssembler::place_held() noexcept {
+  holding_ = false;
+  (void)place(held_, held_index_, held_rx_realtime_ns_, held_rx_monotonic_ns_);
+}
+
 void StreamAssembler::finish() noexcept {
-  if (!started_) return;
+  if (holding_) place_held();
+  if (!started_) {
+    flush_gap();
+    return;
+  }
   const std::uint64_t n = config_.samples_per_block;
   while (head_ * n < max_end_) {
     Open& o = open(head_);
     const auto expected = static_cast<std::uint32_t>(std::min(n, max_end_ - head_ * n));
     if (o.filled == expected) {
+      remember(head_, full_mask_);
+      flush_gap();
       if (sink_->publish(std::span(data(head_), std::size_t{expected} * sample_bytes_), expected, o.realtime_ns,
                          o.monotonic_ns, o.flags))
         ++counters_.blocks_published;
       else
         ++counters_.blocks_dropped;
     } else {
+      remember(head_, received_mask(head_));
       counters_.lost_samples += expected - o.filled;
       counters_.discarded_samples += o.filled;
-      ++counters_.gap_blocks;
-      sink_->skip(1, core::GapReason::source_loss);
+      gap_blocks(1, expected - o.filled);
     }
     reset_slot(head_);
     ++head_;
   }
+  flush_gap();
+}
+
+void StreamAssembler::restart() noexcept {
+  finish();
+  if (started_ || front_.valid) ++counters_.resyncs;
+  started_ = false;
+  reference_ = false;
+  front_ = Front{};
+  bad_run_ = BadRun{};
+  std::fill(history_tag_.begin(), history_tag_.end(), 0);  // block numbers start again at 0
 }
 
 AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realtime_ns,
@@ -216,46 +206,114 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   counters_.bytes += p.datagram_bytes;
   if (p.format == PacketFormat::raw && p.dtype != config_.dtype) {
     ++counters_.dtype_mismatch;
+    ++bad_pending_;
     return AcceptStatus::dtype_mismatch;
   }
   if (p.samples > config_.max_packet_samples || p.samples == 0) {
     ++counters_.oversized;
+    ++bad_pending_;
     return AcceptStatus::oversized;
   }
-  const std::uint64_t n = config_.samples_per_block;
   std::uint64_t index = 0;
-  bool restart = !index_of(p, index);
-  if (!restart && started_) {
+  Position at = position_of(p, index);
+  if (at == Position::restart) {  // the source changed its timestamps: close what is open, start afresh
+    if (holding_) place_held();
+    restart();
+    at = position_of(p, index);
+  }
+  if (at == Position::restart) {  // no index even on a fresh start (a hopeless timestamp)
+    ++counters_.bad_timestamp;
+    ++bad_pending_;
+    return AcceptStatus::bad_timestamp;
+  }
+  if (at == Position::duplicate) {
+    ++counters_.duplicates;
+    return AcceptStatus::duplicate;
+  }
+  if (!plausible(p, index)) {
+    if (const AcceptStatus s = refuse_timestamp(p, index); s != AcceptStatus::placed) return s;
+    if (position_of(p, index) != Position::ok) {  // no index even from a fresh reference
+      ++counters_.bad_timestamp;
+      ++bad_pending_;
+      return AcceptStatus::bad_timestamp;
+    }
+  } else {
+    bad_run_.length = 0;
+  }
+  if (p.format == PacketFormat::vita49 && p.tsf != Tsf::none) {
+    if (holding_) {
+      if (((p.sequence - held_.sequence) & 15U) == 1 && step_ == 0) {
+        const std::uint64_t step = index - held_index_;
+        if (step > 0 && step <= config_.max_packet_samples) step_ = static_cast<std::uint32_t>(step);
+      }
+      if (step_ != 0 && held_.samples != step_) {
+        holding_ = false;
+        ++counters_.width_mismatch;
+        ++bad_pending_;
+      } else {
+        place_held();
+      }
+    }
+    if (step_ != 0 && p.samples != step_) {
+      ++counters_.width_mismatch;
+      ++bad_pending_;
+      return AcceptStatus::width_mismatch;
+    }
+    if (step_ == 0 && !front_.valid && !holding_) {
+      hold(p, index, rx_realtime_ns, rx_monotonic_ns);
+      return AcceptStatus::held;
+    }
+  }
+  return place(p, index, rx_realtime_ns, rx_monotonic_ns);
+}
+
+// Whether every granule of [first_rel, first_rel + samples) had been received (closed blocks: the
+// history; open ones: their ranges; blocks past the staged ones: no).
+bool StreamAssembler::received(std::uint64_t first_rel, std::uint64_t samples) noexcept {
+  const std::uint64_t n = config_.samples_per_block;
+  const std::uint64_t end = first_rel + samples;
+  for (std::uint64_t b = first_rel / n; b <= (end - 1) / n; ++b) {
+    if (b >= head_ + slots_ || b + kUdpHistoryBlocks < head_) return false;
+    const auto lo = static_cast<std::uint32_t>(std::max(first_rel, b * n) - b * n);
+    const auto hi = static_cast<std::uint32_t>(std::min(end, (b + 1) * n) - b * n);
+    const std::uint64_t mask = b < head_ ? (history_tag_[b % kUdpHistoryBlocks] == b + 1
+                                                ? history_mask_[b % kUdpHistoryBlocks] : 0)
+                                         : received_mask(b);
+    for (std::uint32_t g = lo / granule_; g * granule_ < hi; ++g)
+      if ((mask >> g & 1U) == 0) return false;
+  }
+  return true;
+}
+
+// A packet before the oldest open block: a duplicate when everything it holds had been received,
+// else late.
+AcceptStatus StreamAssembler::behind(const PacketView& p, std::uint64_t first_rel) noexcept {
+  if (received(first_rel, p.samples)) {
+    ++counters_.duplicates;
+    return AcceptStatus::duplicate;
+  }
+  ++counters_.late;
+  take_back_late();
+  return AcceptStatus::late;
+}
+
+AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, std::uint64_t rx_realtime_ns,
+                                    std::uint64_t rx_monotonic_ns) noexcept {
+  const std::uint64_t n = config_.samples_per_block;
+  if (started_) {
     const std::uint64_t head_pos = head_ * n;
-    const std::uint64_t rel = index - start_index_;           // modulo 2^64
+    const std::uint64_t rel = index - start_index_;                // modulo 2^64
     const auto ahead = static_cast<std::int64_t>(rel - head_pos);  // < 0: before the oldest open block
     if (ahead < 0) {
-      const std::uint64_t behind = 0 - static_cast<std::uint64_t>(ahead);
-      if (behind < kUdpResyncBlocks * n) {
-        // Whole blocks already published recently mean this one was received before: a duplicate.
-        const std::uint64_t first_rel = head_pos - behind;   // head_pos >= behind unless before the start
-        bool seen = behind <= head_pos && head_ - first_rel / n <= slots_ && first_rel + p.samples <= head_pos;
-        for (std::uint64_t b = first_rel / n; seen && b <= (first_rel + p.samples - 1) / n; ++b)
-          seen = published_[b % slots_] == b + 1;
-        if (seen) {
-          ++counters_.duplicates;
-          return AcceptStatus::duplicate;
-        }
+      const std::uint64_t back = 0 - static_cast<std::uint64_t>(ahead);
+      if (back <= head_pos && back < kUdpHistoryBlocks * n) return behind(p, rel);
+      if (back < kUdpHistoryBlocks * n) {  // before the stream's first sample: it started on a later packet
         ++counters_.late;
         return AcceptStatus::late;
       }
-      restart = true;
+      restart();
     } else if (static_cast<std::uint64_t>(ahead) > kUdpMaxJumpSamples) {
-      restart = true;
-    }
-  }
-  if (restart) {  // the source restarted (or changed its timestamps): close what is open, start afresh
-    finish();
-    ++counters_.resyncs;
-    started_ = false;
-    if (!index_of(p, index)) {  // no index even on a fresh start (a hopeless timestamp): refuse it
-      ++counters_.late;
-      return AcceptStatus::late;
+      restart();
     }
   }
   if (!started_) {
@@ -264,16 +322,16 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
     head_ = 0;
     max_end_ = 0;
     format_ = p.format;
+    kernel_mark_ = port().kernel;
+    refused_mark_ = port().refused;
   }
-  running_index_ = index + p.samples;
 
   const std::uint64_t first = index - start_index_;
   const std::uint64_t end = first + p.samples;
   const std::uint64_t last_block = (end - 1) / n;
-  if (last_block >= head_ + slots_) advance_to(last_block - slots_ + 1);
-
+  const bool fresh = last_block >= head_ + slots_;  // past every staged block: nothing there to overlap
   // Check every block the packet touches before writing any: a duplicate or overflow changes nothing.
-  for (std::uint64_t b = first / n; b <= last_block; ++b) {
+  for (std::uint64_t b = first / n; !fresh && b <= last_block; ++b) {
     const auto lo = static_cast<std::uint32_t>(std::max(first, b * n) - b * n);
     const auto hi = static_cast<std::uint32_t>(std::min(end, (b + 1) * n) - b * n);
     const Open& o = open(b);
@@ -288,9 +346,14 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
     }
     if (!merges && o.fragments == kUdpMaxFragments) {
       ++counters_.overflow;
+      ++bad_pending_;
       return AcceptStatus::overflow;
     }
   }
+  mark_port(first);
+  // Past the staged blocks: close everything before the packet at once (one gap, not two), up to
+  // where the window will stand once it is placed.
+  if (fresh) advance_to(std::max(last_block - slots_ + 1, std::min(last_block - config_.reorder_blocks, first / n)));
 
   const bool swap = p.big_endian != (std::endian::native == std::endian::big);
   const std::uint32_t unit = swap_unit_bytes(config_.dtype);
@@ -345,11 +408,13 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   if (first < max_end_) ++counters_.reordered;
   max_end_ = std::max(max_end_, end);
   counters_.samples += p.samples;
+  ++counters_.recorded;
+  advance_front(p, index);
 
-  // Close the blocks the window has passed (data reorder_blocks past their end came), then any
-  // complete ones at the head.
-  const std::uint64_t passed = max_end_ / n;
-  if (passed > config_.reorder_blocks) advance_to(passed - config_.reorder_blocks);
+  // Close the blocks the window has passed (data more than reorder_blocks past their end came), then
+  // any complete ones at the head.
+  const std::uint64_t newest = (max_end_ - 1) / n;  // the newest block holding data
+  if (newest > config_.reorder_blocks) advance_to(newest - config_.reorder_blocks);
   while (open(head_).filled == n) close_oldest();
   return AcceptStatus::placed;
 }

@@ -13,7 +13,6 @@ namespace weir::ledger::detail {
 namespace {
 
 constexpr std::size_t kKinds = kReasonCount + 1;  // the gap reasons, then recorded
-constexpr auto kSourceLoss = static_cast<std::uint8_t>(h5::GapReason::source_loss);
 constexpr auto kDroppedAtSource = static_cast<std::size_t>(h5::GapReason::dropped_at_source);
 
 struct Event {
@@ -21,6 +20,11 @@ struct Event {
   std::uint8_t kind = 0;
   bool opens = false;
 };
+
+// A recorded row flagged as a gap: the reason in its flags (h5::flagged_row_reason).
+std::uint8_t gap_kind(std::uint32_t flags) noexcept {
+  return static_cast<std::uint8_t>(h5::flagged_row_reason(flags));
+}
 
 }  // namespace
 
@@ -30,7 +34,7 @@ void add_blocks(const std::vector<std::uint64_t>& sequence, const std::vector<st
   for (std::size_t i = 0; i < rows; ++i) {
     const std::uint64_t s = sequence[i];
     if (s == h5::kUnwrittenSequence) break;
-    const std::uint8_t kind = (flags[i] & core::kBlockGapFlag) != 0 ? kSourceLoss : kRecordedKind;
+    const std::uint8_t kind = (flags[i] & core::kBlockGapFlag) != 0 ? gap_kind(flags[i]) : kRecordedKind;
     if (i > 0 && !spans.empty() && spans.back().kind == kind && spans.back().hi == s) {
       spans.back().hi = s + 1;
     } else {

@@ -29,7 +29,8 @@ struct Evidence {
 };
 
 /// Appends the rows of one file's block_sequence as spans: consecutive sequences of one kind
-/// (recorded, or source_loss for gap-flagged blocks) make one span.
+/// (recorded, or for blocks flagged core::kBlockGapFlag the reason in their flags' low 8 bits,
+/// h5::flagged_row_reason) make one span.
 void add_blocks(const std::vector<std::uint64_t>& sequence, const std::vector<std::uint32_t>& flags,
                 std::vector<Span>& spans);
 

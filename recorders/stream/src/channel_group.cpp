@@ -236,18 +236,20 @@ core::Result<void> ChannelGroup::write_pending() {
 }
 
 bool ChannelGroup::add_gap(const GapRow& row) noexcept {
-  const bool mergeable = row.blocks > 0 && row.reason != static_cast<std::uint8_t>(GapReason::dropped_at_source);
-  if (std::byte* last = gaps_.unwritten_last(); last != nullptr && mergeable) {
-    GapRow before;
-    std::memcpy(&before, last, sizeof before);
-    if (before.reason == row.reason && before.blocks > 0 && before.sequence + before.blocks == row.sequence) {
-      before.blocks += row.blocks;
-      std::memcpy(last, &before, sizeof before);
-      return false;
-    }
+  // Markers (0 blocks) and dropped_at_source rows (no sequence numbers of their own) never merge.
+  const auto mergeable = [](const GapRow& r) {
+    return r.blocks > 0 && r.reason != static_cast<std::uint8_t>(GapReason::dropped_at_source);
+  };
+  if (has_last_gap_ && mergeable(row) && mergeable(last_gap_) && last_gap_.reason == row.reason &&
+      last_gap_.sequence + last_gap_.blocks == row.sequence) {
+    last_gap_.blocks += row.blocks;
+    gaps_.replace_last(&last_gap_);  // HDF5 may have it already: then it is handed over again
+    return false;
   }
   std::memcpy(gaps_.stage_end(), &row, sizeof row);
   gaps_.commit(1);
+  last_gap_ = row;
+  has_last_gap_ = true;
   return true;
 }
 
@@ -276,6 +278,7 @@ std::uint64_t ChannelGroup::roll_back(std::uint64_t next_sequence) noexcept {
   const bool lost_rows = sequence_.size() > sequence_.durable();
   for (Column* c : {&sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &data_, &gaps_, &steps_})
     (void)c->roll_back();  // best effort: if HDF5 cannot even shrink, the file keeps its last flushed state
+  has_last_gap_ = false;   // the file's last row may be an older state of it: the next row is a new one
   if (any_durable_) return durable_next_;
   return lost_rows ? first_.sequence : next_sequence;
 }

@@ -65,9 +65,10 @@ class ChannelGroup {
   /// Writes the first block's attributes and whole chunks that are ready. Cold path.
   [[nodiscard]] core::Result<void> write_pending();
   /// Stages a gap row; it reaches the file with the blocks around it (a flush or a full chunk of
-  /// rows). A row that continues the last staged row of the same reason (not yet handed to HDF5)
-  /// extends it instead (run-length; markers and dropped_at_source rows never merge). Returns
-  /// whether a new row was added. Hot path: no allocation; then write_pending() when pending() says so.
+  /// rows). A row that continues the segment's last row (same reason, the next sequence) extends it
+  /// instead, even when that row is in the file already (it is rewritten at the next write): one
+  /// row per contiguous run (markers and dropped_at_source rows never merge). Returns whether a new
+  /// row was added. Hot path: no allocation, no HDF5 call; then write_pending() when pending() says so.
   bool add_gap(const GapRow& row) noexcept;
   /// Hands the staged gap rows to HDF5 now (the last act on a file a failed write ends).
   [[nodiscard]] core::Result<void> write_gaps();
@@ -123,6 +124,8 @@ class ChannelGroup {
   static constexpr std::uint8_t kSawHostClock = 2;    // ... one without
   std::uint8_t clock_seen_ = 0;                       // of this segment's blocks
   std::uint8_t clock_written_ = 0;                    // what data's clock attribute says
+  GapRow last_gap_{};                                 // the last gaps row, as it is now (run-length)
+  bool has_last_gap_ = false;
 };
 
 }  // namespace weir::rec

@@ -60,6 +60,7 @@ core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::s
   c.what_ = std::move(what);
   c.buffer_.resize((spec.chunk + spec.slack) * spec.element_bytes);
   c.element_bytes_ = spec.element_bytes;
+  c.replaced_.resize(spec.element_bytes);
   c.cols_ = spec.cols;
   c.chunk_ = spec.chunk;
   c.filtered_ = spec.deflate > 0;
@@ -98,7 +99,24 @@ core::Result<void> Column::write_whole_chunk(const std::byte* data) {
   return {};
 }
 
+void Column::replace_last(const void* element) noexcept {
+  const std::uint64_t index = size() - 1;
+  if (staged_ > 0) std::memcpy(buffer_.data() + (staged_ - 1) * element_bytes_, element, element_bytes_);
+  if (index >= written_) return;  // handed over with the rest of the staged elements
+  std::memcpy(replaced_.data(), element, element_bytes_);
+  replaced_index_ = index;
+  replaced_pending_ = true;
+}
+
+core::Result<void> Column::write_replaced() {
+  if (!replaced_pending_) return {};
+  if (auto ok = write_range(replaced_index_, 1, replaced_.data()); !ok) return ok;
+  replaced_pending_ = false;
+  return {};
+}
+
 core::Result<void> Column::write_chunks() {
+  if (auto ok = write_replaced(); !ok) return ok;
   while (staged_ >= chunk_) {
     // Unfiltered: only what a flush has not handed over yet. Filtered: the whole chunk, so HDF5
     // never reads back and decompresses a chunk to patch it. A chunk none of which was handed over
@@ -133,6 +151,7 @@ core::Result<void> Column::roll_back() noexcept {
   base_ = durable_ - durable_ % chunk_;
   staged_ = durable_ - base_;
   written_ = durable_;
+  replaced_pending_ = false;
   if (extent_ <= durable_) return {};
   const hsize_t size[2] = {durable_, cols_};
   if (H5Dset_extent(dataset_.get(), size) < 0) return tl::make_unexpected(core::Error{core::Errc::io_error, ""});

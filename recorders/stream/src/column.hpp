@@ -62,17 +62,17 @@ class Column {
   /// After a failed write: shrinks the dataset back to what the last flush made durable and drops
   /// everything staged, so the file describes nothing that may not have reached the disk.
   [[nodiscard]] core::Result<void> roll_back() noexcept;
-  /// The last element committed, while it is staged and not yet handed to HDF5 (it may still be
-  /// changed in place); nullptr otherwise.
-  [[nodiscard]] std::byte* unwritten_last() noexcept {
-    return staged_ > 0 && base_ + staged_ > written_ ? buffer_.data() + (staged_ - 1) * element_bytes_ : nullptr;
-  }
+  /// Replaces the last element committed (size() > 0) with `element`: in place while it is staged;
+  /// one HDF5 already has is handed over again by the next write_chunks() or write_partial(). Hot
+  /// path: no allocation, no HDF5 call.
+  void replace_last(const void* element) noexcept;
   /// Copies element `index` out if it is still staged; false if it is not.
   bool read_staged(std::uint64_t index, void* out) const noexcept;
 
  private:
   [[nodiscard]] core::Result<void> write_range(std::uint64_t first, std::uint64_t count, const std::byte* data);
   [[nodiscard]] core::Result<void> write_whole_chunk(const std::byte* data);
+  [[nodiscard]] core::Result<void> write_replaced();
 
   h5::Dataset dataset_;
   hid_t mem_type_ = H5I_INVALID_HID;
@@ -87,6 +87,9 @@ class Column {
   std::uint64_t extent_ = 0;    // the dataset's current size
   std::uint64_t durable_ = 0;   // elements on disk as of the last successful flush
   std::uint64_t direct_chunks_ = 0;
+  std::vector<std::byte> replaced_;  // one element: the new value of element replaced_index_ ...
+  std::uint64_t replaced_index_ = 0;
+  bool replaced_pending_ = false;    // ... which HDF5 has with its old value
   bool filtered_ = false;       // a filtered chunk is always rewritten whole, never patched
   bool direct_ = false;         // whole, untouched chunks go by H5Dwrite_chunk (ColumnSpec::direct, allowed)
 };

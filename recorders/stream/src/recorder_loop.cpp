@@ -84,8 +84,11 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
     if (status == core::NextStatus::empty) break;
     ++work;
     if (status == core::NextStatus::lost) {
-      if (auto ok = add_gap(f, at, lost, f.read_any ? GapReason::lapped : f.first_loss); !ok)
-        return tl::make_unexpected(ok.error());
+      // The writer's reason for a gap it published; lapped when it overwrote them before we read
+      // them (before the first read: why the recorder began where it did).
+      GapReason reason = core::lost_reason(view.flags);
+      if (reason == GapReason::lapped && !f.read_any) reason = f.first_loss;
+      if (auto ok = add_gap(f, at, lost, reason); !ok) return tl::make_unexpected(ok.error());
       f.read_any = true;
       continue;
     }

@@ -1,122 +1,10 @@
 // The stream assembler on packets in any order, through a sink that records what a channel would
 // get: blocks with their samples and stamps, and gaps.
-#include <doctest/doctest.h>
-
-#include <array>
-#include <cstdint>
-#include <cstring>
-#include <numeric>
-#include <vector>
-
-#include "weir/udp/raw_packet.hpp"
-#include "weir/udp/stream_assembler.hpp"
-#include "weir/udp/vita49.hpp"
+#include "assembler_harness.hpp"
 
 using namespace weir::acq;
+using namespace weir::test::udp;
 using weir::core::Dtype;
-
-namespace {
-
-struct Event {
-  bool gap = false;
-  std::uint64_t blocks = 0;                 // gap: how many
-  std::vector<std::int16_t> samples;        // block: its samples
-  std::uint64_t realtime_ns = 0, monotonic_ns = 0;
-  std::uint32_t flags = 0;
-};
-
-class RecordingSink : public BlockSink {
- public:
-  std::vector<Event> events;
-  bool refuse = false;
-  bool publish(std::span<const std::byte> samples, std::uint32_t count, std::uint64_t realtime_ns,
-               std::uint64_t monotonic_ns, std::uint32_t flags) noexcept override {
-    if (refuse) return false;
-    Event e;
-    e.samples.resize(count);
-    std::memcpy(e.samples.data(), samples.data(), count * sizeof(std::int16_t));
-    e.realtime_ns = realtime_ns;
-    e.monotonic_ns = monotonic_ns;
-    e.flags = flags;
-    events.push_back(std::move(e));
-    return true;
-  }
-  void skip(std::uint64_t blocks, weir::core::GapReason) noexcept override {
-    Event e;
-    e.gap = true;
-    e.blocks = blocks;
-    events.push_back(std::move(e));
-  }
-  // Blocks in channel order, a gap block as an empty vector (one per gap block).
-  [[nodiscard]] std::vector<std::vector<std::int16_t>> blocks() const {
-    std::vector<std::vector<std::int16_t>> out;
-    for (const Event& e : events) {
-      if (e.gap)
-        out.insert(out.end(), e.blocks, {});
-      else
-        out.push_back(e.samples);
-    }
-    return out;
-  }
-};
-
-// The value the tests give stream sample i.
-std::int16_t value(std::uint64_t i) { return static_cast<std::int16_t>(i * 3 + 1); }
-
-std::vector<std::int16_t> ramp(std::uint64_t first, std::uint32_t count) {
-  std::vector<std::int16_t> out(count);
-  for (std::uint32_t i = 0; i < count; ++i) out[i] = value(first + i);
-  return out;
-}
-
-// A raw packet of `count` samples starting at stream index first, decoded into a view of `buf`.
-PacketView raw(std::vector<std::byte>& buf, std::uint64_t first, std::uint32_t count, std::uint64_t time_ns = 0) {
-  const auto samples = ramp(first, count);
-  buf.resize(kRawHeaderBytes + count * 2);
-  RawFields f;
-  f.stream_id = 1;
-  f.first_sample = first;
-  f.timestamp_ns = time_ns;
-  REQUIRE(encode_raw(f, Dtype::i16, std::as_bytes(std::span(samples)), buf) == buf.size());
-  PacketView v;
-  REQUIRE(decode_raw(buf, v) == PacketStatus::ok);
-  return v;
-}
-
-PacketView vita(std::vector<std::byte>& buf, const Vita49Fields& f, std::uint64_t first, std::uint32_t count) {
-  const auto samples = ramp(first, count);
-  buf.resize(64 + count * 2);
-  const std::size_t n = encode_vita49(f, Dtype::i16, std::as_bytes(std::span(samples)), buf);
-  REQUIRE(n > 0);
-  buf.resize(n);
-  PacketView v;
-  REQUIRE(decode_vita49(buf, Dtype::i16, v) == PacketStatus::ok);
-  return v;
-}
-
-StreamConfig config(std::uint32_t block, std::uint32_t reorder = 2) {
-  StreamConfig c;
-  c.dtype = Dtype::i16;
-  c.samples_per_block = block;
-  c.rate_hz = 1000;
-  c.reorder_blocks = reorder;
-  c.max_packet_samples = 1024;
-  return c;
-}
-
-// Feeds packets of `count` samples with the given starting indices, in that order.
-void feed(StreamAssembler& a, const std::vector<std::uint64_t>& firsts, std::uint32_t count) {
-  std::vector<std::byte> buf;
-  for (std::uint64_t first : firsts) (void)a.accept(raw(buf, first, count), 1, 1);
-}
-
-std::vector<std::uint64_t> packet_starts(std::uint64_t packets, std::uint32_t count, std::uint64_t from = 0) {
-  std::vector<std::uint64_t> out(packets);
-  for (std::uint64_t i = 0; i < packets; ++i) out[i] = from + i * count;
-  return out;
-}
-
-}  // namespace
 
 TEST_SUITE("acquisition.udp.stream_assembler") {
 
@@ -192,20 +80,59 @@ TEST_CASE("packets reordered within the window are put in place") {
   CHECK(a->counters().late == 0);
 }
 
-TEST_CASE("a packet behind the window is late and its samples stay counted lost") {
+TEST_CASE("a packet up to the window late is placed; one later is late and its samples stay counted lost") {
   RecordingSink sink;
   auto a = StreamAssembler::create(config(8, 1), sink);
   REQUIRE(a);
-  feed(*a, {0, 4, 12, 16, 20}, 4);  // 8 missing; data at 16..23 closes block 1 (window 1)
+  feed(*a, {0, 4, 12, 16, 20}, 4);  // 8 missing; data in block 2 is one block past block 1: still open
+  CHECK(a->counters().lost_samples == 0);
+  feed(*a, {24}, 4);                // data in block 3 closes block 1 (window 1)
   CHECK(a->counters().lost_samples == 4);
+  CHECK(a->counters().source_loss == 1);
   feed(*a, {8}, 4);
   CHECK(a->counters().late == 1);
+  CHECK(a->counters().source_loss == 0);  // late, not lost: taken back
   CHECK(a->counters().lost_samples == 4);
+  feed(*a, {28}, 4);
   a->finish();
   const auto blocks = sink.blocks();
-  REQUIRE(blocks.size() == 3);
+  REQUIRE(blocks.size() == 4);
   CHECK(blocks[1].empty());
   CHECK(blocks[2] == ramp(16, 8));
+  CHECK(blocks[3] == ramp(24, 8));
+}
+
+TEST_CASE("a reorder window of R holds a packet displaced by exactly R blocks, and one more is late") {
+  for (const std::uint32_t r : {0U, 1U, 2U, 5U}) {
+    CAPTURE(r);
+    RecordingSink sink;
+    auto a = StreamAssembler::create(config(4, r), sink);
+    REQUIRE(a);
+    // One packet a block; packet 1 arrives after packets 2 .. 1 + r (displaced by r), then the rest.
+    std::vector<std::uint64_t> order{0};
+    for (std::uint64_t k = 2; k <= 1 + r; ++k) order.push_back(k * 4);
+    order.push_back(4);
+    for (std::uint64_t k = 2 + r; k < 12; ++k) order.push_back(k * 4);
+    feed(*a, order, 4);
+    a->finish();
+    CHECK(a->counters().late == 0);
+    CHECK(a->counters().lost_samples == 0);
+    CHECK(sink.blocks().size() == 12);
+
+    RecordingSink sink2;
+    auto b = StreamAssembler::create(config(4, r), sink2);
+    REQUIRE(b);
+    std::vector<std::uint64_t> later{0};
+    for (std::uint64_t k = 2; k <= 2 + r; ++k) later.push_back(k * 4);
+    later.push_back(4);  // displaced by r + 1: its block has closed
+    for (std::uint64_t k = 3 + r; k < 12; ++k) later.push_back(k * 4);
+    feed(*b, later, 4);
+    b->finish();
+    CHECK(b->counters().late == 1);
+    CHECK(b->counters().gap_blocks == 1);  // its own block only: the on-time neighbours are all placed
+    CHECK(b->counters().source_loss == 0);
+    CHECK(b->counters().recorded == 11);
+  }
 }
 
 TEST_CASE("a duplicate packet is counted and changes nothing") {
@@ -363,6 +290,7 @@ TEST_CASE("without packet timestamps blocks carry the receive time and VITA 49 p
   std::vector<std::byte> buf;
   Vita49Fields f;
   (void)a->accept(vita(buf, f, 0, 4), 111, 222);
+  f.count = 1;  // the next packet: placed by its count
   (void)a->accept(vita(buf, f, 4, 4), 333, 444);
   REQUIRE(sink.events.size() == 2);
   CHECK(sink.events[1].samples == ramp(4, 4));

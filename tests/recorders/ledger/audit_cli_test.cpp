@@ -107,6 +107,39 @@ TEST_CASE("weir audit: exit 0 and the ledger in text and JSON for an exact run, 
   CHECK(contains(hole.out, "NOT exact: 0 duplicated, " + std::to_string(2 * kBlocks) + " unaccounted"));
 }
 
+TEST_CASE("weir audit names every reason of the format: gap rows and gap-flagged rows of the writers' reasons, in "
+          "text and JSON" *
+          doctest::timeout(90)) {
+  ScratchDir dir("ledger-cli");
+  const std::string arena = record_run(dir.str(), 3, {"adc0"}, 1, kBlocks);
+  const std::filesystem::path file = segment_file(dir.path(), arena, 3, 0);
+  const auto flagged = [](h5::GapReason r) { return core::kBlockGapFlag | static_cast<std::uint32_t>(r); };
+  flag_gap_blocks(file, "adc0", 5, 5, flagged(h5::GapReason::kernel_drop));
+  flag_gap_blocks(file, "adc0", 20, 2, flagged(h5::GapReason::malformed));
+  add_gap_row(file, "adc0", kBlocks, 4, h5::GapReason::timeout);
+  add_gap_row(file, "adc0", kBlocks + 4, 3, h5::GapReason::late);
+  add_gap_row(file, "adc0", kBlocks + 7, 2, h5::GapReason::driver_error);
+
+  const RunResult text = run_weir({"audit", dir.str()});
+  INFO(text.out, text.err);
+  CHECK(text.exit_code == 0);
+  CHECK(contains(text.out, "channel adc0: written 39, recorded 23, duplicated 0, unaccounted 0, lost 16"));
+  CHECK(contains(text.out, "gaps: kernel_drop 5, malformed 2, late 3, timeout 4, driver_error 2"));
+  const std::vector<nlohmann::json> lines = json_lines(run_weir({"audit", dir.str(), "--json"}).out);
+  REQUIRE(lines.size() == 2);
+  const nlohmann::json& gaps = lines[0]["gaps"];
+  CHECK(gaps.size() == h5::kGapReasonCount);
+  CHECK(gaps["kernel_drop"] == 5);
+  CHECK(gaps["malformed"] == 2);
+  CHECK(gaps["late"] == 3);
+  CHECK(gaps["timeout"] == 4);
+  CHECK(gaps["driver_error"] == 2);
+  CHECK(gaps["source_loss"] == 0);
+  CHECK(gaps["lapped"] == 0);
+  CHECK(lines[0]["lost"] == 16);
+  CHECK(lines[1]["exact"] == true);
+}
+
 TEST_CASE("weir audit: exit 1 naming the directory when it holds no run, or several and no --run" *
           doctest::timeout(90)) {
   ScratchDir dir("ledger-cli");

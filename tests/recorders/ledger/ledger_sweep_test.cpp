@@ -46,6 +46,31 @@ TEST_CASE("consecutive rows make one span, gap-flagged rows a source_loss span, 
   CHECK(c.unaccounted == 3);  // 4 5 6
 }
 
+TEST_CASE("gap-flagged rows count under the reason in their flags' low 8 bits; a bare flag, as files before "
+          "format 1.5 have, and a reason this build does not know under source_loss") {
+  const auto flagged = [](GapReason r) { return core::kBlockGapFlag | static_cast<std::uint32_t>(r); };
+  std::vector<Span> spans;
+  detail::add_blocks({0, 1, 2, 3, 4, 5, 6, 7},
+                     {0, flagged(GapReason::kernel_drop), flagged(GapReason::kernel_drop), flagged(GapReason::late),
+                      core::kBlockGapFlag, core::kBlockGapFlag | 0xEEU, flagged(GapReason::driver_error), 0},
+                     spans);
+  REQUIRE(spans.size() == 6);
+  CHECK(spans[1].kind == reason(GapReason::kernel_drop));
+  CHECK(spans[1].lo == 1);
+  CHECK(spans[1].hi == 3);  // one span of the run
+  CHECK(spans[2].kind == reason(GapReason::late));
+  CHECK(spans[3].kind == reason(GapReason::source_loss));
+  CHECK(spans[3].hi == 6);  // the bare flag and the unknown reason
+  const ChannelLedger c = detail::sweep(Evidence{spans, 0, 0, {}, {}}, kDown);
+  CHECK(c.recorded == 2);
+  CHECK(gap(c, GapReason::kernel_drop) == 2);
+  CHECK(gap(c, GapReason::late) == 1);
+  CHECK(gap(c, GapReason::source_loss) == 2);
+  CHECK(gap(c, GapReason::driver_error) == 1);
+  CHECK(gap(c, GapReason::lapped) == 0);
+  CHECK(ledger::lost_blocks(c) == 6);
+}
+
 TEST_CASE("a record's first below the files and written beyond them: unaccounted before, a tail after") {
   Evidence e;
   e.spans = {Span{10, 20, kRecorded}, Span{20, 20, reason(GapReason::recorder_restart)}};

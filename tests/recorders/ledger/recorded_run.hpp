@@ -119,13 +119,15 @@ struct EditFile {
   }
 };
 
-/// Sets kBlockGapFlag on rows [from, from + count) of a channel's block_flags.
-inline void flag_gap_blocks(const std::filesystem::path& path, const std::string& channel, hsize_t from, hsize_t count) {
+/// Sets `value` (kBlockGapFlag, and a reason in the low 8 bits) as the flags of rows [from, from + count) of a
+/// channel's block_flags.
+inline void flag_gap_blocks(const std::filesystem::path& path, const std::string& channel, hsize_t from, hsize_t count,
+                            std::uint32_t value = core::kBlockGapFlag) {
   EditFile f(path);
   h5::Dataset flags{H5Dopen2(f.file.get(), ("/entry/" + channel + "/block_flags").c_str(), H5P_DEFAULT)};
   REQUIRE(flags.valid());
   h5::Space space{H5Dget_space(flags.get())};
-  std::vector<std::uint32_t> values(count, core::kBlockGapFlag);
+  std::vector<std::uint32_t> values(count, value);
   h5::Space memory{H5Screate_simple(1, &count, nullptr)};
   REQUIRE(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &from, nullptr, &count, nullptr) >= 0);
   REQUIRE(H5Dwrite(flags.get(), H5T_NATIVE_UINT32, memory.get(), space.get(), H5P_DEFAULT, values.data()) >= 0);

@@ -91,6 +91,46 @@ TEST_CASE("a partial flush makes the staged tail visible at once, before its chu
   CHECK_FALSE(column->read_staged(3, &back));
 }
 
+TEST_CASE("the last element replaced while staged, after a partial flush handed it over, and after its chunk was "
+          "written whole, reads back as its last value") {
+  TempDir dir;
+  const std::string file = (dir.path() / "l.h5").string();
+  weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+  auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1, 0}, file);
+  REQUIRE(column);
+  const auto append = [&](std::int32_t v) {
+    std::memcpy(column->stage_end(), &v, sizeof v);
+    column->commit(1);
+    if (column->chunk_ready()) REQUIRE(column->write_chunks());
+  };
+  const auto replace = [&](std::int32_t v) { column->replace_last(&v); };
+  append(1);
+  replace(2);  // staged: changed in place
+  CHECK(read_all(column->id()).empty());
+  REQUIRE(column->write_partial());
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{2});
+  replace(3);  // HDF5 has it: handed over again at the next write
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{2});
+  REQUIRE(column->write_partial());
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{3});
+  append(10);
+  append(11);
+  REQUIRE(column->write_partial());
+  append(12);  // fills the chunk: written whole, nothing staged any more
+  replace(13);
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{3, 10, 11, 12});
+  append(20);  // the replacement waits for the next write, whatever follows
+  replace(21);  // staged, in the next chunk
+  REQUIRE(column->write_partial());
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{3, 10, 11, 13, 21});
+  append(30);
+  append(31);
+  append(32);  // the second chunk fills
+  replace(33);
+  REQUIRE(column->write_partial());
+  CHECK(read_all(column->id()) == std::vector<std::int32_t>{3, 10, 11, 13, 21, 30, 31, 33});
+}
+
 TEST_CASE("a roll-back shrinks the dataset to the last durable point and appends from there") {
   TempDir dir;
   const std::string file = (dir.path() / "r.h5").string();

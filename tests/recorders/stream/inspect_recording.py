@@ -21,7 +21,8 @@ import h5py
 import numpy as np
 
 REASONS = ["lapped", "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error", "before_start",
-           "recorder_down", "shutdown", "source_loss"]
+           "recorder_down", "shutdown", "source_loss", "kernel_drop", "malformed", "late", "timeout",
+           "driver_error"]  # format 1.5; a row's name is read from its table's reason_names
 TABLES = ["block_sequence", "block_offset", "block_samples", "block_realtime_ns", "block_monotonic_ns",
           "block_flags"]
 TABLE_TYPES = {"block_sequence": np.uint64, "block_offset": np.uint64, "block_samples": np.uint32,
@@ -93,7 +94,8 @@ def channel(name, g, export):
     check(bool(np.all(samples <= spb)), f"{chan}: a block holds more than samples_per_block")
     gaps = g["gaps"]
     check(list(gaps.dtype.names) == ["sequence", "blocks", "reason", "realtime_ns"], f"{chan}: gaps fields")
-    check(text(gaps.attrs.get("reason_names", "")) == ",".join(REASONS), f"{chan}: gaps reason_names")
+    names = text(gaps.attrs.get("reason_names", "")).split(",")
+    check(names == REASONS, f"{chan}: gaps reason_names {names}")
     rows = gaps[...]
     rows = rows[rows["reason"] != UNWRITTEN_REASON]
     compression = d.compression or "none"
@@ -109,7 +111,8 @@ def channel(name, g, export):
           f"policy {text(g.attrs.get('policy', '-'))}")
     print(f"seqs {chan} {ranges(int(s) for s in seq)}")
     for r in rows:
-        print(f"gap {chan} {int(r['sequence'])} {int(r['blocks'])} {REASONS[int(r['reason'])]}")
+        reason = int(r["reason"])
+        print(f"gap {chan} {int(r['sequence'])} {int(r['blocks'])} {names[reason] if reason < len(names) else reason}")
     if export:
         data = d[:total] if total else np.zeros(0, dtype=d.dtype)
         with open(os.path.join(export, chan + ".bin"), "wb") as out:
@@ -152,7 +155,7 @@ def inspect(path, swmr, export):
         for name in ["weir_format", "weir_version", "run", "segment", "start_time", "stop_time", "host", "arena",
                      "arena_geometry", "pipeline"]:
             check(name in f.attrs, f"root has no {name} attribute")
-        check(text(f.attrs["weir_format"]) == "weir-recording 1.4", "weir_format")
+        check(text(f.attrs["weir_format"]) == "weir-recording 1.5", "weir_format")
         for name in ["run", "segment", "start_time", "stop_time", "arena", "weir_version"]:
             print(f"root {name} {text(f.attrs[name]) or '-'}")
         print(f"root pipeline_bytes {len(text(f.attrs['pipeline']).encode())}")

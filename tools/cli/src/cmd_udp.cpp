@@ -35,6 +35,7 @@ struct UdpArgs {
   std::uint32_t batch = acq::kUdpDefaultBatch;
   int cpu = -1;
   std::uint32_t reorder = acq::kUdpDefaultReorderBlocks;
+  std::uint32_t horizon = acq::kUdpDefaultHorizonBlocks;
   double seconds = 0;
   std::uint64_t packets = 0;
   std::string dtype;
@@ -101,6 +102,7 @@ core::Result<acq::UdpOptions> to_options(const UdpArgs& a) {
   o.batch = a.batch;
   o.cpu = a.cpu;
   o.reorder_blocks = a.reorder;
+  o.horizon_blocks = a.horizon;
   o.duration_s = a.seconds;
   o.max_packets = a.packets;
   if (!a.dtype.empty() || a.rate_hz > 0 || a.block > 0) {
@@ -135,6 +137,13 @@ JsonObject counters_json(const acq::UdpStreamReport& s) {
       .number("overflow", c.overflow)
       .number("oversized", c.oversized)
       .number("dtype_mismatch", c.dtype_mismatch)
+      .number("bad_timestamp", c.bad_timestamp)
+      .number("width_mismatch", c.width_mismatch)
+      .number("recorded", c.recorded)
+      .number("missing", c.missing_packets)
+      .number("source_loss", c.source_loss)
+      .number("kernel_drop", c.kernel_drop)
+      .number("malformed_missing", c.malformed_missing)
       .number("resyncs", c.resyncs)
       .number("blocks_published", c.blocks_published)
       .number("gap_blocks", c.gap_blocks)
@@ -150,6 +159,14 @@ void print_udp(const UdpArgs& a, const acq::UdpReport& r) {
     JsonObject malformed;
     for (std::size_t i = 1; i < acq::kPacketStatusCount; ++i)
       malformed.number(acq::packet_status_name(static_cast<acq::PacketStatus>(i)), r.malformed[i]);
+    const acq::UdpLedger& l = r.ledger;
+    JsonObject accounting;
+    accounting.number("recorded", l.recorded)
+        .number("source_loss", l.source_loss)
+        .number("kernel_drop", l.kernel_drop)
+        .number("malformed", l.malformed)
+        .number("duplicate", l.duplicate)
+        .number("late", l.late);
     JsonObject out;
     out.text("arena", a.where)
         .text("part", r.part)
@@ -169,7 +186,8 @@ void print_udp(const UdpArgs& a, const acq::UdpReport& r) {
         .real("packets_per_s", r.packets_per_s)
         .real("bytes_per_s", r.bytes_per_s)
         .boolean("stopped", r.stopped)
-        .raw("streams", streams.str());
+        .raw("streams", streams.str())
+        .raw("accounting", accounting.str());
     print_json(out);
     return;
   }
@@ -179,6 +197,10 @@ void print_udp(const UdpArgs& a, const acq::UdpReport& r) {
              r.datagrams, human_bytes(r.bytes), r.elapsed_s, r.packets_per_s, human_bytes(static_cast<std::uint64_t>(r.rcvbuf_granted)),
              human_bytes(static_cast<std::uint64_t>(r.rcvbuf_requested)), r.kernel_drops);
   fmt::print("  {} malformed, {} of unknown streams\n", r.malformed_total, r.unknown_stream);
+  const acq::UdpLedger& l = r.ledger;
+  fmt::print("  packets sent = {} recorded + {} source_loss + {} kernel_drop + {} malformed + {} duplicate + {} late "
+             "= {}\n", l.recorded, l.source_loss, l.kernel_drop, l.malformed, l.duplicate, l.late,
+             l.recorded + l.source_loss + l.kernel_drop + l.malformed + l.duplicate + l.late);
   for (std::size_t i = 1; i < acq::kPacketStatusCount; ++i)
     if (r.malformed[i] > 0)
       fmt::print("    {:<20} {}\n", acq::packet_status_name(static_cast<acq::PacketStatus>(i)), r.malformed[i]);
@@ -332,6 +354,9 @@ void add_udp_commands(CLI::App& app, Action& action) {
     sub->add_option("--batch", args->batch, "datagrams per recvmmsg")->capture_default_str();
     sub->add_option("--cpu", args->cpu, "pin the receiving thread to this CPU");
     sub->add_option("--reorder", args->reorder, "blocks a block waits for late packets")->capture_default_str();
+    sub->add_option("--horizon", args->horizon,
+                    "blocks a timestamp may jump before its packet count must agree (else one bad packet)")
+        ->capture_default_str();
     CLI::Option* seconds = sub->add_option("--seconds", args->seconds, "stop after this many seconds")
                                ->check(CLI::PositiveNumber);
     sub->add_option("--packets", args->packets, "stop after this many datagrams")->excludes(seconds);

@@ -14,8 +14,8 @@
 namespace weir::acq {
 
 namespace {
-constexpr std::array<const char*, 8> kKeys{"port", "format", "streams", "bind", "group",
-                                           "rcvbuf", "batch", "reorder"};
+constexpr std::array<const char*, 9> kKeys{"port", "format", "streams", "bind", "group",
+                                           "rcvbuf", "batch", "reorder", "horizon"};
 constexpr std::array<const char*, 2> kStreamKeys{"id", "channel"};
 constexpr long long kMaxPort = 65535;
 constexpr long long kMaxRcvbuf = 1LL << 31;
@@ -49,6 +49,9 @@ core::Result<UdpOptions> udp_options(const config::DriverDecl& decl) {
   auto reorder = f.integer("reorder", 0, kUdpMaxReorderBlocks, kUdpDefaultReorderBlocks);
   if (!reorder) return tl::make_unexpected(reorder.error());
   o.reorder_blocks = static_cast<std::uint32_t>(*reorder);
+  auto horizon = f.integer("horizon", 1, kUdpMaxHorizonBlocks, kUdpDefaultHorizonBlocks);
+  if (!horizon) return tl::make_unexpected(horizon.error());
+  o.horizon_blocks = static_cast<std::uint32_t>(*horizon);
   auto streams = f.items("streams", true);
   if (!streams) return tl::make_unexpected(streams.error());
   for (config::Fields& s : *streams) {

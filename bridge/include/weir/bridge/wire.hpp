@@ -5,9 +5,12 @@
 //   block     [WireHeader + payload: samples * dtype bytes]   one frame, payload_bytes after the header
 //   describe  [WireHeader][ChannelDescription][labels: names, each ended by '\0']
 //   mark      [WireHeader]        sequence = the next block the sender will send of that channel
+//   gap       [WireHeader]        sequence = the first of gap_blocks blocks the near writer published
+//                                 as a gap (ChannelWriter::skip), flags = kBlockGapFlag | its reason
 //
 // Version 2 carries a block in one frame (version 1 sent the payload as a second frame): one
-// allocation and one frame per block instead of two. Receivers refuse other versions, counted as
+// allocation and one frame per block instead of two. Version 3 adds the gap message, so the far
+// side's gap blocks carry the near writer's reason. Receivers refuse other versions, counted as
 // malformed, so both ends of a link run the same version.
 //
 // Fields are in the sender's native byte order; both ends must be little-endian (static_assert
@@ -22,7 +25,7 @@
 namespace weir::bridge {
 
 inline constexpr std::uint32_t kWireMagic = 0x5257'4557U;  // "WEWR" read as little-endian bytes
-inline constexpr std::uint16_t kWireVersion = 2;
+inline constexpr std::uint16_t kWireVersion = 3;
 inline constexpr std::size_t kWireNameBytes = 64;   // channel and sender names, zero-terminated
 inline constexpr std::size_t kWireTextBytes = 32;   // units, axis name and units
 
@@ -30,6 +33,7 @@ enum class MessageKind : std::uint16_t {
   block = 1,     // one published block of a channel
   describe = 2,  // what a channel is: sent when first seen, on every (re)connect and every second
   mark = 3,      // how far the sender has gone: blocks before `sequence` were sent or dropped
+  gap = 4,       // a run of blocks the near writer published as a gap, and why (version 3)
 };
 
 // The first frame of every message.
@@ -39,7 +43,7 @@ struct WireHeader {                      // off size
   std::uint16_t kind;                    //   6   2  MessageKind
   std::uint64_t session;                 //   8   8  random per sender start: tells a restart from a reorder
   std::uint32_t channel_id;              //  16   4  the sender's number for the channel in this session
-  std::uint32_t flags;                   //  20   4  the block's driver flags
+  std::uint32_t flags;                   //  20   4  the block's driver flags; gap: kBlockGapFlag | reason
   std::uint64_t sequence;                //  24   8  the block's sequence in the sender's channel
   std::uint64_t first_sample;            //  32   8  its first sample's index in the sender's stream
   std::uint64_t realtime_ns;             //  40   8  acquisition time, ns since the epoch
@@ -50,14 +54,14 @@ struct WireHeader {                      // off size
   std::uint32_t frame_elements;          //  68   4
   std::uint64_t payload_bytes;           //  72   8  block: payload bytes after the header, in its frame; else 0
   std::uint64_t sent_ns;                 //  80   8  CLOCK_REALTIME when sent: latency across the link
-  std::uint64_t reserved0;               //  88   8  zero
+  std::uint64_t gap_blocks;              //  88   8  gap: blocks in the run (3; was reserved, zero); else 0
   char channel[kWireNameBytes];          //  96  64  the sender's channel name
 };
 static_assert(std::is_standard_layout_v<WireHeader> && std::is_trivially_copyable_v<WireHeader>);
 static_assert(sizeof(WireHeader) == 160 && alignof(WireHeader) == 8);
 static_assert(offsetof(WireHeader, session) == 8 && offsetof(WireHeader, sequence) == 24);
 static_assert(offsetof(WireHeader, samples) == 56 && offsetof(WireHeader, payload_bytes) == 72);
-static_assert(offsetof(WireHeader, channel) == 96);
+static_assert(offsetof(WireHeader, gap_blocks) == 88 && offsetof(WireHeader, channel) == 96);
 static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
 
 // The second frame of a describe message: everything the receiver needs to create a matching

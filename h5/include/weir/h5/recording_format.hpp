@@ -1,5 +1,5 @@
 #pragma once
-// The recording file format (docs/design/recording.md, format 1.4), declared once: every name, fixed
+// The recording file format (docs/design/recording.md, format 1.5), declared once: every name, fixed
 // value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
 // share. A change here is a change of the format: update the design document with it.
 //
@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "weir/core/arena_layout.hpp"
 #include "weir/core/gap_reason.hpp"
 #include "weir/h5/handle.hpp"
 
@@ -30,8 +31,8 @@ namespace weir::h5 {
 // understand (docs/design/recording.md, "Versions").
 inline constexpr char kFormatName[] = "weir-recording";
 inline constexpr std::uint32_t kFormatMajor = 1;                // readers refuse other majors
-inline constexpr std::uint32_t kFormatMinor = 4;                // what this build writes
-inline constexpr char kFormatWritten[] = "weir-recording 1.4";  // the weir_format this build writes
+inline constexpr std::uint32_t kFormatMinor = 5;                // what this build writes
+inline constexpr char kFormatWritten[] = "weir-recording 1.5";  // the weir_format this build writes
 
 // Root attributes.
 inline constexpr char kAttrFormat[] = "weir_format";
@@ -204,12 +205,22 @@ struct ClockStepRow {
 /// Why a run of blocks is missing from a channel's data: core's one list of gap reasons, stored as
 /// u8 in the gaps table, whose reason_names attribute lists kGapReasonNames in this order. 1.4 added
 /// before_start, recorder_down, shutdown, source_loss (and made recorder_restart a 0-block marker);
-/// 1.5 added kernel_drop, malformed, late, timeout, driver_error.
+/// 1.5 added kernel_drop, malformed, late, timeout, driver_error, and gap blocks' reasons come from
+/// the writer (ChannelWriter::skip).
 using core::GapReason;
 using core::gap_reason_name;
 using core::kGapReasonCount;
 using core::kGapReasonList;
 using core::kGapReasonNames;
+
+/// The reason of a block table row whose block_flags carry core::kBlockGapFlag (a block published as
+/// a gap, no samples): the reason in the flags' low 8 bits; source_loss for a bare flag (before 1.5
+/// such a row meant a block the source lost, and no writer publishes a gap as lapped, a reader's
+/// loss) and for a reason this build does not know. Thread: any.
+[[nodiscard]] constexpr GapReason flagged_row_reason(std::uint32_t flags) noexcept {
+  const std::uint32_t reason = flags & core::kBlockGapReasonMask;
+  return reason == 0 || reason >= kGapReasonCount ? GapReason::source_loss : static_cast<GapReason>(reason);
+}
 
 /// Fill values: rows a failed write left extended but unwritten read as these.
 inline constexpr std::uint64_t kUnwrittenSequence = ~std::uint64_t{0};  // block_sequence of an unwritten row

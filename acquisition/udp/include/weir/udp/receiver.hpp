@@ -6,12 +6,15 @@
 // Keys (u64 unless said), refreshed every kUdpCounterPeriodNs and at the end:
 //   <part>.port                  the UDP port bound (the kernel's pick when asked for port 0)
 //   <part>.rcvbuf_bytes          the receive buffer the kernel granted (getsockopt SO_RCVBUF)
-//   <part>.kernel_drops          datagrams the kernel dropped for a full buffer (SO_RXQ_OVFL)
+//   <part>.accounting.<term>     the packet ledger (UdpLedger): recorded, source_loss, kernel_drop,
+//                                malformed, duplicate, late
 //   <part>.packets, .bytes       every datagram received, and its bytes
 //   <part>.unknown_stream        datagrams of a stream id no channel is mapped to
 //   <part>.malformed.<reason>    refused datagrams, per PacketStatus reason
 //   <part>.<channel>.packets .bytes .samples .lost .discarded .reordered .late .duplicates
-//                    .gap_blocks .blocks .dropped .resyncs   StreamCounters of the stream
+//                    .gap_blocks .blocks .dropped .resyncs .recorded .missing .source_loss
+//                    .kernel_drop .malformed .bad_timestamp .width_mismatch .dtype_mismatch
+//                    .oversized .overflow .malformed_missing   StreamCounters of the stream
 //   <part>.<channel>.clock       text: where the block stamps come from (StreamAssembler::clock_text)
 #include <atomic>
 #include <cstdint>
@@ -45,6 +48,7 @@ struct UdpOptions {
   std::uint32_t batch = kUdpDefaultBatch;
   int cpu = -1;                       // pin the receiving thread to this CPU, -1 not
   std::uint32_t reorder_blocks = kUdpDefaultReorderBlocks;
+  std::uint32_t horizon_blocks = kUdpDefaultHorizonBlocks;  // a timestamp jump past this must agree with the count
   double duration_s = 0;              // stop after this long (0: no limit)
   std::uint64_t max_packets = 0;      // stop after this many datagrams (0: no limit)
   // Channels missing from the arena are created with these when create_missing is set (the
@@ -86,7 +90,7 @@ struct UdpReport {
   bool joined_group = false;
   std::uint64_t datagrams = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t kernel_drops = 0;
+  std::uint64_t kernel_drops = 0;     // the socket's drop counter (SO_RXQ_OVFL, SK_MEMINFO_DROPS)
   std::uint64_t unknown_stream = 0;
   std::uint64_t malformed[kPacketStatusCount] = {};  // by PacketStatus (index 0, ok, stays 0)
   std::uint64_t malformed_total = 0;

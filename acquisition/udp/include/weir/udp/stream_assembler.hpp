@@ -5,27 +5,43 @@
 // Placement. Every packet is placed by the stream index of its first sample: raw packets carry it
 // (first_sample); VITA 49 packets give it through their timestamps: a sample-count or free-running
 // fractional timestamp is the index (plus integer seconds x rate when TSI is set), a picosecond
-// timestamp gives it as (time - time of the first packet) x rate, rounded; a packet without a
-// fractional timestamp is placed after the previous one (running count: no loss can be seen then).
-// The 4-bit VITA count is never used: it aliases at 16 lost packets.
+// timestamp gives it as (time - time of the first packet) x rate, rounded. A VITA 49 packet without
+// a fractional timestamp is placed by its 4-bit packet count: a count step of d from the newest
+// packet is d packets on (d - 1 lost), except that a step of 16 - k, for k up to the reorder
+// window (in packets, at most 7), is k packets back when that place is a hole (a late packet); a
+// step of 0 is the newest packet again (a duplicate) when its payload's ends match, else 16 packets
+// on. So up to 15 packets lost in a row are placed exactly; 16 or more only as far as TSI seconds
+// tell: a count placement the seconds prove too early is moved on by whole wraps of 16 until it fits.
 //
-// Blocks. The first packet seen starts the stream: block b holds stream samples
+// Plausibility. A packet whose index lies more than `horizon_blocks` blocks from where its packet
+// count puts it (raw: the 64-bit sequence, exactly; VITA 49: the 4-bit count, modulo 16) is one bad
+// packet (`bad_timestamp`): never placed, never a gap but its own slot's. Four bad packets in a row
+// that agree with each other are a source that restarted: the stream starts afresh on the fourth.
+// A VITA 49 stream learns its step (samples per packet) from the timestamps of two consecutive
+// packets (the first packet waits for the second); a packet of another sample count is a sample
+// width the channel does not have (`width_mismatch`): never placed.
+//
+// Blocks. The first packet placed starts the stream: block b holds stream samples
 // [start + b*N, start + (b+1)*N) for N samples per block. Open blocks are staged in a small
 // pre-allocated ring (reorder window + the largest packet's span); a packet fills its ranges there
 // (byte order converted while copying). The oldest open block is closed when it is complete
-// (published) or when data `reorder_blocks` blocks past its end has arrived: then it is published as
-// a gap (BlockSink::skip), its missing samples counted `lost_samples` and the samples it did get
-// `discarded_samples`. So lost_samples is exact, and every consumer counts whole gap blocks.
-// A packet for a block already closed is `late` (its samples were counted lost), unless every block
-// it touches was published whole (recently: within the staging ring): then it is a `duplicate`, as
-// is one overlapping samples already received; one placed before data already seen is `reordered`.
-// A packet far behind (kUdpResyncBlocks) or absurdly far ahead (kUdpMaxJumpSamples) means the source
-// restarted: the open blocks are closed and the stream starts afresh (`resyncs`). Index arithmetic
-// is modulo 2^64, so hostile indices and timestamps cannot overflow anything.
+// (published) or when data more than `reorder_blocks` blocks past its end has arrived (a packet
+// displaced by up to `reorder_blocks` blocks still lands): then it is published as a gap
+// (BlockSink::skip, run-length), its missing samples counted `lost_samples` and the samples it did
+// get `discarded_samples`. A packet for a block already closed is a `duplicate` when every packet
+// slot it covers had been received (history: kUdpHistoryBlocks blocks), else `late`; a packet far
+// behind the history or absurdly far ahead, agreeing with its count, is a source that restarted
+// (`resyncs`). Index arithmetic is modulo 2^64, so hostile indices and timestamps overflow nothing.
+//
+// Accounting (packets). Every packet of the stream is recorded (placed), duplicate, late or bad, and
+// every packet missing from the stream is counted once, under the first of: a bad packet of this
+// stream or a datagram of no known stream refused meanwhile (malformed), a kernel drop of the
+// socket meanwhile (kernel_drop), else source_loss. Gap blocks carry the same reason. A late packet
+// takes its packet back from those terms. The port's counts live in PortDrops, shared by its streams.
 //
 // Time. A block's stamp is its first sample's time from the packet clock when the packet has one
-// (raw timestamp_ns; VITA 49 TSI utc or gps with a fractional part, or integer seconds alone), else the
-// time the packet was received; blocks stamped from the packet clock carry kBlockPacketTimeFlag.
+// (raw timestamp_ns; VITA 49 TSI utc or gps with a fractional part), else the time the packet was
+// received; blocks stamped from the packet clock carry kBlockPacketTimeFlag.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -65,6 +81,16 @@ struct StreamConfig {
   double rate_hz = 0;                                   // the channel's: VITA 49 times -> sample indices
   std::uint32_t reorder_blocks = kUdpDefaultReorderBlocks;
   std::uint32_t max_packet_samples = 0;                 // the largest packet accepted (sizes the staging ring)
+  std::uint32_t horizon_blocks = kUdpDefaultHorizonBlocks;  // a timestamp this far from its count is checked
+};
+
+/// What the socket of a port saw, shared by its streams: the kernel's drops and the datagrams refused
+/// before a stream was known, and how many of each a stream's missing packets have claimed.
+struct PortDrops {
+  std::uint64_t kernel = 0;            // the socket's drop counter (SO_RXQ_OVFL / SK_MEMINFO_DROPS)
+  std::uint64_t kernel_claimed = 0;    // ... explained as missing packets of a stream
+  std::uint64_t refused = 0;           // datagrams refused by the decoder or of no known stream
+  std::uint64_t refused_claimed = 0;   // ... explained as missing packets of a stream
 };
 
 /// What one stream got; plain counters, read by the thread that feeds the assembler.
@@ -75,25 +101,42 @@ struct StreamCounters {
   std::uint64_t lost_samples = 0;       // samples that never arrived in time: exact
   std::uint64_t discarded_samples = 0;  // samples received into blocks that became gaps
   std::uint64_t reordered = 0;          // packets placed before data already seen
-  std::uint64_t late = 0;               // packets for blocks already closed
+  std::uint64_t late = 0;               // packets for blocks already closed as gaps
   std::uint64_t duplicates = 0;         // packets overlapping samples already received
   std::uint64_t overflow = 0;           // packets dropped: more than kUdpMaxFragments ranges in a block
   std::uint64_t oversized = 0;          // packets larger than max_packet_samples
   std::uint64_t dtype_mismatch = 0;     // raw packets whose dtype is not the channel's
+  std::uint64_t bad_timestamp = 0;      // packets whose timestamp their packet count contradicts
+  std::uint64_t width_mismatch = 0;     // VITA 49 packets whose sample count is not the stream's step
   std::uint64_t resyncs = 0;            // restarts of the stream index
   std::uint64_t blocks_published = 0;
   std::uint64_t gap_blocks = 0;
   std::uint64_t blocks_dropped = 0;     // complete blocks a full lossless reader made the sink drop
+  // The packet ledger: packets = recorded + duplicates + late + bad(); missing packets =
+  // source_loss + kernel_drop + malformed_missing (+ the late ones, taken back from those)
+  std::uint64_t recorded = 0;           // packets placed
+  std::uint64_t missing_packets = 0;    // packets missing from the stream when their blocks closed
+  std::uint64_t source_loss = 0;        // ... the source never delivered
+  std::uint64_t kernel_drop = 0;        // ... the kernel dropped (claimed from PortDrops)
+  std::uint64_t malformed_missing = 0;  // ... arrived, but refused (this stream's bad packets, the port's refused)
+  [[nodiscard]] std::uint64_t bad() const noexcept {
+    return overflow + oversized + dtype_mismatch + bad_timestamp + width_mismatch;
+  }
 };
 
 /// Why accept() did what it did (the counters say the same, summed).
-enum class [[nodiscard]] AcceptStatus : std::uint8_t { placed, late, duplicate, overflow, oversized, dtype_mismatch };
+enum class [[nodiscard]] AcceptStatus : std::uint8_t {
+  placed, held, late, duplicate, overflow, oversized, dtype_mismatch, bad_timestamp, width_mismatch
+};
 
 class StreamAssembler {
  public:
   /// Checks the config (dtype, block, rate, window, packet size) and allocates the staging ring.
   /// Cold path. Thread: any.
-  [[nodiscard]] static core::Result<StreamAssembler> create(const StreamConfig& config, BlockSink& sink);
+  /// `port`: the drops and refusals of the socket the stream arrives on (shared by its streams; a
+  /// stream of its own when null), read when a gap is attributed.
+  [[nodiscard]] static core::Result<StreamAssembler> create(const StreamConfig& config, BlockSink& sink,
+                                                            PortDrops* port = nullptr);
 
   /// Places one decoded packet of this stream, received at rx_realtime_ns / rx_monotonic_ns, and
   /// publishes every block that closes. Thread: one at a time. Hot path: no allocation, no throw.
@@ -120,37 +163,100 @@ class StreamAssembler {
     std::uint32_t flags = 0;
     bool stamped = false;
   };
+  struct Front {                         // the newest packet placed (highest index)
+    bool valid = false;
+    std::uint64_t count = 0;             // raw: sequence; VITA 49: the 4-bit count
+    std::uint64_t index = 0;             // stream index of its first sample
+    std::uint32_t samples = 0;
+    std::uint32_t integer_ts = 0;
+    std::uint64_t ends = 0;              // its payload's first and last 4 bytes (VITA 49 without TSF: duplicates)
+  };
+  struct BadRun {                        // consecutive bad_timestamp packets that agree with each other
+    std::uint32_t length = 0;
+    std::uint64_t next_index = 0, next_count = 0;
+  };
+  struct Split {                         // missing packets by who lost them
+    std::uint64_t malformed = 0, kernel = 0, source = 0;
+  };
+  enum class Position : std::uint8_t { ok, duplicate, restart };
 
-  StreamAssembler(const StreamConfig& config, BlockSink& sink, std::uint32_t slots);
-  [[nodiscard]] bool index_of(const PacketView& p, std::uint64_t& index) noexcept;
+  StreamAssembler(const StreamConfig& config, BlockSink& sink, PortDrops* port, std::uint32_t slots);
+  // Placement (stream_position.cpp)
+  [[nodiscard]] Position position_of(const PacketView& p, std::uint64_t& index) noexcept;
+  [[nodiscard]] bool timestamp_index(const PacketView& p, std::uint64_t& index) noexcept;
+  [[nodiscard]] std::uint64_t count_index(const PacketView& p) noexcept;
+  [[nodiscard]] bool plausible(const PacketView& p, std::uint64_t index) const noexcept;
   [[nodiscard]] std::uint64_t packet_time_ns(const PacketView& p) const noexcept;
+  [[nodiscard]] bool count_follows(const PacketView& p) const noexcept;
+  AcceptStatus refuse_timestamp(const PacketView& p, std::uint64_t index) noexcept;
+  void advance_front(const PacketView& p, std::uint64_t index) noexcept;
+  void hold(const PacketView& p, std::uint64_t index, std::uint64_t rx_realtime_ns, std::uint64_t rx_monotonic_ns) noexcept;
+  // Blocks (stream_assembler.cpp)
+  AcceptStatus place(const PacketView& p, std::uint64_t index, std::uint64_t rx_realtime_ns,
+                     std::uint64_t rx_monotonic_ns) noexcept;
+  AcceptStatus behind(const PacketView& p, std::uint64_t first_rel) noexcept;
+  void restart() noexcept;
+  void place_held() noexcept;
   void close_oldest() noexcept;
   void advance_to(std::uint64_t block) noexcept;
   void reset_slot(std::uint64_t block) noexcept;
+  void remember(std::uint64_t block, std::uint64_t mask) noexcept;
+  [[nodiscard]] std::uint64_t received_mask(std::uint64_t block) noexcept;
+  [[nodiscard]] bool received(std::uint64_t first_rel, std::uint64_t samples) noexcept;
+  // Accounting (stream_ledger.cpp)
+  [[nodiscard]] Split claim(std::uint64_t missing_samples) noexcept;
+  void gap_blocks(std::uint64_t blocks, std::uint64_t missing_samples) noexcept;
+  void take_back_late() noexcept;
+  void pend_gap(std::uint64_t blocks, core::GapReason reason) noexcept;
+  void flush_gap() noexcept;
+  void mark_port(std::uint64_t first_rel) noexcept;
+  [[nodiscard]] PortDrops& port() noexcept { return port_ != nullptr ? *port_ : solo_; }
+  [[nodiscard]] std::uint64_t packet_samples() const noexcept;
+
   [[nodiscard]] Range* ranges(std::uint64_t block) noexcept { return &ranges_[(block % slots_) * kUdpMaxFragments]; }
   [[nodiscard]] std::byte* data(std::uint64_t block) noexcept { return &staging_[(block % slots_) * block_bytes_]; }
   [[nodiscard]] Open& open(std::uint64_t block) noexcept { return open_[block % slots_]; }
 
   StreamConfig config_;
   BlockSink* sink_;
+  PortDrops* port_;
+  PortDrops solo_;                        // the port when the stream has one of its own
   std::uint32_t slots_;                   // staged blocks
   std::uint32_t sample_bytes_;
   std::size_t block_bytes_;
+  std::uint32_t granule_;                 // samples per bit of a history mask (a block is at most 64 of them)
+  std::uint64_t full_mask_;               // every granule of a block received
   std::vector<std::byte> staging_;        // slots_ blocks, allocated once
   std::vector<Open> open_;
   std::vector<Range> ranges_;             // kUdpMaxFragments per slot
-  std::vector<std::uint64_t> published_;  // per slot: 1 + the last block closed there if it was published whole, else 0
+  std::vector<std::uint64_t> history_tag_;   // per kUdpHistoryBlocks slot: 1 + the closed block it describes
+  std::vector<std::uint64_t> history_mask_;  // ... and which of its granules had been received
   std::uint64_t rate_per_s_;              // the rate as whole samples per second (sample-count timestamps)
   bool started_ = false;
   std::uint64_t start_index_ = 0;         // stream index of block 0's first sample (indices wrap mod 2^64)
   std::uint64_t head_ = 0;                // oldest open block
   std::uint64_t max_end_ = 0;             // one past the highest sample received, relative to start_index_
-  // VITA 49: the first packet's timestamps, and the running index for packets without a fractional one
+  // VITA 49: the timestamps the indices are counted from
+  bool reference_ = false;
   std::uint32_t first_integer_ts_ = 0;
   std::uint64_t first_fractional_ts_ = 0;
-  std::uint64_t running_index_ = 0;
   Tsi tsi_ = Tsi::none;
   Tsf tsf_ = Tsf::none;
+  Front front_;
+  std::uint32_t step_ = 0;                // VITA 49 with TSF: samples per packet, learned from two packets' timestamps
+  BadRun bad_run_;
+  // The first packet of a VITA 49 stream with TSF waits here until the second confirms its width
+  std::vector<std::byte> held_bytes_;
+  PacketView held_;
+  std::uint64_t held_index_ = 0, held_rx_realtime_ns_ = 0, held_rx_monotonic_ns_ = 0;
+  bool holding_ = false;
+  // Accounting: the port's counts when this stream last placed a packet, what came across its holes,
+  // and its own refused packets not yet matched to a missing one
+  std::uint64_t kernel_mark_ = 0, refused_mark_ = 0;
+  std::uint64_t kernel_budget_ = 0, refused_budget_ = 0;
+  std::uint64_t bad_pending_ = 0;
+  std::uint64_t pending_gap_ = 0;         // gap blocks not yet passed to the sink (one run, one reason)
+  core::GapReason pending_reason_ = core::GapReason::source_loss;
   PacketFormat format_ = PacketFormat::raw;
   ClockSource clock_ = ClockSource::unknown;
   StreamCounters counters_;

@@ -20,7 +20,8 @@
 // channel's dtype; i16 real by default), each sample big-endian (a c64 sample: two big-endian
 // f32, real first), and the sample count is payload bytes / sample size. Padding samples are not
 // supported: a payload that is not a whole number of samples is refused (misaligned_payload).
-// Loss is never judged from the 4-bit count (it aliases at 16): see weir/udp/stream_assembler.hpp.
+// The 4-bit count places packets without a fractional timestamp and checks timestamps that jump far
+// (it aliases at 16): see weir/udp/stream_assembler.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <span>

@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "weir/core/error.hpp"
+#include "weir/core/gap_reason.hpp"
 #include "weir/ledger/run_record.hpp"
 
 namespace weir::ledger {
 
-inline constexpr std::size_t kReasonCount = 9;  // == h5::kGapReasonCount (checked in audit.cpp)
+inline constexpr std::size_t kReasonCount = core::kGapReasonCount;  // every gap reason of the format
 
 /// One channel's ledger over one run. Invariant: recorded + the gaps of every reason but
 /// dropped_at_source + unaccounted == end - first.
@@ -31,7 +32,7 @@ struct ChannelLedger {
   std::uint64_t first = 0;        // first sequence the run answers for
   std::uint64_t end = 0;          // one past the last (the run record's final `written` when known)
   std::uint64_t written = 0;      // blocks the source wrote in [first, end), plus those it dropped at the source
-  std::uint64_t recorded = 0;     // distinct blocks with data in the files (gap-flagged blocks: source_loss)
+  std::uint64_t recorded = 0;     // distinct blocks with data in the files (gap-flagged rows: their flags' reason)
   std::uint64_t duplicates = 0;   // distinct blocks present more than once (recorded twice, recorded and in a
                                   // gap row, or in two gap rows)
   std::array<std::uint64_t, kReasonCount> gaps{};  // blocks by gap reason (h5::GapReason order)

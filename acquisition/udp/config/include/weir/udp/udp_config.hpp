@@ -8,7 +8,7 @@
 //     format = "vita49",           -- or "raw"
 //     streams = { { id = 1, channel = "adc0" }, { id = 2, channel = "adc1" } },
 //     bind = "0.0.0.0", group = "239.1.2.3",      -- optional
-//     rcvbuf = 67108864, batch = 32, reorder = 2,  -- optional
+//     rcvbuf = 67108864, batch = 32, reorder = 2, horizon = 256,  -- optional
 //     cpu = 3,                     -- a part setting (DriverDecl::cpu): the receiving thread is pinned there
 //   }
 #include "weir/config/pipeline.hpp"

@@ -1,0 +1,101 @@
+// Who lost a missing packet: a refused packet that should have filled its place (malformed), the
+// kernel's full socket buffer (kernel_drop), else the source (source_loss). Gap blocks say the same.
+#include <algorithm>
+
+#include "weir/udp/stream_assembler.hpp"
+
+namespace weir::acq {
+
+std::uint64_t StreamAssembler::packet_samples() const noexcept {
+  if (step_ != 0) return step_;
+  return front_.valid && front_.samples != 0 ? front_.samples : 1;
+}
+
+// A packet placed past a hole: whatever the port dropped or refused since this stream's previous
+// packet may be what the hole is missing.
+void StreamAssembler::mark_port(std::uint64_t first) noexcept {
+  PortDrops& p = port();
+  if (first > max_end_) {
+    kernel_budget_ += p.kernel - kernel_mark_;
+    refused_budget_ += p.refused - refused_mark_;
+  }
+  kernel_mark_ = p.kernel;
+  refused_mark_ = p.refused;
+}
+
+StreamAssembler::Split StreamAssembler::claim(std::uint64_t missing_samples) noexcept {
+  const std::uint64_t step = packet_samples();
+  const std::uint64_t missing = (missing_samples + step - 1) / step;
+  PortDrops& p = port();
+  Split s;
+  s.malformed = std::min(missing, bad_pending_);  // this stream's own refused packets first
+  bad_pending_ -= s.malformed;
+  const std::uint64_t refused = std::min({missing - s.malformed, refused_budget_, p.refused - p.refused_claimed});
+  refused_budget_ -= refused;
+  p.refused_claimed += refused;
+  s.malformed += refused;
+  s.kernel = std::min({missing - s.malformed, kernel_budget_, p.kernel - p.kernel_claimed});
+  kernel_budget_ -= s.kernel;
+  p.kernel_claimed += s.kernel;
+  s.source = missing - s.malformed - s.kernel;
+  counters_.missing_packets += missing;
+  counters_.malformed_missing += s.malformed;
+  counters_.kernel_drop += s.kernel;
+  counters_.source_loss += s.source;
+  return s;
+}
+
+// `blocks` gap blocks, missing `missing_samples` samples: published run-length, each run under the
+// reason of the packets it misses (a single block under the reason of most of them).
+void StreamAssembler::gap_blocks(std::uint64_t blocks, std::uint64_t missing_samples) noexcept {
+  const Split s = claim(missing_samples);
+  counters_.gap_blocks += blocks;
+  const std::uint64_t packets = s.malformed + s.kernel + s.source;
+  if (blocks == 1 || packets == 0) {
+    const core::GapReason reason = s.malformed >= s.kernel && s.malformed >= s.source ? core::GapReason::malformed
+                                   : s.kernel >= s.source                              ? core::GapReason::kernel_drop
+                                                                                       : core::GapReason::source_loss;
+    pend_gap(blocks, reason);
+    return;
+  }
+  // Spread over the run in proportion (which of the run's blocks each packet missed is unknown).
+  const auto share = [&](std::uint64_t part) {
+    return static_cast<std::uint64_t>(static_cast<double>(blocks) * static_cast<double>(part) /
+                                      static_cast<double>(packets));
+  };
+  const std::uint64_t malformed = share(s.malformed);
+  const std::uint64_t kernel = share(s.kernel);
+  pend_gap(malformed, core::GapReason::malformed);
+  pend_gap(kernel, core::GapReason::kernel_drop);
+  pend_gap(blocks - malformed - kernel, core::GapReason::source_loss);
+}
+
+// Gap blocks wait until the run ends (a block with data, another reason, the end), so that a run
+// the window closes piece by piece still reaches the channel as one skip().
+void StreamAssembler::pend_gap(std::uint64_t blocks, core::GapReason reason) noexcept {
+  if (blocks == 0) return;
+  if (pending_gap_ != 0 && pending_reason_ != reason) flush_gap();
+  pending_gap_ += blocks;
+  pending_reason_ = reason;
+}
+
+void StreamAssembler::flush_gap() noexcept {
+  if (pending_gap_ == 0) return;
+  sink_->skip(pending_gap_, pending_reason_);
+  pending_gap_ = 0;
+}
+
+// A packet that came after its block closed was counted missing: it is late, not lost.
+void StreamAssembler::take_back_late() noexcept {
+  if (counters_.source_loss > 0) {
+    --counters_.source_loss;
+  } else if (counters_.kernel_drop > 0) {
+    --counters_.kernel_drop;
+    --port().kernel_claimed;
+  } else if (counters_.malformed_missing > 0) {
+    --counters_.malformed_missing;
+    ++bad_pending_;
+  }
+}
+
+}  // namespace weir::acq
