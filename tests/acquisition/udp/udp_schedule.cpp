@@ -154,7 +154,8 @@ void make_order(Schedule& s, StreamPlan& plan, StreamBuild& build, Rng& r, bool 
       if (plan.delay[k] > room) plan.delay[k] = 0;
     }
     if (plan.delay[k] != 0) build.key[k] = static_cast<double>(k + plan.delay[k]) + 0.5;
-    if (!beyond && chance(r, 0.04)) {
+    // Without TSF only the newest packet can be told resent (README "Streams, blocks and gaps").
+    if (!beyond && (timestamps || plan.delay[k] == 0) && chance(r, 0.04)) {
       double at = build.key[k] + 0.01;  // at once
       if (timestamps && chance(r, 0.5)) {
         const double later = static_cast<double>(k + uniform(r, 1, kMaxLateDuplicate)) + 0.75;
@@ -235,7 +236,7 @@ bool count_readable(const Schedule& s, const std::vector<Item>& items) {
       const std::int64_t step = k - f;
       if (!(step + wp < kVitaCount || step == kVitaCount)) return false;
       f = k;
-    } else if (f - k > wp) {
+    } else if (it.duplicate ? f != k : f - k > wp) {
       return false;
     }
   }
@@ -333,7 +334,8 @@ Schedule try_schedule(std::uint64_t seed, Rng& r) {
   s.reorder_blocks = pick(r, std::array<std::uint32_t, 9>{0, 1, 1, 2, 2, 2, 3, 4, 8});
   s.horizon_blocks = chance(r, 0.5) ? 0 : std::max(s.reorder_blocks + 1, pick(r, std::array<std::uint32_t, 5>{8, 32, 64, 128, 512}));
   s.batch = pick(r, std::array<std::uint32_t, 4>{1, 4, 32, 64});
-  s.small_rcvbuf = chance(r, 0.12);
+  // Bursts drop runs of packets: more than VITA 49 without TSF can place (README), so not there.
+  s.small_rcvbuf = s.format != Format::vita_no_tsf && chance(r, 0.18);
   s.phases = s.small_rcvbuf ? std::vector<Phase>{{false}, {true}, {false}} : std::vector<Phase>{{false}};
   switch (s.format) {
     case Format::vita_tsf: {

@@ -13,7 +13,8 @@
 //   width    sent in its place with 32-bit samples (raw: dtype i32): a width the i16 channel lacks
 // and, of the packets sent whole: delayed (reordered) within the reorder window or beyond it, and
 // duplicated (a copy at once, or up to 200 packets later). Burst phases, sent at full speed into a
-// small receive buffer so that the kernel drops, hold clean packets in order (source losses only):
+// small receive buffer so that the kernel drops (TSF and raw only: without TSF a run of 16 drops
+// cannot be placed), hold clean packets in order (source losses only):
 // a kernel drop in the same inter-arrival window as another fault is a documented ambiguity of the
 // split between terms, never of their sum. With two streams, a corrupt packet of one stream is never
 // left in a window where the other stream has a source loss, for the same reason.
