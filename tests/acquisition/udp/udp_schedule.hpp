@@ -6,13 +6,14 @@
 //
 // Faults, each of one stream's packets (k = 0, 1, ... in the order the digitizer made them):
 //   lost     never put on the wire (a source loss); runs of any length (VITA 49 without a fractional
-//            timestamp: what its 4-bit count can tell, README "Accounting")
+//            timestamp: what its 4-bit count can tell, README "Streams, blocks and gaps")
 //   corrupt  sent in its place with a header the decoder refuses (no stream can be known from it)
 //   jump     sent in its place with a timestamp (raw: first_sample) beyond the horizon that its
 //            packet count contradicts: one bad packet
 //   width    sent in its place with 32-bit samples (raw: dtype i32): a width the i16 channel lacks
 // and, of the packets sent whole: delayed (reordered) within the reorder window or beyond it, and
-// duplicated (a copy at once, or up to 200 packets later). Burst phases, sent at full speed into a
+// duplicated (a copy at once, or up to 200 packets later; without TSF only the newest packet, at
+// once, for that is all its count can tell). Burst phases, sent at full speed into a
 // small receive buffer so that the kernel drops (TSF and raw only: without TSF a run of 16 drops
 // cannot be placed), hold clean packets in order (source losses only):
 // a kernel drop in the same inter-arrival window as another fault is a documented ambiguity of the
@@ -78,8 +79,5 @@ struct Schedule {
 
 /// The schedule of `seed`: its format is seed % 3 (vita_tsf, vita_no_tsf, raw).
 [[nodiscard]] Schedule make_schedule(std::uint64_t seed);
-
-/// Stream sample index of packet k's first sample, relative to the stream's first packet.
-[[nodiscard]] inline std::uint64_t first_sample(const Schedule& s, std::uint64_t k) { return k * s.packet_samples; }
 
 }  // namespace weir::test::sched
