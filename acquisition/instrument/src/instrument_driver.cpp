@@ -3,30 +3,19 @@
 #include "weir/instrument/instrument_driver.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <memory>
-#include <optional>
-#include <span>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "instrument_engine.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
-#include "weir/core/kv_store.hpp"
-#include "weir/instrument/command_format.hpp"
 
 namespace weir::acq {
-
+namespace detail {
 namespace {
-
-constexpr std::size_t kCommandBytes = 512;  // longest forwarded command
-
-std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
 // '*' any run, '?' one character: an init step's expected reply.
 bool glob(std::string_view pattern, std::string_view text) noexcept {
@@ -49,94 +38,7 @@ bool glob(std::string_view pattern, std::string_view text) noexcept {
   return p == pattern.size();
 }
 
-// One counter: the local count and its u64 key in the arena.
-struct Counter {
-  std::uint64_t* value;
-  const char* name;
-  std::string key;
-};
-
-struct Query {
-  const QuerySpec* spec;
-  std::unique_ptr<ReplyParser> parser;
-  std::int64_t period_ns = 0;
-  std::int64_t due_ns = 0;
-  std::optional<core::ChannelWriter> channel;
-  std::vector<double> block;  // samples of the slow channel's next block (capacity: its block size)
-  std::uint64_t block_realtime_ns = 0;
-};
-
-struct Write {
-  const WriteSpec* spec;
-  CommandFormat format;
-  std::uint64_t seen_version = 0;  // the key's version last forwarded (or found at start)
-  bool present = false;
-};
-
-enum class Outcome : std::uint8_t {
-  ok,
-  failed,  // counted; the connection stays
-  lost,    // counted; the connection must go (closed, or on_error = reconnect)
-};
-
-class Engine {
- public:
-  Engine(const core::Arena& arena, const InstrumentOptions& o, const std::atomic<bool>& stop)
-      : arena_(arena), kv_(arena), o_(o), stop_(stop), who_(std::string(driver_kind(o.transport)) + " '" + o.part + "'") {
-    if (o.transport == TransportKind::tcp)
-      transport_ = std::make_unique<TcpTransport>(o.host, o.port, o.framing);
-    else
-      transport_ = std::make_unique<SerialTransport>(o.device, o.serial, o.framing);
-    InstrumentCounters& c = report_.counters;
-    counters_ = {Counter{&c.queries, "queries", {}},       Counter{&c.replies, "replies", {}},
-                 Counter{&c.timeouts, "timeouts", {}},     Counter{&c.mismatches, "mismatches", {}},
-                 Counter{&c.overlong, "overlong", {}},     Counter{&c.disconnects, "disconnects", {}},
-                 Counter{&c.reconnects, "reconnects", {}}, Counter{&c.connect_failures, "connect_failures", {}},
-                 Counter{&c.writes, "writes", {}},         Counter{&c.write_failures, "write_failures", {}},
-                 Counter{&c.samples, "samples", {}},       Counter{&c.parser_errors, "parser_errors", {}}};
-  }
-
-  core::Result<void> prepare(const LuaReplyParserFactory& lua_factory);
-  InstrumentReport run();
-
- private:
-  tl::unexpected<core::Error> refuse(const std::string& why) const {
-    return core::fail(core::Errc::invalid_argument, who_ + ": " + why);
-  }
-  void count(std::uint64_t& value, std::uint64_t n = 1);
-  void set_state(const char* state);
-  void note(const char* kind, const std::string& message);
-  bool connect();
-  bool run_init();
-  void drop(const char* state);
-  Outcome fail_io(IoStatus status, std::string_view send);
-  Outcome exchange(std::string_view send, std::string_view& reply);
-  Outcome run_query(Query& q);
-  void store(Query& q, const ParsedReply& reply);
-  void push_sample(Query& q, double value);
-  Outcome poll_writes();
-  Outcome forward(Write& w, const core::ValueInfo& info, std::span<const std::byte> value);
-
-  const core::Arena& arena_;
-  core::KvStore kv_;
-  const InstrumentOptions& o_;
-  const std::atomic<bool>& stop_;
-  std::string who_;
-  std::unique_ptr<LineTransport> transport_;
-  std::vector<Counter> counters_;
-  std::vector<Query> queries_;
-  std::vector<Write> writes_;
-  ParsedReply reply_;
-  std::vector<std::byte> value_buf_;  // a forwarded key's value (value_bytes)
-  std::array<char, kCommandBytes> command_{};
-  std::string state_key_, error_key_;
-  InstrumentReport report_;
-  bool ever_connected_ = false;
-  bool healthy_ = false;  // this connection answered a query: the back-off starts over
-  std::int64_t backoff_ns_ = 0;
-  std::int64_t next_connect_ns_ = 0;
-  std::uint32_t noted_ = 0;  // kinds logged on this connection: one line each, not one per query
-};
+}  // namespace
 
 core::Result<void> Engine::prepare(const LuaReplyParserFactory& lua_factory) {
   const auto key_fits = [&](const std::string& key) -> core::Result<void> {
@@ -202,7 +104,6 @@ core::Result<void> Engine::prepare(const LuaReplyParserFactory& lua_factory) {
       const core::Dtype dtype = writer->desc().dtype;
       if (dtype != core::Dtype::f64 && dtype != core::Dtype::f32)
         return refuse(entry + ": channel '" + spec.channel + "' holds " + core::dtype_name(dtype) + "; it needs f32 or f64");
-      q.block.reserve(writer->samples_per_block());
       q.channel.emplace(std::move(*writer));
     }
     queries_.push_back(std::move(q));
@@ -264,16 +165,18 @@ bool Engine::connect() {
     noted_ = 0;
     if (ever_connected_) count(report_.counters.reconnects);
     std::fprintf(stderr, "%s: connected to %s\n", who_.c_str(), transport_->describe().c_str());
-    ever_connected_ = true;
     set_state("connected");
     const std::int64_t now = core::monotonic_ns();
-    for (Query& q : queries_) q.due_ns = now;
+    skip_unsent(now);
+    ever_connected_ = true;
+    for (Query& q : queries_) q.due_ns = std::min(q.due_ns, now);  // each runs at once, then on its period
     return true;
   }
   count(report_.counters.connect_failures);
   if (!opened) note("connect_failures", opened.error().what);
   backoff_ns_ = std::min(to_ns(o_.reconnect_max_s), backoff_ns_ == 0 ? to_ns(o_.reconnect_min_s) : backoff_ns_ * 2);
   drop("disconnected");
+  skip_unsent(core::monotonic_ns());
   return false;
 }
 
@@ -298,178 +201,6 @@ bool Engine::run_init() {
   }
   return true;
 }
-
-Outcome Engine::fail_io(IoStatus status, std::string_view send) {
-  const std::string where = transport_->describe();
-  switch (status) {
-    case IoStatus::ok: return Outcome::ok;
-    case IoStatus::timeout:
-      count(report_.counters.timeouts);
-      note("timeouts", fmt::format("'{}' on {}: no reply within {} s", send, where, o_.reply_timeout_s));
-      return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
-    case IoStatus::too_long:
-      count(report_.counters.overlong);
-      note("overlong", fmt::format("reply to '{}' on {} ran past {} bytes without its terminator \"{}\"", send, where,
-                                   o_.framing.max_reply_bytes, escape_text(o_.framing.in_terminator)));
-      // What follows is the rest of that reply: resynchronise by dropping it, or the connection.
-      if (o_.on_error == OnError::reconnect || transport_->discard_input() != IoStatus::ok) return Outcome::lost;
-      return Outcome::failed;
-    case IoStatus::closed:
-    case IoStatus::failed:
-      count(report_.counters.disconnects);
-      note("disconnects", fmt::format("{} lost during '{}': {}", where, send,
-                                      transport_->last_errno() != 0 ? std::strerror(transport_->last_errno()) : "closed"));
-      return Outcome::lost;
-  }
-  return Outcome::lost;
-}
-
-Outcome Engine::exchange(std::string_view send, std::string_view& reply) {
-  if (const IoStatus s = transport_->discard_input(); s != IoStatus::ok) return fail_io(s, send);
-  if (const IoStatus s = transport_->write_line(send, to_ns(o_.write_timeout_s)); s != IoStatus::ok) return fail_io(s, send);
-  const IoStatus s = transport_->read_line(reply, to_ns(o_.reply_timeout_s), to_ns(o_.read_timeout_s));
-  return s == IoStatus::ok ? Outcome::ok : fail_io(s, send);
-}
-
-Outcome Engine::run_query(Query& q) {
-  count(report_.counters.queries);
-  std::string_view line;
-  if (const Outcome out = exchange(q.spec->send, line); out != Outcome::ok) return out;
-  const ParseStatus parsed = q.parser->parse(line, reply_);
-  if (parsed == ParseStatus::failed) {
-    count(report_.counters.parser_errors);
-    note("parser_errors", fmt::format("reply to '{}' on {}: {} failed on \"{}\": {}", q.spec->send, transport_->describe(),
-                                      q.spec->reply, escape_text(line), q.parser->last_error()));
-    return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
-  }
-  const bool empty_list = parsed == ParseStatus::ok && reply_.kind == ReplyKind::numbers && reply_.numbers.empty();
-  if (parsed != ParseStatus::ok || empty_list) {
-    count(report_.counters.mismatches);
-    note("mismatches", fmt::format("reply to '{}' on {} is not {}: \"{}\"", q.spec->send, transport_->describe(),
-                                   q.spec->reply, escape_text(line)));
-    return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
-  }
-  store(q, reply_);
-  count(report_.counters.replies);
-  if (!healthy_) {
-    healthy_ = true;
-    backoff_ns_ = 0;  // the connection works: a later drop starts the back-off over
-  }
-  return Outcome::ok;
-}
-
-void Engine::store(Query& q, const ParsedReply& r) {
-  const std::string& key = q.spec->key;
-  switch (r.kind) {
-    case ReplyKind::number:
-      (void)kv_.set_f64(key, r.number);
-      if (q.channel) push_sample(q, r.number);
-      break;
-    case ReplyKind::numbers: {
-      core::ArrayShape shape;
-      shape.elem = core::Dtype::f64;
-      shape.rank = 1;
-      shape.dims = {static_cast<std::uint32_t>(r.numbers.size()), 0};
-      (void)kv_.set_array(key, shape, std::as_bytes(std::span(r.numbers)));
-      break;
-    }
-    case ReplyKind::text:
-      (void)kv_.set_text(key, r.text.substr(0, kv_.value_bytes()));
-      break;
-    case ReplyKind::lua: break;  // a parser never produces this kind
-  }
-}
-
-void Engine::push_sample(Query& q, double value) {
-  if (q.block.empty()) q.block_realtime_ns = static_cast<std::uint64_t>(core::realtime_ns());
-  q.block.push_back(value);  // within the capacity reserved for one block
-  if (q.block.size() < q.channel->samples_per_block()) return;
-  std::span<std::byte> slot;
-  switch (q.channel->claim(slot)) {
-    case core::ClaimStatus::ok:
-      if (q.channel->desc().dtype == core::Dtype::f64) {
-        std::memcpy(slot.data(), q.block.data(), q.block.size() * sizeof(double));
-      } else {
-        for (std::size_t i = 0; i < q.block.size(); ++i) {
-          const auto f = static_cast<float>(q.block[i]);
-          std::memcpy(slot.data() + i * sizeof f, &f, sizeof f);
-        }
-      }
-      q.channel->publish(static_cast<std::uint32_t>(q.block.size()), q.block_realtime_ns);
-      count(report_.counters.samples, q.block.size());
-      break;
-    case core::ClaimStatus::dropped: break;  // counted by the channel as dropped at the source
-  }
-  q.block.clear();
-}
-
-Outcome Engine::poll_writes() {
-  for (Write& w : writes_) {
-    core::ValueInfo info;
-    const core::KvStatus got = kv_.get(w.spec->key, value_buf_, info);
-    if (got != core::KvStatus::ok) continue;  // missing, busy or torn: looked at again next poll
-    if (w.present && info.version() == w.seen_version) continue;
-    const Outcome out = forward(w, info, std::span(value_buf_).first(info.length));
-    if (out == Outcome::lost) return out;
-  }
-  return Outcome::ok;
-}
-
-Outcome Engine::forward(Write& w, const core::ValueInfo& info, std::span<const std::byte> value) {
-  std::size_t length = 0;
-  bool formatted = false;
-  switch (info.type) {
-    case core::ValueType::f64:
-    case core::ValueType::i64:
-    case core::ValueType::u64: {
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, value.data(), std::min(value.size(), sizeof bits));
-      double number = 0;
-      if (info.type == core::ValueType::f64) std::memcpy(&number, &bits, sizeof number);
-      if (info.type == core::ValueType::i64) number = static_cast<double>(static_cast<std::int64_t>(bits));
-      if (info.type == core::ValueType::u64) number = static_cast<double>(bits);
-      formatted = w.format.format_number(number, command_, length);
-      break;
-    }
-    case core::ValueType::text:
-    case core::ValueType::bytes:
-      formatted = w.format.format_text(std::string_view(reinterpret_cast<const char*>(value.data()), value.size()),
-                                       command_, length);
-      break;
-    case core::ValueType::none:
-    case core::ValueType::vector:
-    case core::ValueType::array: break;
-  }
-  // Seen either way: a value that cannot be sent is reported once, not on every poll.
-  w.present = true;
-  w.seen_version = info.version();
-  if (!formatted) {
-    count(report_.counters.write_failures);
-    note("write_failures", fmt::format("key '{}' ({}) does not fill \"{}\"", w.spec->key, core::value_type_name(info.type),
-                                       w.spec->send));
-    return Outcome::failed;
-  }
-  const std::string_view command(command_.data(), length);
-  if (const IoStatus s = transport_->write_line(command, to_ns(o_.write_timeout_s)); s != IoStatus::ok) {
-    count(report_.counters.write_failures);
-    w.present = false;  // not sent: send it again once connected
-    return fail_io(s, command);
-  }
-  count(report_.counters.writes);
-  if (w.spec->readback.empty()) return Outcome::ok;
-  std::string_view line;
-  if (const Outcome out = exchange(w.spec->readback, line); out != Outcome::ok) return out;
-  double number = 0;
-  if (parse_number(line, number) != ParseStatus::ok) {
-    count(report_.counters.mismatches);
-    note("mismatches", fmt::format("read-back '{}' on {} is not a number: \"{}\"", w.spec->readback,
-                                   transport_->describe(), escape_text(line)));
-    return o_.on_error == OnError::reconnect ? Outcome::lost : Outcome::failed;
-  }
-  (void)kv_.set_f64(w.spec->key_readback, number);
-  return Outcome::ok;
-}
-
 InstrumentReport Engine::run() {
   const std::int64_t start = core::monotonic_ns();
   const std::int64_t end = o_.duration_s > 0 ? start + to_ns(o_.duration_s) : INT64_MAX;
@@ -507,8 +238,14 @@ InstrumentReport Engine::run() {
       next_write_poll = now + write_poll_ns;
       out = poll_writes();
     } else if (next != nullptr) {
-      // On schedule without drift; a query that fell behind runs once, not in a burst.
-      next->due_ns = std::max(next->due_ns + next->period_ns, now);
+      // On schedule without drift; a query that fell behind runs once, not in a burst, for its
+      // oldest slot, and the later slots already past are skipped as late.
+      const auto late = static_cast<std::uint64_t>((now - next->due_ns) / next->period_ns);
+      next->due_ns += static_cast<std::int64_t>(late + 1) * next->period_ns;
+      if (late > 0) {
+        count(report_.counters.late, late);
+        miss(*next, late, core::GapReason::late);
+      }
       out = run_query(*next);
     }
     if (out == Outcome::lost) {
@@ -516,18 +253,21 @@ InstrumentReport Engine::run() {
       drop("disconnected");
     }
   }
+  if (!transport_->is_open()) skip_unsent(core::monotonic_ns());
   transport_->close();
   set_state("disconnected");
+  for (Query& q : queries_)
+    if (q.channel) count(report_.counters.samples, q.channel->flush());
   report_.elapsed_s = static_cast<double>(core::monotonic_ns() - start) / 1e9;
   return report_;
 }
 
-}  // namespace
+}  // namespace detail
 
 core::Result<InstrumentReport> run_instrument(const core::Arena& arena, const InstrumentOptions& options,
                                               const std::atomic<bool>& stop, const LuaReplyParserFactory& lua_factory) {
   if (auto ok = validate(options); !ok) return tl::make_unexpected(ok.error());
-  Engine engine(arena, options, stop);
+  detail::Engine engine(arena, options, stop);
   if (auto ok = engine.prepare(lua_factory); !ok) return tl::make_unexpected(ok.error());
   return engine.run();
 }

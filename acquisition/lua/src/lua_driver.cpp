@@ -38,11 +38,14 @@ tl::unexpected<core::Error> refuse(const LuaDriverOptions& options, const std::s
 
 std::string num(double value) { return fmt::format("{:g}", value); }
 
-// The counters kept in the arena as <part>.NAME (u64), in this order.
+// The counters kept in the arena as <part>.NAME (u64), in this order: the driver's own, then its
+// accounting of ticks (calls + late = recorded + driver_error + late).
 enum Counter : std::size_t { kCalls, kErrors, kLuaErrors, kOverruns, kMemoryErrors, kBadReturns, kLate, kDropped,
-                             kKeysBusy, kCounterCount };
+                             kKeysBusy, kRecorded, kDriverError, kLateTicks, kCounterCount };
 constexpr std::array<const char*, kCounterCount> kCounterNames = {
-    "calls", "errors", "lua_errors", "overruns", "memory_errors", "bad_returns", "late", "dropped", "keys_busy"};
+    "calls",         "errors",    "lua_errors", "overruns",  "memory_errors",
+    "bad_returns",   "late",      "dropped",    "keys_busy", "accounting.recorded",
+    "accounting.driver_error", "accounting.late"};
 
 // The counter keys, written when they change.
 class CounterKeys {
@@ -230,8 +233,8 @@ core::Result<LuaDriverReport> run_lua_driver(const core::Arena& arena, const Lua
   const auto publish_counts = [&] {
     std::uint64_t dropped = 0;
     for (const Lane& lane : *lanes) dropped += lane.report().blocks_dropped;
-    counts = {out.calls, out.errors,      out.lua_errors, out.overruns,  out.memory_errors,
-              out.bad_returns, out.late, dropped,        sink.keys_busy};
+    counts = {out.calls,      out.errors, out.lua_errors, out.overruns,       out.memory_errors, out.bad_returns,
+              out.late,       dropped,    sink.keys_busy, out.calls - out.errors, out.errors,    out.late};
     keys.write(counts);
   };
   publish_counts();
@@ -282,6 +285,8 @@ core::Result<LuaDriverReport> run_lua_driver(const core::Arena& arena, const Lua
           log_it = errors.note(problem.data());
           keys.last_error(errors.last_error(), value_bytes);
         }
+        for (Lane& lane : *lanes)  // the channels whose samples it refused got none this tick
+          if (lane.take_refused()) lane.miss(1, core::GapReason::driver_error);
         break;
       case lua_sandbox::CallStatus::error:
       case lua_sandbox::CallStatus::out_of_memory:
@@ -292,6 +297,7 @@ core::Result<LuaDriverReport> run_lua_driver(const core::Arena& arena, const Lua
         if (status == lua_sandbox::CallStatus::budget_exceeded) ++out.overruns;
         log_it = errors.record(*sandbox, status);
         keys.last_error(errors.last_error(), value_bytes);
+        for (Lane& lane : *lanes) lane.miss(1, core::GapReason::driver_error);  // it returned nothing
         break;
     }
     lua_settop(L, base);
@@ -315,6 +321,7 @@ core::Result<LuaDriverReport> run_lua_driver(const core::Arena& arena, const Lua
       const auto due = static_cast<std::uint64_t>(std::floor(static_cast<double>(since_ns) / period_ns));
       if (due >= due_shift && due - due_shift > next) {
         out.late += due - due_shift - next;
+        for (Lane& lane : *lanes) lane.miss(due - due_shift - next, core::GapReason::late);
         next = due - due_shift;
       }
     }
@@ -323,6 +330,7 @@ core::Result<LuaDriverReport> run_lua_driver(const core::Arena& arena, const Lua
 
   for (Lane& lane : *lanes) lane.flush();
   publish_counts();
+  out.recorded = out.calls - out.errors;
   out.keys_written = sink.keys_written;
   out.keys_busy = sink.keys_busy;
   out.errors_logged = errors.logged();

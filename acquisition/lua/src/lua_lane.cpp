@@ -96,4 +96,12 @@ void Lane::flush() noexcept {
   ++report_.blocks_published;
 }
 
+void Lane::miss(std::uint64_t calls, core::GapReason reason) noexcept {
+  if (calls == 0) return;
+  flush();
+  discard_ = 0;  // a dropped block ends here too: the next sample starts a new one
+  writer_.skip(calls, reason);
+  report_.gap_blocks += calls;
+}
+
 }  // namespace weir::acq::lua_detail

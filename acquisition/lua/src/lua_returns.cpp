@@ -61,7 +61,10 @@ void take_samples(lua_State* L, Lane& lane, CallTime at, Problem& problem) noexc
     case LUA_TNUMBER: lane.push(static_cast<double>(lua_tonumber(L, value)), at.realtime_ns, at.monotonic_ns); return;
     case LUA_TTABLE: {
       const auto count = static_cast<lua_Integer>(lua_rawlen(L, value));
-      if (!all_numbers(L, value, count, "channel", lane.name(), problem)) return;
+      if (!all_numbers(L, value, count, "channel", lane.name(), problem)) {
+        lane.refuse();
+        return;
+      }
       for (lua_Integer i = 1; i <= count; ++i) {
         lua_rawgeti(L, value, i);
         const CallTime t = time_of(i - 1);
@@ -71,6 +74,7 @@ void take_samples(lua_State* L, Lane& lane, CallTime at, Problem& problem) noexc
       return;
     }
     default:
+      lane.refuse();
       problem.add("channel '%s': a %s is not a number or a list of numbers", lane.name().c_str(),
                   luaL_typename(L, value));
   }
@@ -140,10 +144,12 @@ bool take_returns(lua_State* L, ReturnSink& sink, CallTime at, const char* scrip
   const int type = lua_type(L, result);
   if (type == LUA_TNIL || type == LUA_TNONE) return true;
   if (type != LUA_TTABLE) {
+    for (Lane& lane : sink.lanes) lane.refuse();
     problem.add("returned a %s; return a table of channel samples and key values, or nil", lua_typename(L, type));
     return false;
   }
   if (lua_checkstack(L, 4) == 0) {  // fails only when the heap is full; it raises nothing
+    for (Lane& lane : sink.lanes) lane.refuse();
     problem.add("no room on the Lua stack to read the returned table");
     return false;
   }

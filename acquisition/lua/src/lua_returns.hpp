@@ -31,7 +31,8 @@ struct CallTime {
 /// a table whose string names are channels of the sink (a number, or a list of numbers, appended as
 /// samples) or keys (a number: f64; a string: text; a list of numbers: an f64 array). Every usable
 /// entry is taken; returns false when something was not, with the first problem written into
-/// `problem` as "SCRIPT: FUNCTION: what". Never raises; allocates nothing.
+/// `problem` as "SCRIPT: FUNCTION: what". A channel whose samples were refused (or every channel,
+/// when the value is not a table) is marked (Lane::refuse). Never raises; allocates nothing.
 bool take_returns(lua_State* L, ReturnSink& sink, CallTime at, const char* script, const char* function,
                   std::span<char> problem) noexcept;
 

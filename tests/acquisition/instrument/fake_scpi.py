@@ -28,6 +28,10 @@ the next queries; -1 for ever; 0 off):
   FAKE:COUNT?      queries answered so far (all connections)
   FAKE:KICK        close every instrument connection now (the listener stays)
   FAKE:RECOVERED?  ms from the last KICK to the first query answered on a newer connection (-1: not yet)
+
+A plan of faults by position (--plan "3:garbage,5:stall,8:drop"): the measurement queries (MEAS:*)
+are numbered from 1 across connections, and query N gets the fault the plan names (stall, garbage,
+noterm or drop). With --count, the reading is that number, so each sample says which query it was.
 """
 import argparse
 import os
@@ -51,6 +55,14 @@ class Instrument:
         self.kicked_at = None  # time.monotonic() of the last FAKE:KICK
         self.recovered_ms = -1.0
         self.faults = {"stall": args.stall, "garbage": args.garbage, "noterm": args.noterm, "drop": args.drop}
+        self.plan = {}
+        for item in filter(None, (args.plan or "").split(",")):
+            number, _, fault = item.partition(":")
+            if fault not in self.faults:
+                raise SystemExit("--plan: '%s' is not stall, garbage, noterm or drop" % fault)
+            self.plan[int(number)] = fault
+        self.count_readings = args.count
+        self.measured = 0  # MEAS:* queries so far, on instrument connections
 
     def take_fault(self):
         """The fault the next query gets, if any, counting it down."""
@@ -74,6 +86,11 @@ class Instrument:
         is_query = head.endswith("?")
         if is_query and not link.control:
             fault = self.take_fault()
+            if head.startswith("MEAS:"):
+                self.measured += 1
+                fault = self.plan.get(self.measured, fault)
+                if self.count_readings:
+                    self.reading = float(self.measured)
             if fault == "stall":
                 return None, None
             if fault == "drop":
@@ -189,6 +206,8 @@ def main():
     p.add_argument("--terminator", default="\\n", help='reply terminator, e.g. "\\r\\n"')
     for name in ("stall", "garbage", "noterm", "drop"):
         p.add_argument("--" + name, type=int, default=0, metavar="N", help="fault for the next N queries (-1: all)")
+    p.add_argument("--plan", help='faults by measurement query number: "3:garbage,5:stall"')
+    p.add_argument("--count", action="store_true", help="the reading is the measurement query's number")
     args = p.parse_args()
     term = args.terminator.encode().decode("unicode_escape").encode()
     inst = Instrument(args)

@@ -38,7 +38,7 @@ function acquire(n, t)
   return { seq = {3 * n - 2, 3 * n - 1, 3 * n}, ["dev.last"] = n, ["dev.state"] = n % 2 == 0 and "even" or "odd" }
 end)");
   ScratchArena arena("luacli");
-  const RunResult r = run_weir({"lua-driver", arena.name(), "--script", script, "--part", "dev", "--period", "0.005",
+  const RunResult r = run_weir({"lua-driver", arena.name(), "--script", script, "--part", "dev", "--period", "0.01",
                                 "--channels", "seq", "--block", "5", "--rate", "600", "--calls", "20", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto json = parse_json(r.out);
@@ -89,8 +89,8 @@ TEST_CASE("weir lua-driver stops on SIGINT and publishes its partly filled block
   ScratchDir dir("luacli");
   const auto script = write_script(dir, "dev.lua", "function acquire(n) return { v = n } end");
   ScratchArena arena("luacli");
-  BackgroundWeir driver({"lua-driver", arena.name(), "--script", script, "--period", "0.01", "--channels", "v",
-                         "--block", "4096", "--json"});
+  BackgroundWeir driver({"lua-driver", arena.name(), "--script", script, "--period", "0.05", "--channels", "v",
+                         "--block", "4096", "--json"});  // a tick skipped late would close the block: keep them improbable
   REQUIRE(eventually([&] { return key_number(arena.arena(), "lua.calls") >= 3; }, std::chrono::seconds(20)));
   REQUIRE(driver.signal(SIGINT));
   REQUIRE(driver.wait_exit(std::chrono::seconds(20)) == 0);

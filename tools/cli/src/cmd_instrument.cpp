@@ -46,15 +46,27 @@ void print_report(const InstrumentArgs& args, const acq::InstrumentReport& r) {
         .number("writes", c.writes)
         .number("write_failures", c.write_failures)
         .number("samples", c.samples)
-        .number("parser_errors", c.parser_errors);
+        .number("parser_errors", c.parser_errors)
+        .number("late", c.late)
+        .number("unsent", c.unsent);
+    const acq::InstrumentAccounting& a = r.accounting;
+    JsonObject accounting;
+    accounting.number("recorded", a.recorded)
+        .number("timeout", a.timeout)
+        .number("malformed", a.malformed)
+        .number("driver_error", a.driver_error)
+        .number("source_loss", a.source_loss)
+        .number("late", a.late);
+    out.raw("accounting", accounting.str());
     print_json(out);
     return;
   }
   fmt::print("{} '{}': {:.3f} s{}: {} queries, {} replies, {} timeouts, {} mismatches, {} overlong, {} disconnects, "
-             "{} reconnects, {} connect failures, {} writes, {} write failures, {} samples, {} parser errors\n",
+             "{} reconnects, {} connect failures, {} writes, {} write failures, {} samples, {} parser errors, "
+             "{} late, {} unsent\n",
              args.kind, args.part, r.elapsed_s, r.stopped ? ", stopped by a signal" : "", c.queries, c.replies,
              c.timeouts, c.mismatches, c.overlong, c.disconnects, c.reconnects, c.connect_failures, c.writes,
-             c.write_failures, c.samples, c.parser_errors);
+             c.write_failures, c.samples, c.parser_errors, c.late, c.unsent);
 }
 
 int run_instrument_command(const InstrumentArgs& args) {

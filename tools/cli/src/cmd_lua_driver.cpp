@@ -94,8 +94,8 @@ void print_text(const acq::LuaDriverOptions& o, const acq::LuaDriverReport& r) {
              r.errors, r.lua_errors, r.overruns, r.memory_errors, r.bad_returns, r.late);
   fmt::print("  {} keys written, {} busy\n", r.keys_written, r.keys_busy);
   for (const acq::LuaChannelReport& c : r.channels)
-    fmt::print("  {:<16} {:<8} {:>10} samples {:>8} blocks {:>6} dropped{}\n", c.name, c.created ? "created" : "attached",
-               c.samples, c.blocks_published, c.blocks_dropped,
+    fmt::print("  {:<16} {:<8} {:>10} samples {:>8} blocks {:>6} dropped {:>6} gaps{}\n", c.name,
+               c.created ? "created" : "attached", c.samples, c.blocks_published, c.blocks_dropped, c.gap_blocks,
                c.saturated > 0 ? fmt::format(" {:>8} saturated", c.saturated) : "");
 }
 
@@ -109,7 +109,8 @@ void print_json_report(const LuaDriverArgs& args, const acq::LuaDriverOptions& o
         .number("blocks_published", c.blocks_published)
         .number("blocks_dropped", c.blocks_dropped)
         .number("samples_dropped", c.samples_dropped)
-        .number("saturated", c.saturated);
+        .number("saturated", c.saturated)
+        .number("gap_blocks", c.gap_blocks);
     channels.raw(one.str());
   }
   JsonObject out;
@@ -125,6 +126,7 @@ void print_json_report(const LuaDriverArgs& args, const acq::LuaDriverOptions& o
       .number("memory_errors", r.memory_errors)
       .number("bad_returns", r.bad_returns)
       .number("late", r.late)
+      .number("recorded", r.recorded)
       .number("keys_written", r.keys_written)
       .number("keys_busy", r.keys_busy)
       .number("errors_logged", r.errors_logged)

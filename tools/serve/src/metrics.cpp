@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <span>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -203,6 +204,34 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
       for (const auto& part : parts)
         if (const std::string last = text(std::string(kPrefix) + part + ".last_exit"); !last.empty())
           exit_f.sample(fmt::format("part=\"{}\",last_exit=\"{}\"", escape_label(part), escape_label(last)), std::uint64_t{1});
+    }
+  }
+
+  {
+    // Every driver's accounting of its units (packets, queries, calls): the u64 keys
+    // <part>.accounting.<term>, term "recorded" or the loss it names (a gap reason, "duplicate").
+    constexpr std::string_view kInfix = ".accounting.";
+    std::vector<std::pair<std::string, std::string>> names;  // (part, term)
+    kv.for_each_key([&](std::string_view key, const core::ValueInfo& info) {
+      const std::size_t at = key.rfind(kInfix);
+      if (at == std::string_view::npos || at == 0 || at + kInfix.size() == key.size()) return;
+      const std::string_view term = key.substr(at + kInfix.size());
+      if (info.type != core::ValueType::u64 || term.find('.') != std::string_view::npos) return;
+      names.emplace_back(key.substr(0, at), term);
+    });
+    std::sort(names.begin(), names.end());
+    std::vector<std::tuple<std::string, std::string, std::uint64_t>> terms;
+    for (auto& [part, term] : names) {  // a key gone or retyped meanwhile is left out
+      std::uint64_t bits = 0;
+      core::ValueType type = core::ValueType::none;
+      if (kv.get_scalar(part + std::string(kInfix) + term, bits, type) == core::KvStatus::ok && type == core::ValueType::u64)
+        terms.emplace_back(std::move(part), std::move(term), bits);
+    }
+    if (!terms.empty()) {
+      Family f(out, "weir_driver_accounting_total", "counter",
+               "A driver's units (packets, queries, calls) by what became of them: recorded, or the loss term.");
+      for (const auto& [part, term, value] : terms)
+        f.sample(fmt::format("part=\"{}\",term=\"{}\"", escape_label(part), escape_label(term)), value);
     }
   }
 

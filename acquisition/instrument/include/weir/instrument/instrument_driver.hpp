@@ -7,8 +7,10 @@
 //   P.state                 text: "connecting", "connected" or "disconnected"
 //   P.error                 text: the last failure, for people
 //   P.queries, P.replies, P.timeouts, P.mismatches, P.overlong, P.disconnects, P.reconnects,
-//   P.connect_failures, P.writes, P.write_failures, P.samples, P.parser_errors
+//   P.connect_failures, P.writes, P.write_failures, P.samples, P.parser_errors, P.late, P.unsent
 //                           u64 counters (continued across restarts)
+//   P.accounting.{recorded,timeout,malformed,driver_error,source_loss,late}
+//                           u64: every query slot by what became of it (InstrumentAccounting)
 //   each query's key        f64, f64 array or text; its units in key + kUnitsSuffix (text)
 //   each write's key_readback  f64; units likewise
 // Design and behaviour: acquisition/instrument/README.md.
@@ -41,10 +43,25 @@ struct InstrumentCounters {
   std::uint64_t write_failures = 0;    // forwarded values that could not be formatted or sent
   std::uint64_t samples = 0;           // samples put into slow channels
   std::uint64_t parser_errors = 0;     // replies a Lua parser failed on (an error, its budget or heap ran out)
+  std::uint64_t late = 0;              // query slots skipped because the loop fell behind (run once, not in a burst)
+  std::uint64_t unsent = 0;            // query slots that passed while disconnected (after the first connection)
+};
+
+/// Every slot of the queries' schedules by what became of it, exactly:
+///   P.queries + P.late + P.unsent = recorded + timeout + malformed + driver_error + source_loss + late.
+/// A query that feeds a channel publishes one gap block (of this reason) per slot that is not recorded.
+struct InstrumentAccounting {
+  std::uint64_t recorded = 0;      // replies parsed and stored (P.replies)
+  std::uint64_t timeout = 0;       // the command not taken, or the reply not (fully) come, in time
+  std::uint64_t malformed = 0;     // a reply its pattern refused (a garbled line), or one past max_reply
+  std::uint64_t driver_error = 0;  // a reply the Lua parser failed on
+  std::uint64_t source_loss = 0;   // the connection lost during the query, and the slots passed while disconnected
+  std::uint64_t late = 0;          // the slots skipped because the loop fell behind (P.late)
 };
 
 struct InstrumentReport {
   InstrumentCounters counters;
+  InstrumentAccounting accounting;
   bool stopped = false;  // by the stop flag (else by duration_s)
   double elapsed_s = 0;
 };

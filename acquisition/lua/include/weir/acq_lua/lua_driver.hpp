@@ -52,6 +52,7 @@ struct LuaChannelReport {
   std::uint64_t blocks_dropped = 0;   // claims a full lossless reader refused: dropped at the source
   std::uint64_t samples_dropped = 0;  // the samples those blocks would have held
   std::uint64_t saturated = 0;        // integer channels: samples clipped to the type's range (NaN: 0)
+  std::uint64_t gap_blocks = 0;       // one per call that failed to feed it, or tick skipped late
 };
 
 /// What a run did; the same counts are in the arena's keys while it runs.
@@ -64,6 +65,9 @@ struct LuaDriverReport {
   std::uint64_t memory_errors = 0;  // calls stopped by the heap limit
   std::uint64_t bad_returns = 0;    // calls whose returned value was (partly) unusable
   std::uint64_t late = 0;           // deadlines skipped because a call ended after them
+  // Every tick is a call or skipped late, and every call recorded or failed: calls + late =
+  // recorded + driver_error + late, in <part>.accounting.{recorded,driver_error,late}.
+  std::uint64_t recorded = 0;       // calls that did not fail (calls - errors)
   std::uint64_t keys_written = 0;
   std::uint64_t keys_busy = 0;      // key writes another writer held off (EAGAIN): skipped
   std::uint32_t errors_logged = 0;  // distinct messages written to the log
@@ -83,8 +87,11 @@ using LuaLogFn = void (*)(void* context, const char* line);
 /// Attaches or creates the channels and becomes their writer, opens the sandbox and loads the
 /// script (with the `weir` table describing the part and its channels), then calls the function
 /// until max_calls, duration_s or `stop`. The keys <part>.calls, .errors, .lua_errors, .overruns,
-/// .memory_errors, .bad_returns, .late, .dropped, .keys_busy (u64) and .last_error (text) are kept
-/// current. A partly filled block is published when it stops. Fails before the first call for a
+/// .memory_errors, .bad_returns, .late, .dropped, .keys_busy, .accounting.recorded,
+/// .accounting.driver_error, .accounting.late (u64) and .last_error (text) are kept current. A call
+/// that raises leaves a gap block (driver_error) in every channel, a bad return in each channel whose
+/// samples it refused, and ticks skipped late one each (late) in every channel. A partly filled
+/// block is published when it stops, and before a gap. Fails before the first call for a
 /// cold-path problem (a channel another process writes, a script that does not load: `file:line:
 /// message`, a missing function), naming the part. Thread: any one; `stop` from anywhere.
 [[nodiscard]] core::Result<LuaDriverReport> run_lua_driver(const core::Arena& arena, const LuaDriverOptions& options,
