@@ -92,7 +92,10 @@ StreamAssembler::StreamAssembler(const StreamConfig& config, BlockSink& sink, Po
   full_mask_ = granules >= kMaskBits ? ~std::uint64_t{0} : (std::uint64_t{1} << granules) - 1;
 }
 
-void StreamAssembler::reset_slot(std::uint64_t block) noexcept { open(block) = Open{}; }
+void StreamAssembler::reset_slot(std::uint64_t block) noexcept {
+  staged_ -= open(block).filled;
+  open(block) = Open{};
+}
 
 void StreamAssembler::remember(std::uint64_t block, std::uint64_t mask) noexcept {
   history_tag_[block % kUdpHistoryBlocks] = block + 1;
@@ -295,6 +298,7 @@ bool StreamAssembler::place_direct(const PacketView& p, std::uint64_t rx_realtim
   remember(head_, full_mask_);
   ++head_;
   max_end_ += p.samples;
+  settle_budgets();
   counters_.samples += p.samples;
   ++counters_.recorded;
   advance_front(p, start_index_ + max_end_ - p.samples);
@@ -356,8 +360,9 @@ AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, st
     head_ = 0;
     max_end_ = 0;
     format_ = p.format;
-    kernel_mark_ = port().kernel;
-    refused_mark_ = port().refused;
+    kernel_base_ = port().kernel;  // what the port lost before the stream (re)started is not in it
+    refused_base_ = port().refused;
+    marks_pushed_ = 0;
   }
 
   const std::uint64_t first = index - start_index_;
@@ -420,6 +425,7 @@ AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, st
       ++o.fragments;
     }
     o.filled += hi - lo;
+    staged_ += hi - lo;
     if (lo == 0) {  // this packet holds the block's first sample: it stamps the block
       const std::uint64_t offset = b * n - first;
       if (packet_ns != 0) {
@@ -447,6 +453,7 @@ AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, st
   const std::uint64_t newest = (max_end_ - 1) / n;  // the newest block holding data
   if (newest > config_.reorder_blocks) advance_to(newest - config_.reorder_blocks);
   while (open(head_).filled == n) close_oldest();
+  settle_budgets();
   return AcceptStatus::placed;
 }
 

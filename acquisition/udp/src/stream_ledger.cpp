@@ -11,16 +11,35 @@ std::uint64_t StreamAssembler::packet_samples() const noexcept {
   return front_.valid && front_.samples != 0 ? front_.samples : 1;
 }
 
-// A packet placed past a hole: whatever the port dropped or refused since this stream's previous
-// packet may be what the hole is missing.
+// What the port dropped or refused may be what a hole of this stream is missing, if it happened
+// after the stream's newest packet and not long before the packet that reveals the hole: a packet
+// of the stream can arrive up to the reorder window late, so port counts older than that window's
+// packets of the stream (kept in a small ring) are ruled out. A packet placed past a hole moves what
+// is left into the hole's budget. (A late packet placed in a hole moves nothing.)
 void StreamAssembler::mark_port(std::uint64_t first) noexcept {
+  if (first < max_end_) return;
   PortDrops& p = port();
   if (first > max_end_) {
-    kernel_budget_ += p.kernel - kernel_mark_;
-    refused_budget_ += p.refused - refused_mark_;
+    kernel_budget_ += p.kernel - std::min(p.kernel, kernel_base_);
+    refused_budget_ += p.refused - std::min(p.refused, refused_base_);
+    kernel_base_ = p.kernel;
+    refused_base_ = p.refused;
   }
-  kernel_mark_ = p.kernel;
-  refused_mark_ = p.refused;
+  const std::uint64_t step = packet_samples();
+  const std::uint64_t window = std::min<std::uint64_t>(
+      kPortMarks - 1, (std::uint64_t{config_.reorder_blocks} * config_.samples_per_block + step - 1) / step + 1);
+  const PortMark& old = port_marks_[(marks_pushed_ + kPortMarks - window) % kPortMarks];
+  if (marks_pushed_ >= window) {
+    kernel_base_ = std::max(kernel_base_, old.kernel);
+    refused_base_ = std::max(refused_base_, old.refused);
+  }
+  port_marks_[marks_pushed_ % kPortMarks] = PortMark{p.kernel, p.refused};
+  ++marks_pushed_;
+}
+
+// No hole left among the staged blocks: what the port lost meanwhile was not this stream's.
+void StreamAssembler::settle_budgets() noexcept {
+  if (max_end_ - head_ * config_.samples_per_block == staged_) kernel_budget_ = refused_budget_ = 0;
 }
 
 StreamAssembler::Split StreamAssembler::claim(std::uint64_t missing_samples) noexcept {

@@ -42,6 +42,7 @@
 // Time. A block's stamp is its first sample's time from the packet clock when the packet has one
 // (raw timestamp_ns; VITA 49 TSI utc or gps with a fractional part), else the time the packet was
 // received; blocks stamped from the packet clock carry kBlockPacketTimeFlag.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -226,6 +227,7 @@ class StreamAssembler {
   void pend_gap(std::uint64_t blocks, core::GapReason reason) noexcept;
   void flush_gap() noexcept;
   void mark_port(std::uint64_t first_rel) noexcept;
+  void settle_budgets() noexcept;
   [[nodiscard]] PortDrops& port() noexcept { return port_ != nullptr ? *port_ : solo_; }
   [[nodiscard]] std::uint64_t packet_samples() const noexcept;
 
@@ -252,6 +254,7 @@ class StreamAssembler {
   std::uint64_t start_index_ = 0;         // stream index of block 0's first sample (indices wrap mod 2^64)
   std::uint64_t head_ = 0;                // oldest open block
   std::uint64_t max_end_ = 0;             // one past the highest sample received, relative to start_index_
+  std::uint64_t staged_ = 0;              // samples received into the open blocks (holes: max_end_ - head_ * N - staged_)
   // VITA 49: the timestamps the indices are counted from
   bool reference_ = false;
   std::uint32_t first_integer_ts_ = 0;
@@ -266,9 +269,16 @@ class StreamAssembler {
   PacketView held_;
   std::uint64_t held_index_ = 0, held_rx_realtime_ns_ = 0, held_rx_monotonic_ns_ = 0;
   bool holding_ = false;
-  // Accounting: the port's counts when this stream last placed a packet, what came across its holes,
-  // and its own refused packets not yet matched to a missing one
-  std::uint64_t kernel_mark_ = 0, refused_mark_ = 0;
+  // Accounting: the port's counts up to which its drops and refusals are budgeted or ruled out, the
+  // counts at the stream's last kPortMarks newest packets, what came across its holes, and its own
+  // refused packets not yet matched to a missing one
+  struct PortMark {
+    std::uint64_t kernel = 0, refused = 0;
+  };
+  static constexpr std::size_t kPortMarks = 64;
+  std::uint64_t kernel_base_ = 0, refused_base_ = 0;
+  std::array<PortMark, kPortMarks> port_marks_{};
+  std::uint64_t marks_pushed_ = 0;
   std::uint64_t kernel_budget_ = 0, refused_budget_ = 0;
   std::uint64_t bad_pending_ = 0;
   std::uint64_t pending_gap_ = 0;         // gap blocks not yet passed to the sink (one run, one reason)
