@@ -402,6 +402,7 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
       l.duplicate += c.duplicates;
       l.late += c.late;
     }
+    l.source_loss -= std::min(l.source_loss, port.refused_moved);
     return l;
   };
   const auto publish_counters = [&] {

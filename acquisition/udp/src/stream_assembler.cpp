@@ -128,7 +128,7 @@ void StreamAssembler::close_oldest() noexcept {
     remember(head_, received_mask(head_));
     counters_.lost_samples += n - o.filled;
     counters_.discarded_samples += o.filled;
-    gap_blocks(1, n - o.filled);
+    gap_blocks(1, n - o.filled, head_ * n, head_ * n + n);
   }
   reset_slot(head_);
   ++head_;
@@ -153,7 +153,7 @@ void StreamAssembler::advance_to(std::uint64_t block) noexcept {
     const std::uint64_t remembered = std::min<std::uint64_t>(empty, kUdpHistoryBlocks);
     for (std::uint64_t b = head_ + empty - remembered; b < head_ + empty; ++b) remember(b, 0);
     counters_.lost_samples += empty * n;
-    gap_blocks(empty, empty * n);
+    gap_blocks(empty, empty * n, head_ * n, (head_ + empty) * n);
     head_ += empty;
   }
 }
@@ -185,7 +185,7 @@ void StreamAssembler::finish() noexcept {
       remember(head_, received_mask(head_));
       counters_.lost_samples += expected - o.filled;
       counters_.discarded_samples += o.filled;
-      gap_blocks(1, expected - o.filled);
+      gap_blocks(1, expected - o.filled, head_ * n, head_ * n + expected);
     }
     reset_slot(head_);
     ++head_;
@@ -209,12 +209,12 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   counters_.bytes += p.datagram_bytes;
   if (p.format == PacketFormat::raw && p.dtype != config_.dtype) {
     ++counters_.dtype_mismatch;
-    ++bad_pending_;
+    (void)refuse_packet(p);
     return AcceptStatus::dtype_mismatch;
   }
   if (p.samples > config_.max_packet_samples || p.samples == 0) {
     ++counters_.oversized;
-    ++bad_pending_;
+    (void)refuse_packet(p);
     return AcceptStatus::oversized;
   }
   std::uint64_t index = 0;
@@ -226,7 +226,7 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   }
   if (at == Position::restart) {  // no index even on a fresh start (a hopeless timestamp)
     ++counters_.bad_timestamp;
-    ++bad_pending_;
+    (void)refuse_packet(p);
     return AcceptStatus::bad_timestamp;
   }
   if (at == Position::duplicate) {
@@ -237,7 +237,7 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
     if (const AcceptStatus s = refuse_timestamp(p, index); s != AcceptStatus::placed) return s;
     if (position_of(p, index) != Position::ok) {  // no index even from a fresh reference
       ++counters_.bad_timestamp;
-      ++bad_pending_;
+      (void)refuse_packet(p);
       return AcceptStatus::bad_timestamp;
     }
   } else {
@@ -252,14 +252,14 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
       if (step_ != 0 && held_.samples != step_) {
         holding_ = false;
         ++counters_.width_mismatch;
-        ++bad_pending_;
+        ++bad_pending_;  // the stream's first packet: no newest one to count its place from
       } else {
         place_held();
       }
     }
     if (step_ != 0 && p.samples != step_) {
       ++counters_.width_mismatch;
-      ++bad_pending_;
+      (void)refuse_packet(p);
       return AcceptStatus::width_mismatch;
     }
     if (step_ == 0 && !front_.valid && !holding_) {
@@ -385,7 +385,7 @@ AcceptStatus StreamAssembler::place(const PacketView& p, std::uint64_t index, st
     }
     if (!merges && o.fragments == kUdpMaxFragments) {
       ++counters_.overflow;
-      ++bad_pending_;
+      (void)refuse_packet(p);
       return AcceptStatus::overflow;
     }
   }

@@ -37,26 +37,55 @@ void StreamAssembler::mark_port(std::uint64_t first) noexcept {
   ++marks_pushed_;
 }
 
-// No hole left among the staged blocks: what the port lost meanwhile was not this stream's.
+// No hole left among the staged blocks (a late packet filled the last): what the holes' budgets hold
+// was not theirs; it goes back to wait for the next hole, within the window as ever.
 void StreamAssembler::settle_budgets() noexcept {
-  if (max_end_ - head_ * config_.samples_per_block == staged_) kernel_budget_ = refused_budget_ = 0;
+  if (max_end_ - head_ * config_.samples_per_block != staged_) return;
+  kernel_base_ -= std::min(kernel_base_, kernel_budget_);
+  refused_base_ -= std::min(refused_base_, refused_budget_);
+  kernel_budget_ = refused_budget_ = 0;
 }
 
-StreamAssembler::Split StreamAssembler::claim(std::uint64_t missing_samples) noexcept {
+// The refused packets of this stream whose place is in [lo, hi): taken (at most `most`). Those whose
+// place has passed without a hole there wait for any hole instead.
+std::uint64_t StreamAssembler::take_bad_slots(std::uint64_t lo, std::uint64_t hi, std::uint64_t most) noexcept {
+  std::uint64_t taken = 0;
+  std::uint32_t kept = 0;
+  for (std::uint32_t i = 0; i < bad_slots_; ++i) {
+    const std::uint64_t at = bad_slot_[i];
+    if (at >= lo && at < hi && taken < most) {
+      ++taken;
+    } else if (at < lo) {
+      ++bad_pending_;
+    } else {
+      bad_slot_[kept++] = at;
+    }
+  }
+  bad_slots_ = kept;
+  return taken;
+}
+
+StreamAssembler::Split StreamAssembler::claim(std::uint64_t missing_samples, std::uint64_t lo, std::uint64_t hi) noexcept {
   const std::uint64_t step = packet_samples();
   const std::uint64_t missing = (missing_samples + step - 1) / step;
   PortDrops& p = port();
   Split s;
-  s.malformed = std::min(missing, bad_pending_);  // this stream's own refused packets first
-  bad_pending_ -= s.malformed;
+  s.malformed = take_bad_slots(lo, hi, missing);  // this stream's refused packets that belong here
+  const std::uint64_t waiting = std::min(missing - s.malformed, bad_pending_);  // ... or anywhere
+  bad_pending_ -= waiting;
+  s.malformed += waiting;
   const std::uint64_t refused = std::min({missing - s.malformed, refused_budget_, p.refused - p.refused_claimed});
   refused_budget_ -= refused;
   p.refused_claimed += refused;
   s.malformed += refused;
+  port_refusals_claimed_ += refused;
   s.kernel = std::min({missing - s.malformed, kernel_budget_, p.kernel - p.kernel_claimed});
   kernel_budget_ -= s.kernel;
   p.kernel_claimed += s.kernel;
   s.source = missing - s.malformed - s.kernel;
+  // Refusals this hole could have been, already taken by another stream's hole: if a late packet
+  // later shows that hole was not missing at all, its refusal moves to this one (PortDrops).
+  p.refused_starved += std::min(s.source, refused_budget_);
   counters_.missing_packets += missing;
   counters_.malformed_missing += s.malformed;
   counters_.kernel_drop += s.kernel;
@@ -66,8 +95,9 @@ StreamAssembler::Split StreamAssembler::claim(std::uint64_t missing_samples) noe
 
 // `blocks` gap blocks, missing `missing_samples` samples: published run-length, each run under the
 // reason of the packets it misses (a single block under the reason of most of them).
-void StreamAssembler::gap_blocks(std::uint64_t blocks, std::uint64_t missing_samples) noexcept {
-  const Split s = claim(missing_samples);
+void StreamAssembler::gap_blocks(std::uint64_t blocks, std::uint64_t missing_samples, std::uint64_t lo,
+                                 std::uint64_t hi) noexcept {
+  const Split s = claim(missing_samples, lo, hi);
   counters_.gap_blocks += blocks;
   const std::uint64_t packets = s.malformed + s.kernel + s.source;
   if (blocks == 1 || packets == 0) {
@@ -113,7 +143,18 @@ void StreamAssembler::take_back_late() noexcept {
     --port().kernel_claimed;
   } else if (counters_.malformed_missing > 0) {
     --counters_.malformed_missing;
-    ++bad_pending_;
+    if (port_refusals_claimed_ > 0) {  // a refusal of the port's: it explains a hole that went without
+      --port_refusals_claimed_;
+      PortDrops& p = port();
+      if (p.refused_starved > 0) {
+        --p.refused_starved;
+        ++p.refused_moved;
+      } else {
+        --p.refused_claimed;
+      }
+    } else {
+      ++bad_pending_;
+    }
   }
 }
 

@@ -138,14 +138,37 @@ AcceptStatus StreamAssembler::refuse_timestamp(const PacketView& p, std::uint64_
   bad_run_.next_count = p.sequence + 1;
   if (bad_run_.length < kUdpBadRunResync) {
     ++counters_.bad_timestamp;
-    ++bad_pending_;
+    if (!agrees) bad_run_.unplaced = 0;
+    if (!refuse_packet(p)) ++bad_run_.unplaced;
     return AcceptStatus::bad_timestamp;
   }
   // The source restarted: the packets before this one were of its new stream, not bad slots of the old.
-  bad_pending_ -= std::min<std::uint64_t>(bad_pending_, kUdpBadRunResync - 1);
+  bad_pending_ -= std::min<std::uint64_t>(bad_pending_, bad_run_.unplaced);
+  bad_slots_ = 0;
   bad_run_ = BadRun{};
   restart();
   return AcceptStatus::placed;  // the caller places it afresh
+}
+
+// A refused packet of this stream: where its count says it belongs (its hole is the one it
+// explains), or, with no newest packet to count from or no room, waiting for any hole. true: placed.
+bool StreamAssembler::refuse_packet(const PacketView& p) noexcept {
+  if (started_ && front_.valid && bad_slots_ < kBadSlots) {
+    const std::uint64_t step = packet_samples();
+    std::uint64_t packets = p.sequence - front_.count;  // raw: exact, modulo 2^64
+    if (p.format == PacketFormat::vita49) {
+      packets &= kVitaCountMask;
+      if (packets == 0) packets = kVitaCountWrap;
+    }
+    const std::uint64_t rel = front_.index + packets * step - start_index_;
+    const std::uint64_t n = config_.samples_per_block;
+    if (rel >= head_ * n && rel - head_ * n < kUdpHistoryBlocks * n) {
+      bad_slot_[bad_slots_++] = rel;
+      return true;
+    }
+  }
+  ++bad_pending_;
+  return false;
 }
 
 void StreamAssembler::advance_front(const PacketView& p, std::uint64_t index) noexcept {

@@ -106,6 +106,11 @@ struct PortDrops {
   std::uint64_t kernel_claimed = 0;    // ... explained as missing packets of a stream
   std::uint64_t refused = 0;           // datagrams refused by the decoder or of no known stream
   std::uint64_t refused_claimed = 0;   // ... explained as missing packets of a stream
+  // Source losses counted while a refusal the hole could have been was taken by another stream's
+  // hole, and how many of them a late packet has since shown to be that refusal after all: the
+  // part's source_loss is the streams' less refused_moved.
+  std::uint64_t refused_starved = 0;
+  std::uint64_t refused_moved = 0;
 };
 
 /// What one stream got; plain counters, read by the thread that feeds the assembler.
@@ -188,6 +193,7 @@ class StreamAssembler {
   };
   struct BadRun {                        // consecutive bad_timestamp packets that agree with each other
     std::uint32_t length = 0;
+    std::uint32_t unplaced = 0;          // ... of them waiting for any hole (bad_pending_)
     std::uint64_t next_index = 0, next_count = 0;
   };
   struct Split {                         // missing packets by who lost them
@@ -221,8 +227,10 @@ class StreamAssembler {
   [[nodiscard]] std::uint64_t received_mask(std::uint64_t block) noexcept;
   [[nodiscard]] bool received(std::uint64_t first_rel, std::uint64_t samples) noexcept;
   // Accounting (stream_ledger.cpp)
-  [[nodiscard]] Split claim(std::uint64_t missing_samples) noexcept;
-  void gap_blocks(std::uint64_t blocks, std::uint64_t missing_samples) noexcept;
+  [[nodiscard]] Split claim(std::uint64_t missing_samples, std::uint64_t lo, std::uint64_t hi) noexcept;
+  void gap_blocks(std::uint64_t blocks, std::uint64_t missing_samples, std::uint64_t lo, std::uint64_t hi) noexcept;
+  [[nodiscard]] std::uint64_t take_bad_slots(std::uint64_t lo, std::uint64_t hi, std::uint64_t most) noexcept;
+  bool refuse_packet(const PacketView& p) noexcept;
   void take_back_late() noexcept;
   void pend_gap(std::uint64_t blocks, core::GapReason reason) noexcept;
   void flush_gap() noexcept;
@@ -280,7 +288,11 @@ class StreamAssembler {
   std::array<PortMark, kPortMarks> port_marks_{};
   std::uint64_t marks_pushed_ = 0;
   std::uint64_t kernel_budget_ = 0, refused_budget_ = 0;
+  std::uint64_t port_refusals_claimed_ = 0;  // of malformed_missing: the port's refusals (the rest this stream's own)
   std::uint64_t bad_pending_ = 0;
+  static constexpr std::uint32_t kBadSlots = 16;
+  std::array<std::uint64_t, kBadSlots> bad_slot_{};  // refused packets' places (relative), by their counts
+  std::uint32_t bad_slots_ = 0;
   std::uint64_t pending_gap_ = 0;         // gap blocks not yet passed to the sink (one run, one reason)
   core::GapReason pending_reason_ = core::GapReason::source_loss;
   PacketFormat format_ = PacketFormat::raw;
