@@ -103,6 +103,10 @@ void ChannelReader::set_kind(std::string_view kind) noexcept {
 
 std::uint64_t ChannelReader::cursor() const noexcept { return row_->cursor.load(std::memory_order_relaxed); }
 
+namespace {
+constexpr std::uint64_t kGapPeekBlocks = 4;  // blocks a lapped reader looks at for the gap run it met
+}  // namespace
+
 NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
   lost = 0;
   std::uint64_t c = row_->cursor.load(std::memory_order_relaxed);  // only this reader moves it
@@ -118,19 +122,25 @@ NextStatus ChannelReader::next(BlockView& out, std::uint64_t& lost) noexcept {
     // Lapped: every block before head - ring has been overwritten (that one may be, its state says).
     // Unless the oldest block left is a gap whose run began before: then the writer jumped over
     // them (a skip() longer than the ring) and they are that run's, for its reason.
+    // The oldest block may be overwritten while we look (the writer goes on): then the next ones.
     std::uint64_t resume = head - desc_->ring_blocks;
     out.flags = 0;
-    const BlockHeader* oldest = detail::block_at(*arena_, *desc_, resume);
-    const std::uint64_t state = oldest->state.load(std::memory_order_acquire);
-    const std::uint32_t flags = oldest->flags.load(std::memory_order_relaxed);
-    const std::uint64_t from = oldest->gap_from.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (state == block_committed_state(resume) && oldest->state.load(std::memory_order_relaxed) == state &&
-        (flags & kBlockGapFlag) != 0 && from < resume) {
-      if (from <= c)
-        out.flags = flags;
-      else
-        resume = from;  // [c, from) the writer lapped us; the run itself on the next call
+    for (std::uint64_t b = resume; b < resume + kGapPeekBlocks && b < head; ++b) {
+      const BlockHeader* oldest = detail::block_at(*arena_, *desc_, b);
+      const std::uint64_t state = oldest->state.load(std::memory_order_acquire);
+      const std::uint32_t flags = oldest->flags.load(std::memory_order_relaxed);
+      const std::uint64_t from = oldest->gap_from.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (state != block_committed_state(b) || oldest->state.load(std::memory_order_relaxed) != state) continue;
+      if ((flags & kBlockGapFlag) != 0 && from < b) {
+        if (from <= c) {
+          out.flags = flags;  // [c, b) all of the run: the blocks before b were its too
+          resume = b;
+        } else {
+          resume = from;  // [c, from) the writer lapped us; the run itself on the next call
+        }
+      }
+      break;
     }
     lost = resume - c;
     bump(row_->blocks_lost, lost);

@@ -92,6 +92,9 @@ TEST_CASE("gap blocks are recorded under their writer's reason, one row per cont
     const ChannelLedger l = channel_ledger(inspect_all(files), "adc0");
     check_tiles(l, 0, kWritten);
     CHECK(l.recorded == 26);
+    std::string rows;
+    for (const auto& r : l.rows) rows += std::to_string(r.sequence) + "+" + std::to_string(r.blocks) + " " + r.reason + "; ";
+    INFO("gap rows: " << rows);
     REQUIRE(l.rows.size() == 4);
     CHECK(l.rows[0].sequence == 10);
     CHECK(l.rows[0].blocks == 100);
