@@ -78,6 +78,7 @@ class ChannelGroup {
   [[nodiscard]] const ChannelStatic& channel() const noexcept { return channel_; }
   [[nodiscard]] std::uint64_t blocks() const noexcept { return sequence_.size(); }
   [[nodiscard]] std::uint64_t blocks_written() const noexcept { return sequence_.written(); }
+  [[nodiscard]] std::uint64_t gap_rows() const noexcept { return gaps_.size(); }
   [[nodiscard]] std::uint64_t samples() const noexcept { return data_.size() * row_elements_; }
   [[nodiscard]] std::uint64_t samples_written() const noexcept { return data_.written() * row_elements_; }
   [[nodiscard]] std::uint64_t chunk_blocks() const noexcept { return chunk_blocks_; }

@@ -459,6 +459,7 @@ core::Result<void> Recorder::open_segment() {
       keys_[i].slot = i;
       keys_[i].logged = false;
     }
+    key_news_ = false;
     files_.push_back(path.string());
     file_blocks_.emplace_back();
     checked_file_bytes_ = 0;
@@ -517,8 +518,12 @@ void Recorder::account_segment(bool all_committed) {
   }
 }
 
+// A segment after the recorder's first that recorded channels and closes with none of their blocks
+// or gap rows, and no key value an earlier file lacks (a new channel's file the stop came before, say),
+// holds nothing: it is removed.
 core::Result<void> Recorder::close_segment() {
   if (!segment_.is_open()) return {};
+  const bool nothing = segment_holds_nothing();
   account_segment(true);  // close() writes every committed block, or fails and says so
   const std::string file = segment_.path().string();
   int fd = -1;
@@ -528,7 +533,37 @@ core::Result<void> Recorder::close_segment() {
     if (fd >= 0) ::close(fd);
     return ok;
   }
+  if (nothing) return remove_closed(file, fd);
   return sync_closed(file, fd);
+}
+
+bool Recorder::segment_holds_nothing() const noexcept {
+  if (follows_.empty() || key_news_ || files_.size() < 2) return false;  // the first file stays: the run's mark
+  return std::none_of(follows_.begin(), follows_.end(), [this](const Follow& f) {
+    if (f.slot == kNoSlot) return false;
+    const ChannelGroup& g = segment_.channel(f.slot);
+    return g.blocks() > 0 || g.gap_rows() > 0;
+  });
+}
+
+// The closed empty segment goes, its number is the next file's, and the directory is fsynced (by
+// policy). When it cannot be removed it stays, synced like any closed file.
+core::Result<void> Recorder::remove_closed(const std::string& file, int fd) {
+  std::error_code ec;
+  if (!std::filesystem::remove(file, ec) || ec) {
+    notice("could not remove " + file + ", which holds nothing: " + (ec ? ec.message() : "not there"));
+    return sync_closed(file, fd);
+  }
+  if (fd >= 0) ::close(fd);
+  files_.pop_back();
+  file_blocks_.pop_back();
+  --next_number_;
+  notice("removed " + file + ": it closed holding no block, gap row or new key value");
+  if (options_.fsync != FsyncPolicy::never && out_fd_ >= 0 && ::fsync(out_fd_) != 0) {
+    fault_errno_ = errno;
+    return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(errno));
+  }
+  return {};
 }
 
 core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions& options, RecordControl& control) {

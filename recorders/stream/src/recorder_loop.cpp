@@ -126,13 +126,17 @@ core::Result<void> Recorder::sample_keys() {
     if (seen != core::KvStatus::ok || (k.logged && view.info().epoch == k.last_epoch)) continue;
     core::ValueInfo info;
     if (kv_.get(k.handle, k.buffer, info) != core::KvStatus::ok) continue;  // busy or torn: next wake-up
+    if (!k.ever_logged || k.owed || info.epoch != k.last_epoch) key_news_ = true;  // not a repeat of an earlier file
     k.last_epoch = info.epoch;
     k.logged = true;
+    k.ever_logged = true;
+    k.owed = false;
     KeyLog& log = segment_.key(k.slot);
     const std::span<const std::byte> bytes(k.buffer.data(), info.length);
     if (log.is_array()) {  // a value of another type or shape is refused, and counted
       auto logged = log.add_array(t, info.type == core::ValueType::array ? info.array : core::ArrayShape{}, bytes);
       if (!logged) return tl::make_unexpected(logged.error());
+      k.owed = !*logged;
       if (!*logged && log.refused() == 1)
         notice("key '" + k.name + "': its dtype or shape changed; not logged until the next file");
       if (log.pending())
@@ -144,6 +148,7 @@ core::Result<void> Recorder::sample_keys() {
     const bool is_text = info.type == core::ValueType::text || info.type == core::ValueType::bytes;
     if (info.type == core::ValueType::array || (is_text && log.numeric() && k.empty_at_open)) {
       key_kind_changed_ = true;
+      k.owed = true;
       continue;
     }
     k.empty_at_open = false;

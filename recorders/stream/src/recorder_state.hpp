@@ -58,6 +58,8 @@ struct KeyFollow {
   bool logged = false;             // a value was logged in the open segment
   bool empty_at_open = false;      // the key held no value when the open segment was made
   std::uint64_t last_epoch = 0;    // the slot epoch of the last value logged
+  bool ever_logged = false;        // a value of it is in some file of the run
+  bool owed = false;               // its latest value is in no file (a log of another kind is needed)
   std::vector<std::byte> buffer;   // value_bytes, allocated once
 };
 
@@ -85,6 +87,8 @@ class Recorder {
   [[nodiscard]] bool discover();
   [[nodiscard]] core::Result<void> open_segment();
   [[nodiscard]] core::Result<void> close_segment();
+  [[nodiscard]] bool segment_holds_nothing() const noexcept;  // no block, gap row or key news in the open segment
+  [[nodiscard]] core::Result<void> remove_closed(const std::string& file, int fd);  // an empty segment, closed
   [[nodiscard]] core::Result<void> name_segment(Segment& segment, const std::filesystem::path& making,
                                                 const std::filesystem::path& path, bool& taken);
   void remove_stale_makings();
@@ -148,6 +152,7 @@ class Recorder {
   std::vector<KeyFollow> keys_;
   std::optional<core::Watcher> watcher_;
   std::uint32_t key_watches_ = 0;
+  bool key_news_ = false;          // the open segment logged a key value no earlier file holds
   bool key_kind_changed_ = false;  // sample_keys saw an array in a plain log, or text in the numeric log of a
                                    // key that was empty when the file opened: rotate
   Segment segment_;

@@ -44,6 +44,7 @@ class Segment {
   Segment() = default;
 
   [[nodiscard]] ChannelGroup& channel(std::size_t i) noexcept { return channels_[i]; }
+  [[nodiscard]] const ChannelGroup& channel(std::size_t i) const noexcept { return channels_[i]; }
   [[nodiscard]] KeyLog& key(std::size_t i) noexcept { return keys_[i]; }
   [[nodiscard]] std::size_t channel_count() const noexcept { return channels_.size(); }
   [[nodiscard]] std::size_t key_count() const noexcept { return keys_.size(); }
