@@ -79,6 +79,9 @@ class ChannelGroup {
   [[nodiscard]] std::uint64_t blocks() const noexcept { return sequence_.size(); }
   [[nodiscard]] std::uint64_t blocks_written() const noexcept { return sequence_.written(); }
   [[nodiscard]] std::uint64_t gap_rows() const noexcept { return gaps_.size(); }
+  [[nodiscard]] bool any_block() const noexcept { return any_block_; }
+  [[nodiscard]] std::uint64_t first_realtime_ns() const noexcept { return first_.realtime_ns; }  // any_block()
+  [[nodiscard]] std::uint64_t last_realtime_ns() const noexcept { return last_realtime_ns_; }    // any_block()
   [[nodiscard]] std::uint64_t samples() const noexcept { return data_.size() * row_elements_; }
   [[nodiscard]] std::uint64_t samples_written() const noexcept { return data_.written() * row_elements_; }
   [[nodiscard]] std::uint64_t chunk_blocks() const noexcept { return chunk_blocks_; }

@@ -208,6 +208,10 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   if (!first.empty())
     if (auto ok = h5::attr_text(s.entry_.get(), h5::kAttrDefault, first); !ok)
       return tl::make_unexpected(with_context(ok.error(), entry_path));
+  auto fields = EntryFields::create(s.entry_.get(), meta.arena + " run " + std::to_string(meta.run), channels,
+                                    entry_path);
+  if (!fields) return tl::make_unexpected(fields.error());
+  s.entry_fields_ = std::move(*fields);
   if (auto ok = s.create_clock(meta.clock); !ok) return tl::make_unexpected(ok.error());
   s.channels_.reserve(channels.size());
   for (const ChannelStatic& c : channels) {
@@ -243,6 +247,7 @@ core::Result<void> Segment::flush() {
     if (auto ok = k.flush(); !ok) return ok;
   if (auto ok = write_plots(); !ok) return ok;
   if (auto ok = clock_offsets_.write_partial(); !ok) return ok;
+  if (auto ok = write_entry_times(0); !ok) return ok;
   if (auto ok = h5::check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush", path_.string()); !ok) return ok;
   for (ChannelGroup& c : channels_) c.mark_durable();
   for (KeyLog& k : keys_) k.mark_durable();
@@ -258,6 +263,7 @@ core::Result<void> Segment::close_file() {
   channels_.clear();  // datasets and groups first: the file closes only when nothing in it is open
   plots_.clear();
   keys_.clear();
+  entry_fields_ = EntryFields();
   clock_offsets_ = Column();
   clock_group_.reset();
   keys_group_.reset();
@@ -276,7 +282,8 @@ core::Result<void> Segment::close(std::uint64_t stop_ns, int* keep_fd) {
     if (!root) {
       ok = tl::make_unexpected(root.error());
     } else {
-      ok = h5::rewrite_text(root->get(), h5::kAttrStopTime, h5::iso8601_ns(stop_ns));
+      ok = write_entry_times(stop_ns);
+      if (ok) ok = h5::rewrite_text(root->get(), h5::kAttrStopTime, h5::iso8601_ns(stop_ns));
       if (ok) ok = h5::rewrite_u64(root->get(), h5::kAttrStopNs, stop_ns);
       if (!ok) ok = tl::make_unexpected(with_context(ok.error(), path_.string()));
     }
@@ -284,6 +291,23 @@ core::Result<void> Segment::close(std::uint64_t stop_ns, int* keep_fd) {
   if (keep_fd != nullptr) *keep_fd = duplicate_fd();
   auto closed = close_file();
   return ok ? closed : ok;
+}
+
+core::Result<void> Segment::write_entry_times(std::uint64_t stop_ns) {
+  std::uint64_t first = ~std::uint64_t{0}, last = 0;
+  bool any = false;
+  for (const ChannelGroup& c : channels_) {
+    if (!c.any_block()) continue;
+    any = true;
+    first = std::min(first, c.first_realtime_ns());
+    last = std::max(last, c.last_realtime_ns());
+  }
+  if (!any) {
+    if (stop_ns == 0) return {};
+    first = start_ns_;
+    last = stop_ns;
+  }
+  return entry_fields_.write_times(first, last);
 }
 
 core::Result<void> Segment::sync() {

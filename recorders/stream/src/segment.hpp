@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "channel_group.hpp"
+#include "entry_fields.hpp"
 #include "host_clock.hpp"
 #include "key_log.hpp"
 #include "weir/core/error.hpp"
@@ -97,7 +98,11 @@ class Segment {
   [[nodiscard]] core::Result<void> create_plots(const std::vector<ChannelStatic>& channels);
   [[nodiscard]] core::Result<void> write_plots();
 
+  /// /entry/start_time and end_time from the blocks so far; without a block, stop_ns (0: not yet).
+  [[nodiscard]] core::Result<void> write_entry_times(std::uint64_t stop_ns);
+
   h5::Group entry_, keys_group_, clock_group_;
+  EntryFields entry_fields_;
   h5::Type offset_file_type_, offset_mem_type_;
   Column clock_offsets_;
   std::vector<ChannelGroup> channels_;

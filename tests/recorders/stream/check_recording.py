@@ -10,7 +10,12 @@ Usage: check_recording.py CHECK FILE [ARGS]
                                 stamp; with MAX_DRIFT_S, every block's stamp is within that of the axis
   clock FILE [CHANNEL SEQ JUMP_NS]  /entry/clock's provenance and offsets; the channels' clock_steps
                                 are empty, or CHANNEL's is the one row (SEQ, JUMP_NS)
+  entry FILE TITLE              the NeXus entry fields (1.6): title is TITLE; start_time and end_time
+                                ISO 8601 UTC, the first and last block's block_realtime_ns; one NXdetector
+                                per channel in the NXinstrument, its fields those of the channel's data
 """
+import datetime
+import re
 import sys
 
 import h5py
@@ -153,10 +158,71 @@ def sample_clock(f, args):
         print(f"ok sample_clock {chan} {said}")
 
 
+def iso8601_ns(value):
+    """ns since the epoch of "YYYY-MM-DDTHH:MM:SS.fffffffffZ" (datetime alone keeps only microseconds)."""
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z", value)
+    if m is None:
+        return None
+    whole = datetime.datetime.strptime(m.group(1) + "+0000", "%Y-%m-%dT%H:%M:%S%z")
+    return int(whole.timestamp()) * 1_000_000_000 + int((m.group(2) or "0").ljust(9, "0"))
+
+
+def text_value(dataset):
+    value = dataset[()]
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def entry(f, args):
+    """The NeXus entry fields (1.6) against the file's own tables and data attributes."""
+    e = f["entry"]
+    check(text_value(e["title"]) == args[0], f"title {text_value(e['title'])!r}, not {args[0]!r}")
+    firsts, lasts, channels = [], [], []
+    for name, g in e.items():
+        if not isinstance(g, h5py.Group) or g.attrs.get("NX_class") != "NXdata" or "block_realtime_ns" not in g:
+            continue
+        channels.append((name, g))
+        stamps = g["block_realtime_ns"][...]
+        if len(stamps):
+            firsts.append(int(stamps[0]))
+            lasts.append(int(stamps[-1]))
+    times = {}
+    for field in ("start_time", "end_time"):
+        said = text_value(e[field])
+        times[field] = iso8601_ns(said)
+        check(times[field] is not None, f"{field} {said!r} is not ISO 8601 UTC")
+    if firsts:
+        check(times["start_time"] == min(firsts), f"start_time {times['start_time']} is not the first block's {min(firsts)}")
+        check(times["end_time"] == max(lasts), f"end_time {times['end_time']} is not the last block's {max(lasts)}")
+    for attr in ("start_time", "stop_time", "start_ns", "stop_ns", "run", "segment", "arena"):
+        check(attr in f.attrs, f"root attribute {attr} is gone")
+    inst = e["instrument"]
+    check(inst.attrs.get("NX_class") == "NXinstrument", "instrument: NX_class is not NXinstrument")
+    check(len(inst) == len(channels), f"instrument holds {len(inst)} groups for {len(channels)} channels")
+    for name, g in channels:
+        chan = g.attrs["channel"]
+        check(name in inst, f"{chan}: no detector in the instrument")
+        if name not in inst:
+            continue
+        d, data = inst[name], g["data"]
+        check(d.attrs.get("NX_class") == "NXdetector", f"{chan}: NX_class of its detector is not NXdetector")
+        check(d.attrs.get("channel") == chan, f"{chan}: its detector's channel attribute")
+        rate = d["sample_rate"]
+        check(rate.dtype == np.float64 and float(rate[()]) == float(data.attrs["sample_rate_hz"]),
+              f"{chan}: sample_rate {rate[()]!r}")
+        check(rate.attrs.get("units") == "Hz", f"{chan}: sample_rate units {rate.attrs.get('units')!r}")
+        check(text_value(d["units"]) == data.attrs["units"], f"{chan}: units {text_value(d['units'])!r}")
+        check(text_value(d["dtype"]) == data.attrs["dtype"], f"{chan}: dtype {text_value(d['dtype'])!r}")
+        spb = d["samples_per_block"]
+        check(spb.dtype == np.uint32 and int(spb[()]) == int(data.attrs["samples_per_block"]),
+              f"{chan}: samples_per_block {spb[()]!r}")
+        print(f"ok detector {chan} {float(rate[()])!r} {text_value(d['units'])} {text_value(d['dtype'])} {int(spb[()])}")
+    print(f"ok entry {text_value(e['start_time'])} {text_value(e['end_time'])} blocks {len(firsts)}")
+
+
 def main():
     check_name, path, *args = sys.argv[1:]
     with h5py.File(path, "r") as f:
-        {"strings": strings, "axes": axes, "clock": clock, "sample_clock": sample_clock}[check_name](f, args)
+        {"strings": strings, "axes": axes, "clock": clock, "sample_clock": sample_clock, "entry": entry}[check_name](f, args)
     for e in errors:
         print(f"error {e}")
     sys.exit(1 if errors else 0)

@@ -155,7 +155,7 @@ def inspect(path, swmr, export):
         for name in ["weir_format", "weir_version", "run", "segment", "start_time", "stop_time", "host", "arena",
                      "arena_geometry", "pipeline"]:
             check(name in f.attrs, f"root has no {name} attribute")
-        check(text(f.attrs["weir_format"]) == "weir-recording 1.5", "weir_format")
+        check(text(f.attrs["weir_format"]) == "weir-recording 1.6", "weir_format")
         for name in ["run", "segment", "start_time", "stop_time", "arena", "weir_version"]:
             print(f"root {name} {text(f.attrs[name]) or '-'}")
         print(f"root pipeline_bytes {len(text(f.attrs['pipeline']).encode())}")
@@ -164,8 +164,8 @@ def inspect(path, swmr, export):
         for name, g in entry.items():
             if name == "keys":
                 keys(g)
-            elif name == "clock":  # clock provenance (format 1.1): check_recording.py reads it
-                continue
+            elif name in ("clock", "title", "start_time", "end_time", "instrument"):
+                continue  # clock provenance (1.1) and the NeXus entry fields (1.6): check_recording.py reads them
             else:
                 channel(name, g, export)
 

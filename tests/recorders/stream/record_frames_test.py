@@ -118,7 +118,7 @@ def main():
         check(len(files) == 1, "one file expected, got %s" % files)
         path = files[0]
         with h5py.File(path, "r") as f:
-            check(f.attrs["weir_format"] == "weir-recording 1.5", "format %r" % f.attrs["weir_format"])
+            check(f.attrs["weir_format"] == "weir-recording 1.6", "format %r" % f.attrs["weir_format"])
             g = f["entry/adc0.psd"]
             data = g["data"]
             bins = N // 2 + 1

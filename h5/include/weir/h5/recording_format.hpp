@@ -1,10 +1,12 @@
 #pragma once
-// The recording file format (docs/design/recording.md, format 1.5), declared once: every name, fixed
+// The recording file format (docs/design/recording.md, format 1.6), declared once: every name, fixed
 // value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
 // share. A change here is a change of the format: update the design document with it.
 //
 //   /                    root attributes kAttrFormat ... kAttrDefault
 //   /entry               NX_class = kNxEntry, default = the first channel's group
+//   /entry/title, start_time, end_time        NeXus entry fields (1.6)
+//   /entry/instrument    NX_class = kNxInstrument (1.6), one kNxDetector group per channel
 //   /entry/<channel>     NX_class = kNxData, signal = kData, channel, policy
 //       data             samples; attributes kAttrUnits ... kAttrFirstSampleIndex, kAttrLongName
 //       time             the time axis (1.1): f64 (start, step) in s since start_time
@@ -31,8 +33,8 @@ namespace weir::h5 {
 // understand (docs/design/recording.md, "Versions").
 inline constexpr char kFormatName[] = "weir-recording";
 inline constexpr std::uint32_t kFormatMajor = 1;                // readers refuse other majors
-inline constexpr std::uint32_t kFormatMinor = 5;                // what this build writes
-inline constexpr char kFormatWritten[] = "weir-recording 1.5";  // the weir_format this build writes
+inline constexpr std::uint32_t kFormatMinor = 6;                // what this build writes
+inline constexpr char kFormatWritten[] = "weir-recording 1.6";  // the weir_format this build writes
 
 // Root attributes.
 inline constexpr char kAttrFormat[] = "weir_format";
@@ -62,6 +64,26 @@ inline constexpr char kNxEntry[] = "NXentry";
 inline constexpr char kNxData[] = "NXdata";
 inline constexpr char kNxCollection[] = "NXcollection";
 inline constexpr char kNxLog[] = "NXlog";
+
+// NeXus entry fields (1.6), datasets under /entry. kEntryTitle: text, "<arena> run <run>", written
+// at create. kEntryStartTime, kEntryEndTime: the realtime stamps of the segment's first and last
+// block (over every channel; without a block, the segment's start and stop) as ISO 8601 UTC with
+// nanoseconds (iso8601_ns): "" until the first block, rewritten at each flush and at close.
+inline constexpr char kEntryTitle[] = "title";
+inline constexpr char kEntryStartTime[] = "start_time";
+inline constexpr char kEntryEndTime[] = "end_time";
+// /entry/kInstrument (NX_class kNxInstrument) holds one group per channel, named as the channel's
+// group (encode_name), NX_class kNxDetector, with scalar datasets kDetectorSampleRate (f64,
+// attribute units = kHertz), kDetectorUnits (text: the channel's units), kDetectorDtype (text:
+// core::dtype_name) and kDetectorSamplesPerBlock (u32), and attribute kAttrChannel.
+inline constexpr char kInstrument[] = "instrument";
+inline constexpr char kNxInstrument[] = "NXinstrument";
+inline constexpr char kNxDetector[] = "NXdetector";
+inline constexpr char kDetectorSampleRate[] = "sample_rate";
+inline constexpr char kDetectorUnits[] = "units";
+inline constexpr char kDetectorDtype[] = "dtype";
+inline constexpr char kDetectorSamplesPerBlock[] = "samples_per_block";
+inline constexpr char kHertz[] = "Hz";
 
 // A channel's group: attributes, then its datasets.
 inline constexpr char kAttrSignal[] = "signal";    // = kData
