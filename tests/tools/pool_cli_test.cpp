@@ -32,6 +32,11 @@ struct Pipeline {
     for (std::size_t at; (at = body.find("ARENA")) != std::string::npos;) body.replace(at, 5, arena);
     std::ofstream(path) << body;
   }
+  void rewrite(const std::string& text) const {
+    std::string body = text;
+    for (std::size_t at; (at = body.find("ARENA")) != std::string::npos;) body.replace(at, 5, arena);
+    std::ofstream(path) << body;
+  }
   ~Pipeline() {
     std::remove(path.c_str());
     (void)weir::core::Arena::remove(arena);
@@ -166,6 +171,31 @@ TEST_CASE("without pool_mib, weir run sizes the pool from the channels and a pip
   REQUIRE(run.signal(SIGINT));
   CHECK(run.wait_exit(20s) == kExitOk);
   CHECK_FALSE(contains(run.output(), "does not fit"));
+}
+
+TEST_CASE("a reload that adds a shard to a pool sized from the channels keeps the arena and makes the output") {
+  const std::string head = std::string("arena { name = \"ARENA\" }\n") + kBigRing + "driver \"sim\" { channels = {\"a\"} }\n";
+  Pipeline p(head);
+  BackgroundWeir run({"run", p.path, "--status-every", "0"});
+  const auto has_channel = [&](const std::string& name) {
+    auto arena = weir::core::Arena::open(p.arena, {.read_only = true});
+    if (!arena) return false;
+    for (const auto& c : weir::core::list_channels(*arena))
+      if (c.name == name) return true;
+    return false;
+  };
+  REQUIRE(eventually([&] { return has_channel("a"); }, 10s));
+  // The file alone would now size the pool 100 MiB instead of 88: the running arena's 88 still holds both.
+  p.rewrite(head + "shard \"fft\" { input = \"a\", size = 65536 }\n");
+  REQUIRE(run_weir({"reload", p.arena}).exit_code == kExitOk);
+  CHECK(eventually([&] { return has_channel("a.psd"); }, 10s));
+  REQUIRE(run.signal(SIGINT));
+  CHECK(run.wait_exit(20s) == kExitOk);
+  const std::string out = run.output();
+  CHECK(contains(out, "reload: adding shard \"fft:a\""));
+  CHECK_FALSE(contains(out, "the arena changed"));
+  CHECK_FALSE(contains(out, "do not fit"));
+  CHECK_FALSE(contains(out, "not applied"));
 }
 
 }  // TEST_SUITE
