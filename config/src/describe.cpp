@@ -36,10 +36,11 @@ std::string describe(const Pipeline& p, const Resolved& r) {
   if (p.arena.attach)
     s += fmt::format("arena '{}': attached, not created\n", p.arena.name);
   else
-    s += fmt::format("arena '{}': {:.1f} MiB ({} key slots x {} B, {} of {} channels, {:.1f} of {:.1f} MiB channel pool, "
+    s += fmt::format("arena '{}': {:.1f} MiB ({} key slots x {} B, {} of {} channels, {:.1f} of {:.1f} MiB channel pool{}, "
                      "{} of {} consumer rows{})\n",
                      p.arena.name, mib(r.arena_bytes), o.slot_count, o.value_bytes, r.channels.size(),
-                     o.channel_capacity, mib(r.channel_bytes), mib(o.channel_data_bytes), r.consumers_needed,
+                     o.channel_capacity, mib(r.channel_bytes), mib(r.pool_bytes),
+                     p.arena.pool_given ? "" : " sized from the channels", r.consumers_needed,
                      o.consumer_capacity, o.numa_node >= 0 ? fmt::format(", NUMA node {}", o.numa_node) : "");
   s += fmt::format("channels ({}):\n", r.channels.size());
   for (const auto& c : r.channels) {

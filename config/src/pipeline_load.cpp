@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "lua_state.hpp"
 #include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
@@ -15,7 +17,7 @@ using core::Result;
 
 namespace {
 
-constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "channel_mb", "consumers",
+constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "pool_mib", "channel_mb", "consumers",
                                 "vector_dim", "numa_node", "mode", "attach", "replace"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms"};
 constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge"};
@@ -166,14 +168,20 @@ Result<void> load_arena(Fields f, ArenaDecl& a) {
   WEIR_TRY(key_bytes, f.integer("key_bytes", 8, 4096, o.key_bytes));
   WEIR_TRY(value_bytes, f.integer("value_bytes", 8, 1 << 24, o.value_bytes));
   WEIR_TRY(channels, f.integer("channels", 0, 4096, o.channel_capacity));
-  WEIR_TRY(channel_mb, f.number("channel_mb", static_cast<double>(o.channel_data_bytes >> 20)));
+  // The channel pool: `pool_mib` (`channel_mb` is its older spelling). Unset, resolve() sizes it from the channels.
+  if (f.has("pool_mib") && f.has("channel_mb"))
+    return tl::make_unexpected(f.error("'pool_mib' and 'channel_mb' name the same channel pool; keep 'pool_mib'"));
+  const char* pool_key = f.has("channel_mb") ? "channel_mb" : "pool_mib";
+  a.pool_given = f.has(pool_key);
+  WEIR_TRY(pool_mib, f.number(pool_key, static_cast<double>(o.channel_data_bytes >> 20)));
   WEIR_TRY(consumers, f.integer("consumers", 1, 65536, o.consumer_capacity));
   WEIR_TRY(vector_dim, f.integer("vector_dim", 0, 65536, 0));
   WEIR_TRY(numa_node, f.integer("numa_node", -1, 1023, -1));
   WEIR_TRY(mode, f.text("mode", "0600"));
   WEIR_TRY(attach, f.boolean("attach", false));
   WEIR_TRY(replace, f.boolean("replace", false));
-  if (!(channel_mb > 0 && channel_mb <= 1 << 20)) return tl::make_unexpected(f.error("'channel_mb' must be 0 to 1048576"));
+  if (!(pool_mib > 0 && pool_mib <= 1 << 20))
+    return tl::make_unexpected(f.error(fmt::format("'{}' = {} must be more than 0 and at most 1048576 (MiB)", pool_key, pool_mib)));
   char* end = nullptr;
   const unsigned long mode_bits = std::strtoul(mode.c_str(), &end, 8);
   if (mode.empty() || *end != '\0' || (mode_bits & ~0770UL) != 0 || (mode_bits & 0600UL) != 0600UL)
@@ -183,7 +191,7 @@ Result<void> load_arena(Fields f, ArenaDecl& a) {
   o.key_bytes = static_cast<std::uint32_t>(key_bytes);
   o.value_bytes = static_cast<std::uint32_t>(value_bytes);
   o.channel_capacity = static_cast<std::uint32_t>(channels);
-  o.channel_data_bytes = static_cast<std::uint64_t>(channel_mb * 1048576.0);
+  o.channel_data_bytes = static_cast<std::uint64_t>(pool_mib * 1048576.0);
   o.consumer_capacity = static_cast<std::uint32_t>(consumers);
   o.vector_dim = static_cast<std::uint32_t>(vector_dim);
   o.numa_node = static_cast<int>(numa_node);

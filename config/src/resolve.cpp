@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "weir/config/arena_room.hpp"
 #include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
 
@@ -24,6 +25,14 @@ std::string mib(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
   return buf;
+}
+
+// Unset in the file, the pool holds the channels with a quarter to spare (rounded up to whole MiB),
+// and never less than an arena made by hand: channels made while it runs (a bridge's receiver, a
+// `weir sim` started by hand) still find room.
+std::uint64_t pool_for(std::uint64_t channel_bytes) {
+  const std::uint64_t wanted = channel_bytes + channel_bytes / 4;
+  return std::max<std::uint64_t>(core::kDefaultChannelDataBytes, (wanted + (1ULL << 20) - 1) & ~((1ULL << 20) - 1));
 }
 
 std::string name_list(const std::vector<core::ChannelSpec>& channels) {
@@ -173,7 +182,9 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   for (const auto& [shard, inputs] : r.shard_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   for (const auto& [rec, inputs] : r.record_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   for (const auto& [br, inputs] : r.bridge_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
-  const core::ArenaOptions& o = p.arena.options;
+  core::ArenaOptions o = p.arena.options;
+  r.pool_bytes = p.arena.pool_given ? o.channel_data_bytes : pool_for(r.channel_bytes);
+  o.channel_data_bytes = r.pool_bytes;
   if (!p.arena.attach) {
     if (r.channels.size() > o.channel_capacity)
       return tl::make_unexpected(error_at(
@@ -182,8 +193,9 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
                                           r.channels.size())));
     if (r.channel_bytes > o.channel_data_bytes)
       return tl::make_unexpected(error_at(
-          p.arena.origin, fmt::format("the channels' rings need {} but the arena has {}; set channel_mb = {} or more",
-                                          mib(r.channel_bytes), mib(o.channel_data_bytes), (r.channel_bytes >> 20) + 1)));
+          p.arena.origin, fmt::format("the channels' rings need {} but the arena's channel pool is {}; set pool_mib = {} "
+                                      "or more, or leave it out to size the pool from the channels",
+                                      mib(r.channel_bytes), mib(o.channel_data_bytes), (r.channel_bytes + (1 << 20) - 1) >> 20)));
     if (r.consumers_needed > o.consumer_capacity)
       return tl::make_unexpected(error_at(
           p.arena.origin, fmt::format("the parts register {} consumers but the arena has {} rows; set consumers = {} or more",
@@ -192,6 +204,8 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
     if (auto planned = core::plan_layout(o, header); !planned)
       return tl::make_unexpected(error_at(p.arena.origin, planned.error().what));
     r.arena_bytes = header.arena_bytes;
+    if (auto room = check_arena_room(p.arena.name, r.arena_bytes, r.pool_bytes); !room)
+      return tl::make_unexpected(error_at(p.arena.origin, room.error().what));
   }
   return r;
 }

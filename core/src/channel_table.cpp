@@ -139,8 +139,9 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
   const std::uint64_t used = h.channel_data_used.load(std::memory_order_relaxed);
   const std::uint64_t pool = arena.geometry().channel_data_bytes;
   if (ring_bytes + pyramid_bytes > pool - used)
-    return refuse("its ring needs " + num(ring_bytes + pyramid_bytes) + " bytes but the arena has " + num(pool - used) +
-                  " of " + num(pool) + " channel bytes left; create the arena with more channel data");
+    return refuse("its ring and pyramid need " + num(ring_bytes + pyramid_bytes) + " bytes but the arena's channel pool has " +
+                  num(pool - used) + " of " + num(pool) + " bytes free; create the arena with a bigger pool (weir create "
+                  "--pool MIB, or pool_mib in a pipeline)");
 
   ChannelDesc* d = detail::channel_desc(arena, free_index);
   d->state.store(static_cast<std::uint32_t>(ChannelState::creating), std::memory_order_relaxed);

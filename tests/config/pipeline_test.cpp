@@ -230,6 +230,51 @@ TEST_CASE("the file runs restricted: no io, no os, no require, bounded memory an
   CHECK(!load_pipeline_text("arena { name = \"x\" }\nfor i = 1, 1e7 do end", "pipe.lua", small));
 }
 
+TEST_CASE("the channel pool: pool_mib as written, else sized from the channels with a quarter to spare") {
+  const std::string big = "channel \"a\" { rate = 1e6, block = 65536, ring = 512 }\n";  // a 128 MiB ring
+  auto given = load_pipeline_text("arena { name = \"x\", pool_mib = 200 }\n" + big, "pipe.lua");
+  REQUIRE(given);
+  CHECK(given->arena.pool_given);
+  auto r = resolve(*given, one_output());
+  REQUIRE(r);
+  CHECK(r->pool_bytes == 200ULL << 20);
+
+  auto sized = load_pipeline_text("arena { name = \"x\" }\n" + big, "pipe.lua");
+  REQUIRE(sized);
+  CHECK_FALSE(sized->arena.pool_given);
+  auto s = resolve(*sized, one_output());
+  REQUIRE(s);
+  CHECK(s->channel_bytes > 128ULL << 20);
+  CHECK(s->pool_bytes >= s->channel_bytes + s->channel_bytes / 4);
+  CHECK(s->pool_bytes < s->channel_bytes + s->channel_bytes / 4 + (1ULL << 20));
+  CHECK(s->pool_bytes % (1ULL << 20) == 0);
+  CHECK(s->arena_bytes > s->pool_bytes);
+
+  // A small pipeline keeps the pool an arena made by hand has: room for channels made while it runs.
+  auto small = load_pipeline_text("arena { name = \"x\" }\nchannel \"a\" { rate = 1e3, block = 100 }\n", "pipe.lua");
+  REQUIRE(small);
+  auto t = resolve(*small, one_output());
+  REQUIRE(t);
+  CHECK(t->pool_bytes == weir::core::kDefaultChannelDataBytes);
+
+  auto older = load_pipeline_text("arena { name = \"x\", channel_mb = 8 }", "pipe.lua");
+  REQUIRE(older);
+  CHECK(older->arena.pool_given);
+  CHECK(older->arena.options.channel_data_bytes == 8ULL << 20);
+
+  char need[160];
+  std::snprintf(need, sizeof(need), "pipe.lua:1: the channels' rings need %.1f MiB but the arena's channel pool is 1.0 MiB; "
+                "set pool_mib = %llu or more", static_cast<double>(s->channel_bytes) / 1048576.0,
+                static_cast<unsigned long long>((s->channel_bytes + (1ULL << 20) - 1) >> 20));
+  CHECK(load_error("arena { name = \"x\", pool_mib = 1 }\n" + big).find(need) == 0);
+  CHECK(load_error("arena { name = \"x\", pool_mib = -3 }") ==
+        "pipe.lua:1: arena: 'pool_mib' = -3 must be more than 0 and at most 1048576 (MiB)");
+  CHECK(load_error("arena { name = \"x\", pool_mib = 4, channel_mb = 4 }") ==
+        "pipe.lua:1: arena: 'pool_mib' and 'channel_mb' name the same channel pool; keep 'pool_mib'");
+  // Under the 1 TiB arena limit, over what a test machine's memory holds.
+  CHECK(load_error("arena { name = \"x\", pool_mib = 1040000 }").find("pipe.lua:1: the arena would take ") == 0);
+}
+
 TEST_CASE("glob patterns match channel names as a shell would") {
   CHECK(glob_match("adc*", "adc0"));
   CHECK(glob_match("adc?", "adc7"));

@@ -361,7 +361,8 @@ TEST_CASE("bad channel specs are refused with the channel's name and the reason"
   SUBCASE("a block that does not fit the arena's channel room") {
     auto r = create_channel(f.arena, spec("huge", 1U << 20, 8));
     REQUIRE_FALSE(r);
-    CHECK(r.error().what.find("bytes left") != std::string::npos);
+    CHECK(r.error().what.find("but the arena's channel pool has ") != std::string::npos);
+    CHECK(r.error().what.find(" bytes free; create the arena with a bigger pool (weir create --pool MIB") != std::string::npos);
   }
   SUBCASE("a duplicate name and a full table") {
     REQUIRE(create_channel(f.arena, spec("a", 64, 4)));

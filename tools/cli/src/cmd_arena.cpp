@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "snapshot_h5.hpp"
+#include "weir/config/arena_room.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_copy.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -24,14 +25,21 @@ struct CreateArgs {
   std::string where;
   core::ArenaOptions options;
   std::string mode = octal_mode(core::kDefaultMode);
+  std::uint64_t pool_mib = core::kDefaultChannelDataBytes >> 20;
   bool json = false;
 };
 
 int run_create(const CreateArgs& args) {
   core::ArenaOptions options = args.options;
   options.mode = parse_mode(args.mode).value_or(core::kDefaultMode);  // the CLI check already refused bad text
+  options.channel_data_bytes = args.pool_mib << 20;
+  const std::string context = fmt::format("cannot create '{}'", args.where);
+  core::ArenaHeader planned{};
+  if (auto layout = core::plan_layout(options, planned); !layout) return report_error(context, layout.error());
+  if (auto room = config::check_arena_room(args.where, planned.arena_bytes, options.channel_data_bytes); !room)
+    return report_error(context, room.error());
   auto arena = core::Arena::create(args.where, options);
-  if (!arena) return report_error(fmt::format("cannot create '{}'", args.where), arena.error());
+  if (!arena) return report_error(context, arena.error());
 
   const core::Location& location = arena->location();
   const bool memfd = location.backing == core::Backing::memfd;
@@ -73,6 +81,9 @@ void add_create(CLI::App& app, Action& action) {
   sub->add_option("--channels", o.channel_capacity, "channel descriptors")
       ->capture_default_str()
       ->check(CLI::Range(0U, core::kMaxChannelCapacity));
+  sub->add_option("--pool", args->pool_mib, "channel pool in MiB: every channel's ring and pyramid")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{0}, core::kMaxArenaBytes >> 20));
   sub->add_option("--consumers", o.consumer_capacity, "consumer-table rows")
       ->capture_default_str()
       ->check(CLI::Range(0U, core::kMaxConsumerCapacity));

@@ -27,7 +27,7 @@ void print_geometry(const core::Geometry& geometry) {
   fmt::print("  {:<{}}{} (keys up to {} B, values up to {} B, stride {} B, probe window {})\n", "slots", kLabelWidth,
              geometry.slot_count, geometry.key_bytes, geometry.value_bytes, geometry.slot_stride,
              geometry.max_probe);
-  fmt::print("  {:<{}}{} (ring data {})\n", "channels", kLabelWidth, geometry.channel_capacity,
+  fmt::print("  {:<{}}{} (channel pool {})\n", "channels", kLabelWidth, geometry.channel_capacity,
              human_bytes(geometry.channel_data_bytes));
   fmt::print("  {:<{}}{}\n", "consumers", kLabelWidth, geometry.consumer_capacity);
   fmt::print("  {:<{}}{} x {} float32\n", "vectors", kLabelWidth, geometry.vector_count, geometry.vector_dim);

@@ -95,13 +95,21 @@ void reload(const RunOptions& args, Loaded& current, Supervisor& s, Console& con
   }
   assign_run(fresh->parts, fresh->pipeline, run);
   const auto log = [&console](const std::string& line) { console.log(line); };
-  const auto same_arena = [](const config::ArenaDecl& a, const config::ArenaDecl& b) {
+  // A pool the file sizes must stay as it is; one sized from the channels only has to hold them.
+  const std::uint64_t pool = current.pipeline.arena.options.channel_data_bytes;  // the running arena's
+  const auto same_arena = [pool](const config::ArenaDecl& a, const config::ArenaDecl& b) {
     return a.name == b.name && a.options.slot_count == b.options.slot_count &&
            a.options.channel_capacity == b.options.channel_capacity &&
-           a.options.channel_data_bytes == b.options.channel_data_bytes;
+           (!b.pool_given || b.options.channel_data_bytes == pool);
   };
   if (!same_arena(current.pipeline.arena, fresh->pipeline.arena))
     console.log("reload: the arena changed; that needs a new run: not applied");
+  if (fresh->resolved.channel_bytes > pool)
+    console.log(fmt::format("reload: the channels now need {:.1f} MiB but the arena's channel pool is {:.1f} MiB; "
+                            "channels that do not fit need a new run",
+                            static_cast<double>(fresh->resolved.channel_bytes) / 1048576.0,
+                            static_cast<double>(pool) / 1048576.0));
+  fresh->pipeline.arena = current.pipeline.arena;  // the arena stays the one this run created
   std::size_t changes = 0;
   for (const PartPlan& old_part : current.parts) {
     const auto it = std::find_if(fresh->parts.begin(), fresh->parts.end(),

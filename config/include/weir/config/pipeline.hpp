@@ -26,7 +26,8 @@ struct Origin {
 struct ArenaDecl {
   Origin origin;
   std::string name;                 // shm name, file path containing '/', or memfd:NAME
-  core::ArenaOptions options;       // slots, channels, channel_mb, consumers, numa_node, ...
+  core::ArenaOptions options;       // slots, channels, pool_mib, consumers, numa_node, ...
+  bool pool_given = false;          // `pool_mib` (or `channel_mb`) was written; else resolve() sizes the pool
   bool attach = false;              // attach to an existing arena instead of creating one
 };
 
@@ -139,6 +140,7 @@ struct Resolved {
   std::map<std::string, std::vector<std::string>> record_inputs;  // recorder -> channels
   std::map<std::string, std::vector<std::string>> bridge_inputs;  // bridge "send" -> channels
   std::uint64_t channel_bytes = 0;                    // pool bytes the channels take
+  std::uint64_t pool_bytes = 0;                       // the arena's channel pool: pool_mib, or sized from channel_bytes
   std::uint64_t arena_bytes = 0;                      // the whole arena's mapping
   std::uint32_t consumers_needed = 0;
 };
