@@ -56,6 +56,8 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const KeySpec& spec, const std::
   KeyLog log;
   log.key_ = key;
   log.numeric_ = spec.numeric && spec.array.rank == 0;
+  log.number_ = spec.number == core::ValueType::u64 || spec.number == core::ValueType::i64 ? spec.number
+                                                                                           : core::ValueType::f64;
   log.text_width_ = spec.text_width;
   log.array_ = spec.array;
   const std::string link = h5::encode_name(key);
@@ -82,7 +84,10 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const KeySpec& spec, const std::
       return tl::make_unexpected(with_context(ok.error(), what));
     return log;
   }
-  ColumnSpec value{h5::kKeyValue, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0};
+  const hid_t number = log.number_ == core::ValueType::u64   ? H5T_NATIVE_UINT64
+                       : log.number_ == core::ValueType::i64 ? H5T_NATIVE_INT64
+                                                             : H5T_NATIVE_DOUBLE;
+  ColumnSpec value{h5::kKeyValue, number, number, sizeof(std::uint64_t), kKeyChunkRows, 1, 0};
   if (!log.numeric_) {
     log.text_type_ = h5::text_type();
     value = ColumnSpec{h5::kKeyValue, log.text_type_.get(), log.text_type_.get(), sizeof(const char*), kKeyChunkRows,
@@ -94,13 +99,16 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const KeySpec& spec, const std::
   auto values = Column::create(log.group_.get(), value, what + "/" + h5::kKeyValue);
   if (!values) return tl::make_unexpected(values.error());
   log.value_ = std::move(*values);
+  if (!spec.units.empty())
+    if (auto ok = h5::attr_text(log.value_.id(), h5::kAttrUnits, spec.units); !ok)
+      return tl::make_unexpected(with_context(ok.error(), what + "/" + h5::kKeyValue));
   return log;
 }
 
-void KeyLog::add_number(double time_s, double value) noexcept {
+void KeyLog::add_number(double time_s, std::uint64_t word) noexcept {
   std::memcpy(time_.stage_end(), &time_s, sizeof time_s);
   time_.commit(1);
-  std::memcpy(value_.stage_end(), &value, sizeof value);
+  std::memcpy(value_.stage_end(), &word, sizeof word);
   value_.commit(1);
 }
 

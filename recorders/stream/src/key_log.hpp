@@ -1,8 +1,8 @@
 #pragma once
 // One key in one segment: /entry/keys/<key> (NXlog) with `time` (f64 seconds since the segment's
-// start_time) and `value` (f64 for integer and float keys, an array of the key's element dtype and
-// shape for array keys, variable-length UTF-8 text for the others), a row each time the recorder
-// sees the key change.
+// start_time) and `value` (u64, i64 or f64 as the key's number type, an array of the key's element
+// dtype and shape for array keys, variable-length UTF-8 text for the others; `units` from the key's
+// text key KEY_units), a row each time the recorder sees the key change.
 #include <hdf5.h>
 
 #include <cstdint>
@@ -23,18 +23,21 @@ struct KeySpec {
   bool numeric = true;
   std::uint32_t text_width = 0;
   core::ArrayShape array;  // rank 1 or 2: an array log of this element dtype and shape
+  core::ValueType number = core::ValueType::f64;  // a numeric log's value type: u64, i64 or f64
+  std::string units;       // `value`'s units attribute; empty: none
 };
 
 class KeyLog {
  public:
   /// Creates the NXlog group under `keys`. An array shape: values are rows of that dtype and shape;
-  /// else numeric: values are f64; else text of up to text_width bytes (the arena's value_bytes: no
+  /// else numeric: values are spec.number (u64, i64 or f64); else text of up to text_width bytes (the arena's value_bytes: no
   /// value is cut).
   [[nodiscard]] static core::Result<KeyLog> create(hid_t keys, const KeySpec& spec, const std::string& start_time,
                                                    const std::string& file);
 
-  /// Stages one sample. Hot path (no allocation); then write_pending() when pending().
-  void add_number(double time_s, double value) noexcept;
+  /// Stages one sample: `word` holds a value of number() (its bits). Hot path (no allocation); then
+  /// write_pending() when pending().
+  void add_number(double time_s, std::uint64_t word) noexcept;
   /// Stages a text value (up to its first NUL, at most text_width bytes). Allocates only while the
   /// staged texts first grow to their longest.
   void add_text(double time_s, std::span<const std::byte> value) noexcept;
@@ -56,6 +59,8 @@ class KeyLog {
 
   [[nodiscard]] const std::string& key() const noexcept { return key_; }
   [[nodiscard]] bool numeric() const noexcept { return numeric_; }
+  /// A numeric log's value type: u64, i64 or f64.
+  [[nodiscard]] core::ValueType number() const noexcept { return number_; }
   [[nodiscard]] std::uint64_t rows() const noexcept { return time_.size(); }
   [[nodiscard]] bool is_array() const noexcept { return array_.rank != 0; }
   [[nodiscard]] const core::ArrayShape& array() const noexcept { return array_; }
@@ -67,6 +72,7 @@ class KeyLog {
  private:
   std::string key_;
   bool numeric_ = true;
+  core::ValueType number_ = core::ValueType::f64;
   std::uint32_t text_width_ = 0;
   h5::Group group_;
   h5::Type text_type_;

@@ -19,6 +19,7 @@
 #include "segment_scan.hpp"
 #include "weir/core/limits.hpp"
 #include "weir/h5/handle.hpp"
+#include "weir/h5/recording_format.hpp"
 
 namespace weir::rec {
 
@@ -370,6 +371,14 @@ bool Recorder::discover() {
   return found;
 }
 
+std::string Recorder::key_units(const std::string& key, std::vector<std::byte>& buffer) const {
+  core::ValueInfo info;
+  if (kv_.get(key + h5::kUnitsSuffix, buffer, info) != core::KvStatus::ok || info.type != core::ValueType::text) return {};
+  const auto* chars = reinterpret_cast<const char*>(buffer.data());
+  const std::size_t n = std::min<std::size_t>(info.length, buffer.size());
+  return std::string(chars, std::find(chars, chars + n, '\0'));
+}
+
 core::Result<void> Recorder::open_segment() {
   SegmentMeta meta;
   meta.run = run_;
@@ -388,12 +397,14 @@ core::Result<void> Recorder::open_segment() {
   for (KeyFollow& k : keys_) {
     // A key's log takes the kind the key has now (SWMR fixes datasets for the segment): an array's
     // dtype and shape, text for a text key; a key still empty keeps its kind and is watched for text.
-    KeySpec spec{k.name, k.numeric, width, {}};
+    KeySpec spec{k.name, k.numeric, width, {}, core::ValueType::f64, {}};
     core::ValueView view;
     const bool seen = kv_.view(k.name, view) == core::KvStatus::ok && view.valid();
     const core::ValueType type = seen ? view.info().type : core::ValueType::none;
     if (type == core::ValueType::array) spec.array = view.info().array;
     if (type == core::ValueType::text || type == core::ValueType::bytes) spec.numeric = false;
+    if (type == core::ValueType::u64 || type == core::ValueType::i64) spec.number = type;  // integers stay integers
+    spec.units = key_units(k.name, k.buffer);
     k.empty_at_open = type == core::ValueType::none;
     keys.push_back(std::move(spec));
   }

@@ -109,6 +109,68 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
   return work;
 }
 
+namespace {
+
+// A key's value as a row of a numeric log of type `log` (u64, i64 or f64): its bits in `out`. An f64
+// log takes every value (an integer as the nearest double, text as its number or NaN); an integer
+// log only what it holds exactly: false for any other value.
+bool log_number(core::ValueType log, core::ValueType type, std::uint64_t word, std::span<const std::byte> bytes,
+                std::uint64_t& out) noexcept {
+  const auto* text = reinterpret_cast<const char*>(bytes.data());
+  const char* text_end = text + bytes.size();
+  if (log == core::ValueType::f64) {
+    double number = std::numeric_limits<double>::quiet_NaN();
+    if (type == core::ValueType::i64) number = static_cast<double>(std::bit_cast<std::int64_t>(word));
+    if (type == core::ValueType::u64) number = static_cast<double>(word);
+    if (type == core::ValueType::f64) number = std::bit_cast<double>(word);
+    if (type == core::ValueType::text || type == core::ValueType::bytes) {
+      double parsed = 0;
+      const auto [end, ec] = std::from_chars(text, text_end, parsed);
+      if (ec == std::errc{} && end == text_end) number = parsed;
+    }
+    out = std::bit_cast<std::uint64_t>(number);
+    return true;
+  }
+  const bool is_unsigned = log == core::ValueType::u64;
+  if (type == log) {
+    out = word;
+    return true;
+  }
+  if (type == core::ValueType::u64) {  // into an i64 log
+    out = word;
+    return word <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  }
+  if (type == core::ValueType::i64) {  // into a u64 log
+    out = word;
+    return std::bit_cast<std::int64_t>(word) >= 0;
+  }
+  if (type == core::ValueType::f64) {  // an integral double within the log's range
+    const double d = std::bit_cast<double>(word);
+    if (!std::isfinite(d) || std::trunc(d) != d) return false;
+    if (is_unsigned) {
+      if (d < 0 || d >= 18446744073709551616.0) return false;
+      out = static_cast<std::uint64_t>(d);
+    } else {
+      if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) return false;
+      out = std::bit_cast<std::uint64_t>(static_cast<std::int64_t>(d));
+    }
+    return true;
+  }
+  if (type == core::ValueType::text || type == core::ValueType::bytes) {
+    if (is_unsigned) {
+      const auto [end, ec] = std::from_chars(text, text_end, out);
+      return ec == std::errc{} && end == text_end && text != text_end;
+    }
+    std::int64_t parsed = 0;
+    const auto [end, ec] = std::from_chars(text, text_end, parsed);
+    out = std::bit_cast<std::uint64_t>(parsed);
+    return ec == std::errc{} && end == text_end && text != text_end;
+  }
+  return false;
+}
+
+}  // namespace
+
 core::Result<void> Recorder::sample_keys() {
   if (!segment_.is_open()) return {};
   const std::uint64_t now = realtime_ns();
@@ -143,35 +205,30 @@ core::Result<void> Recorder::sample_keys() {
         if (auto ok = log.write_pending(); !ok) return ok;
       continue;
     }
-    // An array value in a plain log, or the first text of a key that was empty when the file opened
-    // (its log is numeric): the right dataset can only be made in a new file, which logs the value.
+    // An array value in a plain log, the first text or integer of a key that was empty when the file
+    // opened (its log is f64), or a value an integer log cannot hold exactly: the right dataset can
+    // only be made in a new file, which logs the value.
     const bool is_text = info.type == core::ValueType::text || info.type == core::ValueType::bytes;
-    if (info.type == core::ValueType::array || (is_text && log.numeric() && k.empty_at_open)) {
+    const bool is_integer = info.type == core::ValueType::i64 || info.type == core::ValueType::u64;
+    std::uint64_t word = 0;
+    std::memcpy(&word, k.buffer.data(), std::min<std::size_t>(sizeof word, info.length));
+    std::uint64_t stored = 0;
+    const bool fits = !log.numeric() || log_number(log.number(), info.type, word, bytes, stored);
+    if (info.type == core::ValueType::array || ((is_text || is_integer) && log.numeric() && k.empty_at_open) || !fits) {
       key_kind_changed_ = true;
       k.owed = true;
       continue;
     }
     k.empty_at_open = false;
-    double number = std::numeric_limits<double>::quiet_NaN();
-    std::uint64_t word = 0;
-    std::memcpy(&word, k.buffer.data(), std::min<std::size_t>(sizeof word, info.length));
-    const bool is_number = info.type == core::ValueType::i64 || info.type == core::ValueType::u64 ||
-                           info.type == core::ValueType::f64;
-    if (info.type == core::ValueType::i64) number = static_cast<double>(std::bit_cast<std::int64_t>(word));
-    if (info.type == core::ValueType::u64) number = static_cast<double>(word);
-    if (info.type == core::ValueType::f64) number = std::bit_cast<double>(word);
     if (log.numeric()) {
-      if (!is_number) {  // a text value in a numeric log: its number if it is one
-        const auto* text = reinterpret_cast<const char*>(bytes.data());
-        double parsed = 0;
-        const auto [end, ec] = std::from_chars(text, text + bytes.size(), parsed);
-        if (ec == std::errc{} && end == text + bytes.size()) number = parsed;
-      }
-      log.add_number(t, number);
-    } else if (is_number) {
+      log.add_number(t, stored);
+    } else if (is_integer || info.type == core::ValueType::f64) {
       char text[32];
-      const auto [end, ec] = std::to_chars(text, text + sizeof text, number);
-      log.add_text(t, std::as_bytes(std::span<const char>(text, ec == std::errc{} ? end : text)));
+      std::to_chars_result put{};
+      if (info.type == core::ValueType::i64) put = std::to_chars(text, text + sizeof text, std::bit_cast<std::int64_t>(word));
+      if (info.type == core::ValueType::u64) put = std::to_chars(text, text + sizeof text, word);
+      if (info.type == core::ValueType::f64) put = std::to_chars(text, text + sizeof text, std::bit_cast<double>(word));
+      log.add_text(t, std::as_bytes(std::span<const char>(text, put.ec == std::errc{} ? put.ptr : text)));
     } else {
       log.add_text(t, bytes);
     }
@@ -323,7 +380,7 @@ void Recorder::loop() {
     if (key_kind_changed_) {
       key_kind_changed_ = false;
       new_file = true;
-      notice("a key took an array or text value its log in this file cannot hold: a new file logs it");
+      notice("a key took a value its log in this file cannot hold (an array, text, or another number type): a new file logs it");
     }
     if (now >= discover_at) {
       discover_at = now + kDiscoverEveryNs;

@@ -84,6 +84,8 @@ class Recorder {
   [[nodiscard]] core::Result<void> continue_run();
   [[nodiscard]] core::Result<void> follow_channel(const core::ChannelInfo& channel, core::StartAt start);
   void follow_key(std::string_view key, const core::ValueInfo& info);
+  /// The text of `key`'s units key (key + kUnitsSuffix) in the arena; empty when it has none.
+  std::string key_units(const std::string& key, std::vector<std::byte>& buffer) const;
   [[nodiscard]] bool discover();
   [[nodiscard]] core::Result<void> open_segment();
   [[nodiscard]] core::Result<void> close_segment();
