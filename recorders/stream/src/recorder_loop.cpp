@@ -205,16 +205,18 @@ core::Result<void> Recorder::sample_keys() {
         if (auto ok = log.write_pending(); !ok) return ok;
       continue;
     }
-    // An array value in a plain log, the first text or integer of a key that was empty when the file
-    // opened (its log is f64), or a value an integer log cannot hold exactly: the right dataset can
-    // only be made in a new file, which logs the value.
+    // An array value in a plain log, the first text of a key that was empty when the file opened (its
+    // log is f64), or a value an integer log cannot hold exactly: the right dataset can only be made
+    // in a new file, which logs the value. (A first integer of a key empty at open goes into its f64
+    // log as the nearest double: no new file for every counter a part declares empty; the next file
+    // logs it as an integer.)
     const bool is_text = info.type == core::ValueType::text || info.type == core::ValueType::bytes;
     const bool is_integer = info.type == core::ValueType::i64 || info.type == core::ValueType::u64;
     std::uint64_t word = 0;
     std::memcpy(&word, k.buffer.data(), std::min<std::size_t>(sizeof word, info.length));
     std::uint64_t stored = 0;
     const bool fits = !log.numeric() || log_number(log.number(), info.type, word, bytes, stored);
-    if (info.type == core::ValueType::array || ((is_text || is_integer) && log.numeric() && k.empty_at_open) || !fits) {
+    if (info.type == core::ValueType::array || (is_text && log.numeric() && k.empty_at_open) || !fits) {
       key_kind_changed_ = true;
       k.owed = true;
       continue;
