@@ -437,7 +437,6 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
         std::uint32_t drops = 0;
         std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
         port.kernel = std::max<std::uint64_t>(port.kernel, drops);  // the socket's total before this datagram
-        report.kernel_drops = std::max(report.kernel_drops, port.kernel);
       }
     }
     if ((hdr.msg_flags & MSG_TRUNC) != 0) {
@@ -530,6 +529,7 @@ core::Result<UdpReport> run_udp(const core::Arena& arena, const UdpOptions& o, c
   for (auto& lane : lanes) lane->assembler->finish();
   publish_counters();
   report.ledger = ledger();
+  report.kernel_drops = report.ledger.kernel_drop;
   report.elapsed_s = static_cast<double>(end_ns - start_ns) / kNsPerS;
   if (report.elapsed_s > 0) {
     report.packets_per_s = static_cast<double>(report.datagrams) / report.elapsed_s;

@@ -245,7 +245,7 @@ AcceptStatus StreamAssembler::accept(const PacketView& p, std::uint64_t rx_realt
   }
   if (p.format == PacketFormat::vita49 && p.tsf != Tsf::none) {
     if (holding_) {
-      if (((p.sequence - held_.sequence) & 15U) == 1 && step_ == 0) {
+      if (count_follows(p, held_.sequence) && step_ == 0) {
         const std::uint64_t step = index - held_index_;
         if (step > 0 && step <= config_.max_packet_samples) step_ = static_cast<std::uint32_t>(step);
       }

@@ -105,10 +105,9 @@ StreamAssembler::Position StreamAssembler::position_of(const PacketView& p, std:
   return Position::ok;
 }
 
-bool StreamAssembler::count_follows(const PacketView& p) const noexcept {
-  if (!front_.valid) return false;
-  return p.format == PacketFormat::raw ? p.sequence == front_.count + 1
-                                       : ((p.sequence - front_.count) & kVitaCountMask) == 1;
+// Whether p's packet count is the one after `count` (VITA 49: modulo 16).
+bool StreamAssembler::count_follows(const PacketView& p, std::uint64_t count) noexcept {
+  return p.format == PacketFormat::raw ? p.sequence == count + 1 : ((p.sequence - count) & kVitaCountMask) == 1;
 }
 
 // A packet more than the horizon from the newest one must agree with its packet count.

@@ -208,7 +208,7 @@ class StreamAssembler {
   [[nodiscard]] std::uint64_t count_index(const PacketView& p) noexcept;
   [[nodiscard]] bool plausible(const PacketView& p, std::uint64_t index) const noexcept;
   [[nodiscard]] std::uint64_t packet_time_ns(const PacketView& p) const noexcept;
-  [[nodiscard]] bool count_follows(const PacketView& p) const noexcept;
+  [[nodiscard]] static bool count_follows(const PacketView& p, std::uint64_t count) noexcept;
   AcceptStatus refuse_timestamp(const PacketView& p, std::uint64_t index) noexcept;
   void advance_front(const PacketView& p, std::uint64_t index) noexcept;
   void hold(const PacketView& p, std::uint64_t index, std::uint64_t rx_realtime_ns, std::uint64_t rx_monotonic_ns) noexcept;
