@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "entry_decls.hpp"
 #include "lua_state.hpp"
 #include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "pool_mib", "channel_mb", "consumers",
                                 "vector_dim", "numa_node", "mode", "attach", "replace"};
-constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms"};
+constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms", "calibration"};
 constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge"};
 constexpr std::array kBridgeKinds{"send"};
 constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "frequency", "chirp_to", "sweep",
@@ -216,6 +217,7 @@ Result<void> load_channel(const std::string& name, Fields f, ChannelDecl& c) {
   WEIR_TRY(labels, f.list("labels", false));
   WEIR_TRY(full, f.text("full", "wait"));
   WEIR_TRY(wait_ms, f.number("wait_ms", 1000.0));
+  WEIR_TRY(calibration, detail::load_calibration(f, units));
   if (!(rate > 0 && rate < 1e12)) return tl::make_unexpected(f.error("'rate' must be a positive number of Hz"));
   if ((ring & (ring - 1)) != 0) return tl::make_unexpected(f.error("'ring' = " + std::to_string(ring) + " must be a power of two"));
   if (full != "wait" && full != "drop") return tl::make_unexpected(f.error("'full' must be \"wait\" or \"drop\", not \"" + full + "\""));
@@ -227,6 +229,7 @@ Result<void> load_channel(const std::string& name, Fields f, ChannelDecl& c) {
   s.labels = labels;
   s.full_policy = full == "drop" ? core::FullPolicy::drop : core::FullPolicy::wait;
   s.wait_timeout_ns = static_cast<std::int64_t>(wait_ms * 1e6);
+  c.calibration = calibration;
   return f.no_other_keys(kChannelKeys);
 }
 
@@ -264,9 +267,25 @@ Result<void> known_kind(const RawDecl& d, const char* what, const std::array<con
                                                              did_you_mean(d.name, kinds) + "; there are: " + list));
 }
 
-Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena) {
+Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& have_entry) {
   const std::string what = d.name.empty() ? d.kind : d.kind + " \"" + d.name + "\"";
   Fields f(what, d.origin, d.body);
+  if (d.kind == "entry") {
+    if (have_entry)
+      return tl::make_unexpected(error_at(d.origin, "a second entry; a pipeline declares one (the first is at " +
+                                                        p.entry.origin.where() + ")"));
+    have_entry = true;
+    return detail::load_entry(std::move(f), p.entry);
+  }
+  if (d.kind == "source") {
+    if (p.source)
+      return tl::make_unexpected(error_at(d.origin, "a second source; a pipeline declares one (the first is at " +
+                                                        p.source->origin.where() + ")"));
+    SourceDecl s;
+    if (auto r = detail::load_source(d.name, std::move(f), s); !r) return r;
+    p.source = std::move(s);
+    return {};
+  }
   if (d.kind == "arena") {
     if (have_arena)
       return tl::make_unexpected(error_at(d.origin, "a second arena; a pipeline declares one (the first is at " +
@@ -364,9 +383,9 @@ Result<Pipeline> load_pipeline_text(const std::string& text, const std::string& 
   Pipeline p;
   p.file = chunk_name;
   p.text = text;
-  bool have_arena = false;
+  bool have_arena = false, have_entry = false;
   for (const RawDecl& d : *decls)
-    if (auto r = add_decl(d, p, have_arena); !r) return tl::make_unexpected(r.error());
+    if (auto r = add_decl(d, p, have_arena, have_entry); !r) return tl::make_unexpected(r.error());
   if (!have_arena)
     return core::fail(core::Errc::invalid_argument,
                       chunk_name + ":1: no arena declared; start the file with arena { name = \"...\" }");

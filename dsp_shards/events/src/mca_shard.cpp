@@ -1,10 +1,12 @@
 // The "mca" shard: pulse-height spectrum (a u32 array key, one element per bin, little-endian), live
 // and dead time, and the accepted, piled-up and out-of-range counts, all written together every
 // `publish` seconds of stream time (sum of the spectrum + out of range = accepted, in every publish). The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
-// units are written once, so a reader can show counts against height or energy.
+// units are written once, so a reader can show counts against height or energy. With `energy` (a0, a1
+// and optionally a2, keV) the axis is the energy a0 + a1 h + a2 h^2 of each bin centre's height h, in keV.
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -44,6 +46,9 @@ constexpr weir_shard_param kShardParams[] = {
     {"gain", WEIR_PARAM_REAL, 0, "1", 0, kMaxValue, nullptr, "fine gain: measured heights are multiplied by it"},
     {"units", WEIR_PARAM_TEXT, 0, "", 0, 0, nullptr,
      "units of heights after gain, e.g. keV when gain converts volts to energy; empty: the input's units"},
+    {"energy", WEIR_PARAM_TEXT, 0, "", 0, 0, nullptr,
+     "energy calibration, keV: \"a0,a1\" or \"a0,a1,a2\" (or {a0, a1, a2}): E = a0 + a1 h + a2 h^2 of the height h "
+     "after gain, increasing over 0 to range; the axis is then energy in keV; empty: pulse height in `units`"},
     {"baseline", WEIR_PARAM_REAL, 0, "100e-6", 0, 1, nullptr,
      "baseline restoration: quiet time averaged, s; 0: off"},
     {"pileup", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr,
@@ -76,6 +81,35 @@ struct McaShard {
   bool published = false;
 };
 
+constexpr char kEnergyUnits[] = "keV";
+
+// `energy` = "a0,a1[,a2]" (keV per height after gain): the coefficients, or a refusal naming the text.
+// The energy must rise over the histogram's heights 0 to range, so bins stay in order.
+core::Result<std::vector<double>> energy_coefficients(const std::string& text, double range) {
+  std::vector<double> a;
+  const char* at = text.c_str();
+  while (*at != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(at, &end);
+    if (end == at || !std::isfinite(v)) break;
+    a.push_back(v);
+    at = end;
+    while (*at == ' ') ++at;
+    if (*at != ',') break;
+    ++at;
+  }
+  if (*at != '\0' || a.size() < 2 || a.size() > 3)
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("energy", "'" + text + "'", "two or three finite numbers a0,a1[,a2] (keV)"));
+  a.resize(3, 0.0);
+  if (!(a[1] > 0 || (a[1] == 0 && a[2] > 0)) || !(a[1] + 2 * a[2] * range > 0))
+    return core::fail(core::Errc::invalid_argument,
+                      detail::out_of_range("energy", "'" + text + "'",
+                                           "must rise over the heights 0 to range (" + detail::num(range) +
+                                               "): a1 > 0 and a1 + 2 a2 range > 0"));
+  return a;
+}
+
 // Seconds -> whole samples, refusing what does not fit the filter rings.
 core::Result<std::uint32_t> to_samples(const char* name, double seconds, double rate_hz, std::uint32_t at_least,
                                        std::uint32_t at_most) {
@@ -107,6 +141,8 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   if (!pileup) return tl::make_unexpected(pileup.error());
   auto units = params.text("units");
   if (!units) return tl::make_unexpected(units.error());
+  auto energy = params.text("energy");
+  if (!energy) return tl::make_unexpected(energy.error());
 
   const std::uint32_t max_shaping = Trapezoid::kMaxShapingSamples;
   auto rise = to_samples("rise", *rise_s, rate, 1, max_shaping);
@@ -173,10 +209,22 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
     return tl::make_unexpected(shaped.error());
   shard->spectrum_axis = *axis;
   const double bin_width = config.range / config.bins;
+  std::vector<double> a{0.0, 1.0, 0.0};  // no energy calibration: the axis is the height itself
+  if (!energy->empty()) {
+    if (!units->empty() && *units != kEnergyUnits)
+      return core::fail(core::Errc::invalid_argument,
+                        detail::out_of_range("units", "'" + std::string(*units) + "'",
+                                             "the energy calibration gives keV; leave units empty or \"keV\""));
+    auto coefficients = energy_coefficients(std::string(*energy), config.range);
+    if (!coefficients) return tl::make_unexpected(coefficients.error());
+    a = std::move(*coefficients);
+  }
   shard->axis.resize(config.bins);
-  for (std::uint32_t i = 0; i < config.bins; ++i)
-    shard->axis[i] = static_cast<float>((static_cast<double>(i) + 0.5) * bin_width);
-  shard->axis_units = std::string(*units);
+  for (std::uint32_t i = 0; i < config.bins; ++i) {
+    const double h = (static_cast<double>(i) + 0.5) * bin_width;
+    shard->axis[i] = static_cast<float>(a[0] + (a[1] + a[2] * h) * h);
+  }
+  shard->axis_units = energy->empty() ? std::string(*units) : std::string(kEnergyUnits);
   if (shard->axis_units.empty() && cfg.input_units != nullptr) shard->axis_units = cfg.input_units;
   if (shard->axis_units.size() > kMaxUnitsBytes)
     return core::fail(core::Errc::invalid_argument,
@@ -194,6 +242,9 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
 
 void publish(McaShard& shard, const weir_shard_host& host) noexcept {
   if (!shard.axis_written) {
+    // The units first: whoever sees the axis sees its units (a recorder names the axis by them).
+    shard.axis_written = host.set_key(host.self, shard.spectrum_axis_units, shard.axis_units.data(),
+                                      shard.axis_units.size()) == 0;
     const std::span<const float> axis(shard.axis);
     if constexpr (std::endian::native != std::endian::little) {
       for (std::size_t i = 0; i < axis.size(); ++i) {
@@ -201,13 +252,11 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
         for (std::size_t b = 0; b < 4; ++b)
           shard.le_spectrum[4 * i + b] = static_cast<unsigned char>((word >> (8 * b)) & 0xFFU);
       }
-      shard.axis_written = host.set_key(host.self, shard.spectrum_axis, shard.le_spectrum.data(), axis.size_bytes()) == 0;
+      shard.axis_written =
+          host.set_key(host.self, shard.spectrum_axis, shard.le_spectrum.data(), axis.size_bytes()) == 0 && shard.axis_written;
     } else {
-      shard.axis_written = host.set_key(host.self, shard.spectrum_axis, axis.data(), axis.size_bytes()) == 0;
+      shard.axis_written = host.set_key(host.self, shard.spectrum_axis, axis.data(), axis.size_bytes()) == 0 && shard.axis_written;
     }
-    shard.axis_written = host.set_key(host.self, shard.spectrum_axis_units, shard.axis_units.data(),
-                                      shard.axis_units.size()) == 0 &&
-                         shard.axis_written;
   }
   const std::span<const std::uint32_t> bins = shard.mca.spectrum();
   const void* bytes = bins.data();

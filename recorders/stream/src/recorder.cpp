@@ -387,6 +387,7 @@ core::Result<void> Recorder::open_segment() {
   meta.arena_geometry = geometry_text(arena_.geometry());
   meta.arena_created_ns = arena_.header().created_ns;
   meta.pipeline = options_.pipeline_text;
+  meta.nexus = &options_.nexus;
   meta.recorder_pid = host_pid_;
   meta.recorder_start_ticks = start_ticks_;
   meta.clock = read_host_clock();

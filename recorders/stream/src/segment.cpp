@@ -9,6 +9,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "nexus_fields.hpp"
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
@@ -65,9 +66,15 @@ core::Result<void> write_vector(hid_t dataset, core::Dtype dtype, const std::vec
   return h5::check(H5Dwrite(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()), "H5Dwrite", what);
 }
 
+// A spectrum's axis is an energy when its units are an energy's (the mca's `energy` calibration
+// gives keV), else the pulse height it measures, in the input's units (format 1.6).
+bool energy_units(std::string_view units) {
+  return units == "eV" || units == "keV" || units == "MeV" || units == "GeV";
+}
+
 }  // namespace
 
-core::Result<void> Segment::create_plots(const std::vector<ChannelStatic>& channels) {
+core::Result<void> Segment::create_plots(const std::vector<ChannelStatic>& channels, const std::vector<KeySpec>& specs) {
   using namespace h5;  // the format's names
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     const KeyLog& signal = keys_[i];
@@ -86,7 +93,10 @@ core::Result<void> Segment::create_plots(const std::vector<ChannelStatic>& chann
     std::string link = encode_name(signal.key());
     if (std::any_of(channels.begin(), channels.end(), [&](const ChannelStatic& c) { return encode_name(c.name) == link; }))
       link += kPlotCollisionSuffix;
-    plot.axis_name = ends_with(signal.key(), kSpectrumSuffix) ? kPlotEnergy : kPlotAxis;
+    const std::string& axis_units = specs[plot.axis].units;
+    plot.axis_name = !ends_with(signal.key(), kSpectrumSuffix) ? kPlotAxis
+                     : energy_units(axis_units)                ? kPlotEnergy
+                                                               : kPlotPulseHeight;
     plot.what = path_.string() + " /" + kEntry + "/" + link;
     auto group = create_group(entry_.get(), link, plot.what, kNxData);
     if (!group) return tl::make_unexpected(group.error());
@@ -104,10 +114,14 @@ core::Result<void> Segment::create_plots(const std::vector<ChannelStatic>& chann
     if (!values) return tl::make_unexpected(values.error());
     plot.axis_values = std::move(*values);
     // Filled in when the values are known: SWMR rewrites attributes in place but cannot add them.
+    const std::string label = axis_units.empty() ? plot.axis_key : plot.axis_name + " (" + axis_units + ")";
     for (auto ok : {attr_text(plot.counts.get(), kAttrLongName, signal.key()),
-                    attr_text(plot.axis_values.get(), kAttrUnits, ""),
-                    attr_text(plot.axis_values.get(), kAttrLongName, plot.axis_key)})
+                    attr_text(plot.counts.get(), kAttrUnits, kPlotSignal),
+                    attr_text(plot.axis_values.get(), kAttrUnits, axis_units),
+                    attr_text(plot.axis_values.get(), kAttrLongName, label)})
       if (!ok) return tl::make_unexpected(with_context(ok.error(), plot.what));
+    plot.units_text = axis_units;
+    plot.units_written = !axis_units.empty();
     plots_.push_back(std::move(plot));
   }
   return {};
@@ -194,7 +208,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
     if (!f) return tl::make_unexpected(f.error());
     s.file_ = std::move(*f);
   }
-  const std::string first = channels.empty() ? "" : h5::encode_name(channels.front().name);
+  const std::string first = default_plot(channels, meta.nexus);
   {
     auto root = h5::check<h5::Group>(H5Gopen2(s.file_.get(), "/", H5P_DEFAULT), "H5Gopen2", file + " /");
     if (!root) return tl::make_unexpected(root.error());
@@ -209,7 +223,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
     if (auto ok = h5::attr_text(s.entry_.get(), h5::kAttrDefault, first); !ok)
       return tl::make_unexpected(with_context(ok.error(), entry_path));
   auto fields = EntryFields::create(s.entry_.get(), meta.arena + " run " + std::to_string(meta.run), channels,
-                                    entry_path);
+                                    meta.nexus, entry_path);
   if (!fields) return tl::make_unexpected(fields.error());
   s.entry_fields_ = std::move(*fields);
   if (auto ok = s.create_clock(meta.clock); !ok) return tl::make_unexpected(ok.error());
@@ -217,6 +231,8 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   for (const ChannelStatic& c : channels) {
     auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file, direct_chunks);
     if (!group) return tl::make_unexpected(group.error());
+    if (auto ok = write_data_calibration(s.entry_.get(), c, meta.nexus, entry_path); !ok)
+      return tl::make_unexpected(ok.error());
     s.channels_.push_back(std::move(*group));
   }
   if (!keys.empty()) {
@@ -230,7 +246,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
       if (!log) return tl::make_unexpected(log.error());
       s.keys_.push_back(std::move(*log));
     }
-    if (auto ok = s.create_plots(channels); !ok) return tl::make_unexpected(ok.error());
+    if (auto ok = s.create_plots(channels, keys); !ok) return tl::make_unexpected(ok.error());
   }
   // Every object exists now: from here on HDF5 only appends, and readers may follow.
   if (auto ok = h5::check(H5Fstart_swmr_write(s.file_.get()), "H5Fstart_swmr_write", file); !ok)

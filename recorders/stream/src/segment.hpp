@@ -28,6 +28,7 @@ struct SegmentMeta {
   std::string arena_geometry;
   std::uint64_t arena_created_ns = 0;
   std::string pipeline;
+  const NexusMeta* nexus = nullptr;  // the pipeline's NeXus metadata; null: defaults
   std::uint32_t recorder_pid = 0;
   std::uint64_t recorder_start_ticks = 0;
   HostClock clock;  // the host clock's state as the segment opens
@@ -95,7 +96,7 @@ class Segment {
     std::string units_text;
     bool units_written = false;
   };
-  [[nodiscard]] core::Result<void> create_plots(const std::vector<ChannelStatic>& channels);
+  [[nodiscard]] core::Result<void> create_plots(const std::vector<ChannelStatic>& channels, const std::vector<KeySpec>& specs);
   [[nodiscard]] core::Result<void> write_plots();
 
   /// /entry/start_time and end_time from the blocks so far; without a block, stop_ns (0: not yet).

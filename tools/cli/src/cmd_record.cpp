@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "record_nexus.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/recorder/naming.hpp"
 #include "weir/recorder/recorder.hpp"
@@ -129,6 +130,12 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
     std::ifstream in(a.pipeline, std::ios::binary);
     if (!in) return core::fail(core::Errc::not_found, fmt::format("--pipeline {}: cannot read it", a.pipeline));
     o.pipeline_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // The entry's title, definition, source, parts and calibrations; a file that is not a pipeline
+    // is still stored as it is, its recordings with the recorder's own entry fields.
+    if (auto nexus = nexus_from_pipeline(o.pipeline_text, a.pipeline))
+      o.nexus = std::move(*nexus);
+    else
+      fmt::print(stderr, "record: --pipeline {}: no NeXus metadata from it ({})\n", a.pipeline, nexus.error().what);
   }
   return o;
 }

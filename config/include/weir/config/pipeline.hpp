@@ -31,9 +31,39 @@ struct ArenaDecl {
   bool attach = false;              // attach to an existing arena instead of creating one
 };
 
+/// A channel's calibration, `calibration = { scale = S, offset = O, units = "U" }` in its declaration:
+/// a raw sample r (as recorded, in the channel's units) is the value O + S * r in units U. Recorders
+/// store it beside the raw data (docs/design/recording.md, "Calibration"); nothing converts samples.
+struct Calibration {
+  double scale = 1;
+  double offset = 0;
+  std::string units;  // the calibrated values' units; the channel's units when the file names none
+};
+
 struct ChannelDecl {
   Origin origin;
   core::ChannelSpec spec;
+  std::optional<Calibration> calibration;
+};
+
+/// `entry { title = "...", definition = "NXmonopd", default = "det0" }`, at most once: the NeXus entry
+/// fields recorders write (docs/design/recording.md). Empty: the recorder's own (title "<arena> run
+/// <run>", definition "NXentry", the default plot its first sample channel).
+struct EntryDecl {
+  Origin origin;
+  std::string title;
+  std::string definition;    // an NXDL name: "NX" then letters, digits or '_'
+  std::string default_plot;  // a recorded channel whose NXdata is the entry's default plot
+};
+
+/// `source "ESS" { type = "Spallation Neutron Source", probe = "neutron" }`, at most once: the
+/// facility's source, recorded as /entry/instrument/source (NXsource). type and probe, when given,
+/// are values NeXus's NXsource enumerates.
+struct SourceDecl {
+  Origin origin;
+  std::string name;
+  std::string type;
+  std::string probe;
 };
 
 /// A setting as the file wrote it: a scalar, or a table with list items (`{ "a", "b" }`) and named
@@ -113,6 +143,8 @@ struct Pipeline {
   std::vector<ShardDecl> shards;
   std::vector<RecordDecl> records;
   std::vector<BridgeDecl> bridges;
+  EntryDecl entry;
+  std::optional<SourceDecl> source;
 };
 
 /// What a shard kind would produce for an input: lets check() know shards' outputs and refuse bad

@@ -84,6 +84,37 @@ inline constexpr char kDetectorUnits[] = "units";
 inline constexpr char kDetectorDtype[] = "dtype";
 inline constexpr char kDetectorSamplesPerBlock[] = "samples_per_block";
 inline constexpr char kHertz[] = "Hz";
+inline constexpr char kCountUnits[] = "1";  // units of a count (samples_per_block): dimensionless
+
+// NeXus metadata from the pipeline (1.6; rec::NexusMeta, docs/design/recording.md "NeXus metadata").
+// /entry/kEntryDefinition: text, the pipeline's `entry { definition = ... }` or kDefaultDefinition;
+// /entry/title is the pipeline's `title` when it gives one. /entry/kInstrument/kSource (NX_class
+// kNxSource, only when the pipeline declares a source): text datasets kSourceName, kSourceType and
+// kSourceProbe (the last two when given).
+inline constexpr char kEntryDefinition[] = "definition";
+inline constexpr char kDefaultDefinition[] = "NXentry";  // the base class: no application definition claimed
+inline constexpr char kSource[] = "source";
+inline constexpr char kNxSource[] = "NXsource";
+inline constexpr char kSourceName[] = "name";
+inline constexpr char kSourceType[] = "type";
+inline constexpr char kSourceProbe[] = "probe";
+// Each NXdetector, when the pipeline names the part that writes its channel: text datasets
+// kDetectorPart (the part's name), kDetectorDriver (its kind: "sim", "udp", "fft", ...) and
+// kDetectorRole ("driver" or "shard"), and a group kDetectorSettings (NXcollection) with one text
+// dataset per setting of that part, named as the setting (nested tables as "queries[1].send", escaped
+// as encode_name does), the value as text (numbers as %.17g).
+inline constexpr char kDetectorPart[] = "part";
+inline constexpr char kDetectorDriver[] = "driver";
+inline constexpr char kDetectorRole[] = "role";
+inline constexpr char kDetectorSettings[] = "settings";
+// Calibration (1.6): a channel the pipeline calibrates (`calibration = { scale, offset, units }`)
+// keeps raw values in `data`; its NXdetector gets f64 datasets kCalibrationScale (attribute units
+// "<calibrated units>/<raw units>") and kCalibrationOffset (units: the calibrated units) and text
+// kCalibratedUnits, and its `data` the attributes kCalibrationScale, kCalibrationOffset (f64) and
+// kCalibratedUnits (text): value = offset + scale * raw, in the calibrated units.
+inline constexpr char kCalibrationScale[] = "calibration_scale";
+inline constexpr char kCalibrationOffset[] = "calibration_offset";
+inline constexpr char kCalibratedUnits[] = "calibrated_units";
 
 // A channel's group: attributes, then its datasets.
 inline constexpr char kAttrSignal[] = "signal";    // = kData
@@ -174,7 +205,8 @@ inline constexpr char kUnitsSuffix[] = "_units";
 inline constexpr char kSpectrumSuffix[] = ".spectrum";
 inline constexpr char kPlotCollisionSuffix[] = "_key";
 inline constexpr char kPlotSignal[] = "counts";
-inline constexpr char kPlotEnergy[] = "energy";
+inline constexpr char kPlotEnergy[] = "energy";              // the axis, when its units are an energy's (1.6)
+inline constexpr char kPlotPulseHeight[] = "pulse_height";   // the axis of an uncalibrated spectrum (1.6)
 inline constexpr char kPlotAxis[] = "axis";
 inline constexpr char kAttrPlotSource[] = "source_keys";  // text: "K, K_axis"
 

@@ -15,6 +15,7 @@
 #include "weir/core/error.hpp"
 #include "weir/h5/recording_format.hpp"
 #include "weir/recorder/format.hpp"
+#include "weir/recorder/nexus_meta.hpp"
 
 namespace weir::rec {
 
@@ -39,6 +40,7 @@ struct RecordOptions {
   int compress = 0;                   // shuffle + deflate level 1..9 on channel data (0: none)
   std::uint64_t run = 0;              // run number; 0: one more than the highest found
   std::string pipeline_text;          // stored as the pipeline attribute
+  NexusMeta nexus;                    // the pipeline's entry, source and channel metadata (empty: defaults)
   double duration_s = 0;              // clean stop after this long (0: until asked)
   bool wait_for_channels = false;     // a pattern matching nothing waits instead of refusing
   bool from_oldest = false;           // channels there at start: from their oldest block in the ring, not the next

@@ -1,0 +1,41 @@
+#pragma once
+// What a pipeline says about its recordings beyond the arena (docs/design/recording.md, "NeXus
+// metadata"): the entry's title, definition and default plot, the facility's source, and per
+// channel the part that writes it, that part's settings and the channel's calibration. `weir record
+// --pipeline FILE` fills it from the pipeline file; empty, the recorder writes its own defaults.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace weir::rec {
+
+/// A raw sample r is the value offset + scale * r in `units`.
+struct ChannelCalibration {
+  double scale = 1;
+  double offset = 0;
+  std::string units;
+};
+
+struct ChannelNexus {
+  std::string part;    // the part that writes the channel ("sim", "fft:det0"); "" unknown
+  std::string driver;  // its kind: "sim", "udp", ..., or a shard's kind ("fft", a .so path)
+  std::string role;    // "driver" or "shard"
+  std::vector<std::pair<std::string, std::string>> settings;  // the part's settings as text, by name
+  std::optional<ChannelCalibration> calibration;
+};
+
+struct SourceNexus {
+  std::string name, type, probe;  // NXsource's name, type and probe ("" when not given)
+};
+
+struct NexusMeta {
+  std::string title;         // "": "<arena> run <run>"
+  std::string definition;    // "": h5::kDefaultDefinition
+  std::string default_plot;  // a channel; "" (or one not recorded): the first sample channel
+  std::optional<SourceNexus> source;
+  std::map<std::string, ChannelNexus> channels;  // by channel name
+};
+
+}  // namespace weir::rec
