@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Checks an MCA spectrum recorded from the detector bench (format 1.2), with h5py and numpy:
-check_spectrum.py DIR KEY BINS RANGE LINES...
+check_spectrum.py DIR KEY BINS RANGE LINES... [--energy=A0,A1[,A2]]
 
 - the array key KEY (det0.spectrum) is logged as (changes x BINS) uint32, whole;
 - the last spectrum's sum + the last <x>.out_of_range is the last <x>.counts, exactly: counts is
@@ -9,8 +9,10 @@ check_spectrum.py DIR KEY BINS RANGE LINES...
   may read them across two publishes), but the last rows do: `weir run` stops the shards before the
   recorders, whose final pass then logs every key's last value, all of the shard's last publish.
   out_of_range stays under 2 % of counts (pile-up sums above RANGE);
-- /entry/KEY is an NXdata whose `counts` is the last logged spectrum and whose `energy` axis is the
-  last logged KEY_axis, which is the mca's calibration: bin centres (i + 0.5) * RANGE / BINS;
+- /entry/KEY is an NXdata whose `counts` (units "counts") is the last logged spectrum and whose axis
+  is the last logged KEY_axis, which is the mca's calibration: bin centres h = (i + 0.5) * RANGE / BINS
+  named `pulse_height` in the input's units (1.6) or, with --energy (the mca's `energy`), the energies
+  A0 + A1 h + A2 h^2 named `energy` in keV;
 - the spectrum's largest peaks are where the simulator's lines (LINES, heights after the
   trapezoid: the line times the shaper's 1.037, dsp_shards/events/README.md) fall, within a few bins.
 Exits non-zero with a message on the first failure."""
@@ -39,8 +41,12 @@ def text(value):
 
 
 def main():
-    directory, key, bins, full_range = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-    lines = [float(x) for x in sys.argv[5:]]
+    energy = [float(x) for a in sys.argv if a.startswith("--energy=") for x in a[len("--energy="):].split(",")]
+    argv = [a for a in sys.argv if not a.startswith("--energy=")]
+    directory, key, bins, full_range = argv[1], argv[2], int(argv[3]), float(argv[4])
+    lines = [float(x) for x in argv[5:]]
+    axis_name = "energy" if energy else "pulse_height"
+    a0, a1, a2 = (energy + [0.0, 0.0, 0.0])[:3] if energy else (0.0, 1.0, 0.0)
     base = key[: -len(".spectrum")]
     files = sorted(glob.glob(directory + "/**/*.h5", recursive=True))
     check(files, "no HDF5 file under " + directory)
@@ -74,18 +80,21 @@ def main():
             plot = f["entry/" + key]
             check(text(plot.attrs["NX_class"]) == "NXdata", name + ": NX_class")
             check(text(plot.attrs["signal"]) == "counts", name + ": signal")
-            check(text(plot.attrs["axes"]) == "energy", name + ": axes")
-            check(int(plot.attrs["energy_indices"]) == 0, name + ": energy_indices")
+            check(text(plot.attrs["axes"]) == axis_name, name + ": axes " + text(plot.attrs["axes"]))
+            check(int(plot.attrs[axis_name + "_indices"]) == 0, name + ": " + axis_name + "_indices")
+            check(text(plot["counts"].attrs["units"]) == "counts", name + ": counts' units")
             check(plot["counts"].dtype == np.uint32 and plot["counts"].shape == (bins,), name + ": counts' shape")
             if len(rows):
                 check(np.array_equal(plot["counts"][:], rows[-1]), name + ": counts is not the last spectrum")
             if axis is not None:
-                check(np.array_equal(plot["energy"][:], axis), name + ": energy is not the recorded axis key")
-                want = (np.arange(bins) + 0.5) * full_range / bins
-                check(np.allclose(axis, want, rtol=1e-6), name + ": axis is not the bin centres")
+                check(np.array_equal(plot[axis_name][:], axis), name + ": the axis is not the recorded axis key")
+                h = (np.arange(bins) + 0.5) * full_range / bins
+                want = a0 + a1 * h + a2 * h * h
+                check(np.allclose(axis, want, rtol=1e-6), name + ": axis is not the calibrated bin centres")
             if units.shape[0]:
-                check(text(plot["energy"].attrs["units"]) == text(units[-1]), name + ": energy units")
-                check(text(units[-1]) in text(plot["energy"].attrs["long_name"]), name + ": energy long_name")
+                check(text(plot[axis_name].attrs["units"]) == text(units[-1]), name + ": axis units")
+                check(text(units[-1]) in text(plot[axis_name].attrs["long_name"]), name + ": axis long_name")
+                check((text(units[-1]) == "keV") == bool(energy), name + ": axis units " + text(units[-1]))
             last = rows[-1] if len(rows) else last
     check(last is not None, "no spectrum recorded")
     check(counts, "no counts recorded")

@@ -1,5 +1,6 @@
 // The detector bench recorded for a few seconds: its MCA spectrum is a (changes x bins) u32 array
-// key, whole, and an NXdata of counts against the calibrated energy axis (format 1.2), read back
+// key, whole, and an NXdata of counts against its pulse-height axis, or with the mca's energy
+// calibration against energy in keV (format 1.6), read back
 // with h5py (check_spectrum.py) against the simulator's lines and with h5dump.
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -19,12 +20,9 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
     text.replace(at, from.size(), to);
 }
 
-}  // namespace
-
-TEST_SUITE("recorders.stream.spectrum") {
-
-TEST_CASE("the detector bench's file holds the whole MCA spectrum, as counts against energy" *
-          doctest::timeout(120)) {
+// The detector bench with its arena and output renamed, and `extra` added to its mca; run for 3 s,
+// then checked by check_spectrum.py with `args` after the lines.
+void record_bench(const std::string& mca_extra, const std::vector<std::string>& args) {
   TempDir dir;
   std::string lua = read_file(WEIR_EXAMPLES_DIR "/pipelines/detector_bench.lua");
   const std::string arena = "specrec" + std::to_string(::getpid());
@@ -32,6 +30,7 @@ TEST_CASE("the detector bench's file holds the whole MCA spectrum, as counts aga
   REQUIRE(lua.find("bins = 1024, range = 1.5") != std::string::npos);  // what the checker is told
   replace_all(lua, "name = \"detector\"", "name = \"" + arena + "\"");
   replace_all(lua, "out = \"runs/\"", "out = \"" + dir.str() + "/runs/\"");
+  replace_all(lua, "bins = 1024, range = 1.5", "bins = 1024, range = 1.5" + mca_extra);
   const std::string pipeline = dir.file("detector_bench.lua");
   std::ofstream(pipeline) << lua;
 
@@ -41,8 +40,10 @@ TEST_CASE("the detector bench's file holds the whole MCA spectrum, as counts aga
   CHECK_MESSAGE(run.out.find("errors 0") != std::string::npos, run.out);
 
   // The simulator's lines (acquisition/include/weir/acq/signal_generator.hpp), in volts at the MCA.
-  const Exit check = run_program({WEIR_PYTHON, std::string(WEIR_RECORDER_SCRIPTS) + "/check_spectrum.py", dir.str(),
-                                  "det0.spectrum", "1024", "1.5", "0.662", "1.173", "1.332"});
+  std::vector<std::string> argv{WEIR_PYTHON, std::string(WEIR_RECORDER_SCRIPTS) + "/check_spectrum.py", dir.str(),
+                                "det0.spectrum", "1024", "1.5", "0.662", "1.173", "1.332"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const Exit check = run_program(argv);
   CHECK_MESSAGE(check.code == 0, (check.out + check.err));
   MESSAGE(check.out);
   const std::vector<std::string> files = h5_files(dir.str() + "/runs");
@@ -54,6 +55,19 @@ TEST_CASE("the detector bench's file holds the whole MCA spectrum, as counts aga
     if (dump.out.find("\"det0.spectrum\"") != std::string::npos) ++with_spectrum;
   }
   CHECK(with_spectrum > 0);
+}
+
+}  // namespace
+
+TEST_SUITE("recorders.stream.spectrum") {
+
+TEST_CASE("the detector bench's file holds the whole MCA spectrum, as counts against pulse height" *
+          doctest::timeout(120)) {
+  record_bench("", {});
+}
+
+TEST_CASE("an energy-calibrated MCA's spectrum is counts against energy in keV" * doctest::timeout(120)) {
+  record_bench(", energy = {2.5, 1000, -40}", {"--energy=2.5,1000,-40"});
 }
 
 }  // TEST_SUITE
