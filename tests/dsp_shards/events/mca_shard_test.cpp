@@ -4,6 +4,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "weir/shard_fake_host.hpp"
@@ -258,6 +259,43 @@ TEST_CASE("the mca calibration takes the input's units when none are given, and 
   CHECK(refused.shard == nullptr);
   CHECK(refused.error.find("units") != std::string::npos);
   CHECK(refused.error.find("at most 31 bytes") != std::string::npos);
+}
+
+
+TEST_CASE("the mca energy calibration makes the axis keV at each bin centre, and refuses what cannot be one") {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  for (const auto& [text, a0, a1, a2] : {std::tuple{"2.5,1000,-40", 2.5, 1000.0, -40.0}, std::tuple{"-1, 800", -1.0, 800.0, 0.0}}) {
+    ShardConfig b("adc0", WEIR_DTYPE_F32, 1024, 1e6, "V", {{"bins", "16"}, {"range", "1.6"}, {"energy", text}});
+    auto [shard, error] = configure(*api, b.build());
+    REQUIRE_MESSAGE(shard != nullptr, error);
+    FakeHost fake(b.config());
+    const weir_shard_host host = fake.table();
+    std::vector<float> zeros(1024, 0.0F);
+    const weir_shard_block in{zeros.data(), 1024, 0, 0, 0, 0, 0};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+    const std::vector<float> axis = fake.array<float>(static_cast<std::uint32_t>(output_index(b.config(), "adc0.spectrum_axis")));
+    REQUIRE(axis.size() == 16);
+    for (std::uint32_t i = 0; i < 16; ++i) {
+      const double h = (i + 0.5) * 0.1;
+      CHECK(axis[i] == doctest::Approx(a0 + a1 * h + a2 * h * h).epsilon(1e-6));
+    }
+    CHECK(fake.last_key(static_cast<std::uint32_t>(output_index(b.config(), "adc0.spectrum_axis_units"))) == "keV");
+    CHECK(fake.misuse == 0);
+    api->stop(shard);
+  }
+  const auto refused = [api](std::vector<std::pair<std::string, std::string>> params, std::vector<std::string> words) {
+    ShardConfig b("adc0", WEIR_DTYPE_F32, 1024, 1e6, "V", std::move(params));
+    auto [shard, error] = configure(*api, b.build());
+    CHECK(shard == nullptr);
+    for (const auto& w : words) CHECK_MESSAGE(error.find(w) != std::string::npos, error, " lacks ", w);
+  };
+  refused({{"energy", "1000"}}, {"mca", "energy", "'1000'", "two or three finite numbers"});
+  refused({{"energy", "0,1,2,3"}}, {"energy", "two or three"});
+  refused({{"energy", "0,abc"}}, {"energy", "'0,abc'"});
+  refused({{"energy", "0,nan"}}, {"energy", "'0,nan'"});
+  refused({{"energy", "0,-5"}}, {"energy", "must rise", "a1 > 0"});
+  refused({{"energy", "0,100,-50"}, {"range", "1.5"}}, {"energy", "must rise over the heights 0 to range (1.5)"});
+  refused({{"energy", "0,1000"}, {"units", "V"}}, {"units", "'V'", "keV"});
 }
 
 }  // TEST_SUITE
