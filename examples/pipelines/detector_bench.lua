@@ -6,6 +6,11 @@
 --   weir run examples/pipelines/detector_bench.lua --duration 10
 arena { name = "detector", slots = 1024, channels = 8, channel_mb = 64 }
 
+-- What the recordings say of themselves (NeXus /entry/title, definition, the default plot, and
+-- /entry/instrument/source): docs/design/recording.md, "NeXus metadata".
+entry { title = "Detector bench: simulated Cs-137 and Co-60 lines", default = "det0" }
+source "Cs-137 and Co-60 check sources" { probe = "photon" }
+
 channel "det0" { dtype = "f32", rate = 1e6, block = 4096, ring = 256, units = "V", labels = {"detector"} }
 
 driver "sim" { channels = {"det0"}, signal = "pulses", seed = 7, count_rate = 2000, tau = 50e-6, noise = 0.002 }

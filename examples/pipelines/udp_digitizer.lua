@@ -9,7 +9,10 @@
 --   weir udpgen --port 5000 --rate 1e7 --samples 4096 --seconds 20
 arena { name = "digitizer", slots = 1024, channels = 8, channel_mb = 128, consumers = 16 }
 
-channel "adc0" { dtype = "i16", rate = 1e7, block = 4096, ring = 2048, units = "counts", labels = {"udp"} }
+-- Raw ADC codes are recorded as they come; the calibration (a +-1 V input range) is stored beside
+-- them, so a reader computes volts = offset + scale * code.
+channel "adc0" { dtype = "i16", rate = 1e7, block = 4096, ring = 2048, units = "counts", labels = {"udp"},
+                 calibration = { scale = 1 / 32768, offset = 0, units = "V" } }
 
 driver "udp" { name = "digitizer", channels = {"adc0"}, port = 5000, format = "vita49",
                streams = { {id = 1, channel = "adc0"} }, rcvbuf = 67108864, batch = 32, reorder = 2 }

@@ -82,6 +82,9 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const KeySpec& spec, const std::
     log.array_data_ = std::move(*values);
     if (auto ok = h5::attr_u64(log.group_.get(), h5::kAttrArrayRefused, 0); !ok)
       return tl::make_unexpected(with_context(ok.error(), what));
+    if (!spec.units.empty())  // an array's units too (a spectrum axis's)
+      if (auto ok = h5::attr_text(log.array_data_.get(), h5::kAttrUnits, spec.units); !ok)
+        return tl::make_unexpected(with_context(ok.error(), what + "/" + h5::kKeyValue));
     return log;
   }
   const hid_t number = log.number_ == core::ValueType::u64   ? H5T_NATIVE_UINT64

@@ -3,6 +3,7 @@
 #include "nexus_fields.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
@@ -111,13 +112,29 @@ core::Result<void> write_detector_nexus(hid_t detector, const ChannelNexus& chan
   return {};
 }
 
-core::Result<void> write_data_calibration(hid_t entry, const ChannelStatic& channel, const NexusMeta* nexus,
-                                          const std::string& what) {
+core::Result<void> write_channel_nexus(hid_t entry, const ChannelStatic& channel, const NexusMeta* nexus,
+                                       const std::string& what) {
+  const std::string group = h5::encode_name(channel.name);
+  // The block tables' units, so that every numeric field of the NXdata has some: counts, indices
+  // and flags are dimensionless, the stamps nanoseconds. A table the layout does not have is skipped.
+  static constexpr std::pair<const char*, const char*> kTableUnits[] = {
+      {h5::kBlockSequence, h5::kCountUnits}, {h5::kBlockOffset, h5::kCountUnits},
+      {h5::kBlockSamples, h5::kCountUnits},  {h5::kBlockRealtimeNs, h5::kNanoseconds},
+      {h5::kBlockMonotonicNs, h5::kNanoseconds}, {h5::kBlockFlags, h5::kCountUnits}};
+  for (const auto& [name, units] : kTableUnits) {
+    const std::string path = group + "/" + name;
+    if (H5Lexists(entry, path.c_str(), H5P_DEFAULT) <= 0) continue;
+    auto table = h5::check<h5::Dataset>(H5Dopen2(entry, path.c_str(), H5P_DEFAULT), "H5Dopen2", what + "/" + path);
+    if (!table) return tl::make_unexpected(table.error());
+    if (h5::has_attr(table->get(), h5::kAttrUnits)) continue;
+    if (auto ok = h5::attr_text(table->get(), h5::kAttrUnits, units); !ok)
+      return tl::make_unexpected(core::with_context(ok.error(), what + "/" + path));
+  }
   if (nexus == nullptr) return {};
   const auto it = nexus->channels.find(channel.name);
   if (it == nexus->channels.end() || !it->second.calibration) return {};
   const ChannelCalibration& c = *it->second.calibration;
-  const std::string path = h5::encode_name(channel.name) + "/" + h5::kData;
+  const std::string path = group + "/" + h5::kData;
   const std::string here = what + "/" + path;
   auto data = h5::check<h5::Dataset>(H5Dopen2(entry, path.c_str(), H5P_DEFAULT), "H5Dopen2", here);
   if (!data) return tl::make_unexpected(data.error());

@@ -32,9 +32,10 @@ namespace weir::rec {
 /// channel's units).
 [[nodiscard]] core::Result<void> write_detector_nexus(hid_t detector, const ChannelNexus& channel,
                                                       const std::string& raw_units, const std::string& what);
-/// The calibration attributes of /entry/<channel>/data, when the pipeline calibrates the channel.
-[[nodiscard]] core::Result<void> write_data_calibration(hid_t entry, const ChannelStatic& channel,
-                                                        const NexusMeta* nexus, const std::string& what);
+/// What a channel's NXdata gets beside the layout ChannelGroup makes: units of the block tables, and
+/// the calibration attributes of data when the pipeline calibrates the channel. Before SWMR starts.
+[[nodiscard]] core::Result<void> write_channel_nexus(hid_t entry, const ChannelStatic& channel, const NexusMeta* nexus,
+                                                     const std::string& what);
 /// The link name of the NXdata the entry's `default` names: the pipeline's default plot when it is
 /// a recorded channel, else the first channel that is not framed, else the first channel; "" without
 /// channels.

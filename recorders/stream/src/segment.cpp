@@ -231,7 +231,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   for (const ChannelStatic& c : channels) {
     auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file, direct_chunks);
     if (!group) return tl::make_unexpected(group.error());
-    if (auto ok = write_data_calibration(s.entry_.get(), c, meta.nexus, entry_path); !ok)
+    if (auto ok = write_channel_nexus(s.entry_.get(), c, meta.nexus, entry_path); !ok)
       return tl::make_unexpected(ok.error());
     s.channels_.push_back(std::move(*group));
   }

@@ -88,6 +88,9 @@ inline constexpr char kDetectorDtype[] = "dtype";
 inline constexpr char kDetectorSamplesPerBlock[] = "samples_per_block";
 inline constexpr char kHertz[] = "Hz";
 inline constexpr char kCountUnits[] = "1";  // units of a count (samples_per_block): dimensionless
+// The block tables' units (2.0): kCountUnits for block_sequence, block_offset, block_samples and
+// block_flags, kNanoseconds for block_realtime_ns and block_monotonic_ns.
+inline constexpr char kNanoseconds[] = "ns";
 
 // NeXus metadata from the pipeline (1.6; rec::NexusMeta, docs/design/recording.md "NeXus metadata").
 // /entry/kEntryDefinition: text, the pipeline's `entry { definition = ... }` or kDefaultDefinition;
