@@ -4,9 +4,9 @@
 // share. A change here is a change of the format: update the design document with it.
 //
 //   /                    root attributes kAttrFormat ... kAttrDefault
-//   /entry               NX_class = kNxEntry, default = the first channel's group
-//   /entry/title, start_time, end_time        NeXus entry fields (1.6)
-//   /entry/instrument    NX_class = kNxInstrument (1.6), one kNxDetector group per channel
+//   /entry               NX_class = kNxEntry, default = the pipeline's default plot or the first sample channel
+//   /entry/title, definition, start_time, end_time   NeXus entry fields (1.6; definition 2.0)
+//   /entry/instrument    NX_class = kNxInstrument (1.6), kNxSource (2.0), one kNxDetector group per channel
 //   /entry/<channel>     NX_class = kNxData, signal = kData, channel, policy
 //       data             samples, one row per block (2.0) or frame; attributes kAttrUnits ... kAttrLongName
 //       time             the time axis (2.0): f64, one value per row of data, s since start_time
@@ -92,7 +92,7 @@ inline constexpr char kCountUnits[] = "1";  // units of a count (samples_per_blo
 // block_flags, kNanoseconds for block_realtime_ns and block_monotonic_ns.
 inline constexpr char kNanoseconds[] = "ns";
 
-// NeXus metadata from the pipeline (1.6; rec::NexusMeta, docs/design/recording.md "NeXus metadata").
+// NeXus metadata from the pipeline (2.0; rec::NexusMeta, docs/design/recording.md "NeXus metadata").
 // /entry/kEntryDefinition: text, the pipeline's `entry { definition = ... }` or kDefaultDefinition;
 // /entry/title is the pipeline's `title` when it gives one. /entry/kInstrument/kSource (NX_class
 // kNxSource, only when the pipeline declares a source): text datasets kSourceName, kSourceType and
@@ -113,7 +113,7 @@ inline constexpr char kDetectorPart[] = "part";
 inline constexpr char kDetectorDriver[] = "driver";
 inline constexpr char kDetectorRole[] = "role";
 inline constexpr char kDetectorSettings[] = "settings";
-// Calibration (1.6): a channel the pipeline calibrates (`calibration = { scale, offset, units }`)
+// Calibration (2.0): a channel the pipeline calibrates (`calibration = { scale, offset, units }`)
 // keeps raw values in `data`; its NXdetector gets f64 datasets kCalibrationScale (attribute units
 // "<calibrated units>/<raw units>") and kCalibrationOffset (units: the calibrated units) and text
 // kCalibratedUnits, and its `data` the attributes kCalibrationScale, kCalibrationOffset (f64) and
@@ -211,15 +211,16 @@ inline constexpr char kAttrArrayRefused[] = "refused_rows";  // u64, on the key'
 // A recorded rank-1 array key K with a recorded key K + kAxisSuffix of as many elements gets an
 // NXdata beside the channels, /entry/<K> (/entry/<K> + kPlotCollisionSuffix when a channel has that
 // name), written at each flush and at close with the latest values: signal = kPlotSignal, axes =
-// the axis dataset (kPlotEnergy for a key ending in kSpectrumSuffix, else kPlotAxis),
+// the axis dataset (a key ending in kSpectrumSuffix: kPlotEnergy when the axis's units are an
+// energy's, else kPlotPulseHeight; else kPlotAxis),
 // <axis>_indices = 0, the axis's units from the text key K + kAxisSuffix + kUnitsSuffix, long_names.
 inline constexpr char kAxisSuffix[] = "_axis";
 inline constexpr char kUnitsSuffix[] = "_units";
 inline constexpr char kSpectrumSuffix[] = ".spectrum";
 inline constexpr char kPlotCollisionSuffix[] = "_key";
 inline constexpr char kPlotSignal[] = "counts";
-inline constexpr char kPlotEnergy[] = "energy";              // the axis, when its units are an energy's (1.6)
-inline constexpr char kPlotPulseHeight[] = "pulse_height";   // the axis of an uncalibrated spectrum (1.6)
+inline constexpr char kPlotEnergy[] = "energy";              // the axis, when its units are an energy's (2.0)
+inline constexpr char kPlotPulseHeight[] = "pulse_height";   // the axis of an uncalibrated spectrum (2.0)
 inline constexpr char kPlotAxis[] = "axis";
 inline constexpr char kAttrPlotSource[] = "source_keys";  // text: "K, K_axis"
 
