@@ -1,4 +1,5 @@
-// The NeXus entry fields of a segment: title, start and end time, instrument and detectors.
+// The NeXus entry fields of a segment: title, definition, start and end time, the instrument with
+// its source and detectors (the pipeline's parts, settings and calibrations: nexus_fields.cpp).
 #include "entry_fields.hpp"
 
 #include "nexus_fields.hpp"

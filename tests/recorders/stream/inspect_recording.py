@@ -192,8 +192,9 @@ def inspect(path, swmr, export):
         for name, g in entry.items():
             if name == "keys":
                 keys(g)
-            elif name in ("clock", "title", "start_time", "end_time", "instrument"):
-                continue  # clock provenance (1.1) and the NeXus entry fields (1.6): check_recording.py reads them
+            elif name in ("clock", "title", "definition", "start_time", "end_time", "instrument"):
+                continue  # clock provenance (1.1) and the NeXus entry fields (1.6, 2.0): check_recording.py,
+                          # check_nexus_meta.py read them
             else:
                 channel(name, g, export, start_ns)
 

@@ -82,7 +82,9 @@ driver "sim" { name = "pulser", channels = {"adc0"}, signal = "sine", frequency 
 TEST_CASE("without an entry declaration, or with a file that is no pipeline, the recorder's own entry fields" *
           doctest::timeout(60)) {
   std::string err;
-  for (const std::string& r : record_with("arena { name = \"bench\" }\nchannel \"adc0\" { rate = 1e6 }\n", err)) {
+  const auto plain = record_with("arena { name = \"bench\" }\nchannel \"adc0\" { rate = 1e6 }\n", err);
+  REQUIRE_FALSE(plain.empty());
+  for (const std::string& r : plain) {
     INFO(r);
     const std::string arena = r.substr(r.find("arena=") + 6, r.size() - r.find("arena=") - 7);
     CHECK(contains(r, "entry title=" + arena + " run 3 definition=NXentry default=adc0\n"));
@@ -90,7 +92,9 @@ TEST_CASE("without an entry declaration, or with a file that is no pipeline, the
     CHECK_FALSE(contains(r, "calibration "));
   }
   CHECK_FALSE(contains(err, "no NeXus metadata"));
-  for (const std::string& r : record_with("this is no pipeline\n", err)) {
+  const auto none = record_with("this is no pipeline\n", err);
+  REQUIRE_FALSE(none.empty());
+  for (const std::string& r : none) {
     INFO(r);
     CHECK(contains(r, "definition=NXentry default=adc0\n"));
   }
