@@ -112,7 +112,9 @@ def channel(name, g, export, start_ns):
     check(time.ndim == 1 and time.shape[0] >= used, f"{chan}: time has {time.shape} values for {used} rows")
     rate = float(d.attrs["sample_rate_hz"])
     realtime = columns["block_realtime_ns"][:n].astype(np.int64)
-    want = np.repeat((realtime - start_ns) / 1e9, rows) + (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
+    origin = text(time.attrs.get("start", ""))  # the segment's start, or an earlier first block's stamp
+    origin_ns = int(np.datetime64(origin.rstrip("Z"), "ns").astype(np.int64)) if origin else start_ns
+    want = np.repeat((realtime - origin_ns) / 1e9, rows) + (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
     got = time[:used]
     check(bool(np.all(np.abs(got - want) <= 1e-9 + 1e-12 * np.abs(want))), f"{chan}: time is not each row's block stamp")
     axes = [text(a) for a in np.atleast_1d(g.attrs.get("axes", []))]
