@@ -118,6 +118,9 @@ def axes(f, args):
         check(origin_ns == start_ns or origin_ns == int(realtime[0]), f"{chan}: time@start is neither start nor first block")
         check(float(t[:len(t)].min()) >= 0, f"{chan}: a time before the axis's origin: {float(t.min())} s")
         from_axes = t[row] + (col / rate if framed else g[column_axis][...][col])
+        if framed and column_axis == "event":  # an event channel: a row is an event at its own time
+            from_axes = t[row]
+            true_s = np.repeat((realtime[:n] - origin_ns) / 1e9, samples[:n]) + d[...].reshape(-1)[place - col] / 1e9
         error = float(np.max(np.abs(from_axes - true_s))) if total else 0.0
         check(error <= 1.0 / rate, f"{chan}: a sample's time from the axes is {error} s off its block's stamp")
         if args:

@@ -114,7 +114,10 @@ def channel(name, g, export, start_ns):
     realtime = columns["block_realtime_ns"][:n].astype(np.int64)
     origin = text(time.attrs.get("start", ""))  # the segment's start, or an earlier first block's stamp
     origin_ns = int(np.datetime64(origin.rstrip("Z"), "ns").astype(np.int64)) if origin else start_ns
-    want = np.repeat((realtime - origin_ns) / 1e9, rows) + (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
+    within = (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
+    if framed and d.dtype == np.float64 and cols == 4 and "event" in g:  # an event channel: each event's own time
+        within = d[:used, 0] / 1e9 if used else np.zeros(0)
+    want = np.repeat((realtime - origin_ns) / 1e9, rows) + within
     got = time[:used]
     check(bool(np.all(np.abs(got - want) <= 1e-9 + 1e-12 * np.abs(want))), f"{chan}: time is not each row's block stamp")
     axes = [text(a) for a in np.atleast_1d(g.attrs.get("axes", []))]
@@ -194,7 +197,8 @@ def inspect(path, swmr, export):
         for name, g in entry.items():
             if name == "keys":
                 keys(g)
-            elif name in ("clock", "title", "start_time", "end_time", "instrument"):
+            elif name in ("clock", "title", "start_time", "end_time", "instrument") or \
+                    text(g.attrs.get("NX_class", "")) == "NXevent_data":
                 continue  # clock provenance (1.1) and the NeXus entry fields (1.6): check_recording.py reads them
             else:
                 channel(name, g, export, start_ns)
