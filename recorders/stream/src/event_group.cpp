@@ -51,7 +51,7 @@ core::Result<EventGroup> EventGroup::create(hid_t entry, const std::string& link
   };
   for (auto ok : {column(g.time_zero_, h5::kEventTimeZero, H5T_NATIVE_UINT64, 8, kTableChunkRows, 1, h5::kNsUnits),
                   column(g.index_, h5::kEventIndex, H5T_NATIVE_UINT64, 8, kTableChunkRows, 1, nullptr),
-                  column(g.offset_, h5::kEventTimeOffset, H5T_NATIVE_UINT64, 8, kEventChunkRows, slack, h5::kNsUnits),
+                  column(g.offset_, h5::kEventTimeOffset, H5T_NATIVE_INT64, 8, kEventChunkRows, slack, h5::kNsUnits),
                   column(g.id_, h5::kEventId, H5T_NATIVE_UINT32, 4, kEventChunkRows, slack, nullptr),
                   column(g.height_, h5::kPulseHeight, H5T_NATIVE_DOUBLE, 8, kEventChunkRows, slack, units.c_str()),
                   column(g.flags_, h5::kEventFlags, H5T_NATIVE_UINT32, 4, kEventChunkRows, slack, nullptr)})
@@ -67,8 +67,7 @@ void EventGroup::commit(std::uint64_t realtime_ns, const std::byte* events, std:
   constexpr std::size_t kEventBytes = core::kEventFields * sizeof(double);
   for (std::uint32_t e = 0; e < count; ++e) {
     const std::byte* event = events + e * kEventBytes;
-    const double offset = field(event, core::EventField::time_offset_ns);
-    stage(offset_, offset > 0 ? static_cast<std::uint64_t>(offset) : std::uint64_t{0});
+    stage(offset_, static_cast<std::int64_t>(field(event, core::EventField::time_offset_ns)));
     stage(id_, static_cast<std::uint32_t>(field(event, core::EventField::id)));
     stage(height_, field(event, core::EventField::height));
     stage(flags_, static_cast<std::uint32_t>(field(event, core::EventField::flags)));

@@ -17,7 +17,8 @@ inline constexpr std::uint32_t kEventFields = 4;
 
 /// The fields of one event, in order, each an f64 (integers below 2^53, so exact).
 enum class EventField : std::uint32_t {
-  time_offset_ns = 0,  // the event's time after its block's realtime stamp, ns (>= 0)
+  time_offset_ns = 0,  // the event's time after its block's realtime stamp, ns (negative for a pulse
+                       // that began in an earlier block and was finished in this one)
   height = 1,          // the pulse height, in the event channel's units
   id = 2,              // which detector or input channel saw it (0 for a shard's single input)
   flags = 3,           // kEventFlag* bits

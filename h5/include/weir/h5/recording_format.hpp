@@ -71,7 +71,7 @@ inline constexpr char kNxEventData[] = "NXevent_data";
 // Events (2.0): an event channel (core/event_record.hpp) also has /entry/<channel group>
 // kEventsSuffix, an NXevent_data: per pulse (a block) kEventTimeZero (u64 ns since the epoch,
 // attrs units "ns", offset kEpoch) and kEventIndex (u64, its first event); per event
-// kEventTimeOffset (u64 ns after its pulse, units "ns"), kEventId (u32), kPulseHeight (f64, the
+// kEventTimeOffset (i64 ns after its pulse, units "ns"; negative for a pulse an earlier block began), kEventId (u32), kPulseHeight (f64, the
 // channel's units) and kEventFlags (u32, core::kEventFlag*). The channel's NXdata keeps the
 // blocks, their tables and gaps: a lost block is a lost pulse, counted there.
 inline constexpr char kEventsSuffix[] = "_events";
