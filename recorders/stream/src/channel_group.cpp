@@ -7,6 +7,7 @@
 
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/core/event_record.hpp"
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
@@ -64,7 +65,8 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.pad_ = pad_sample(channel.dtype, channel.sample_bytes);
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));
-  // Chunks of whole rows; the time axis is chunked as data is, so both are handed over together.
+  // Chunks of whole rows; the time axis is chunked as data is (at most a table chunk's rows, so a
+  // slow channel of tiny blocks does not allocate a quarter MiB of times).
   const std::uint64_t row = g.row_elements_;
   const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, chunk / row);
   auto data = Column::create(gid,
@@ -76,8 +78,9 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.data_ = std::move(*data);
   const std::string time_what = g.what_ + "/" + h5::kTime;
   auto time = Column::create(gid,
-                             ColumnSpec{h5::kTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), chunk_rows,
-                                        g.rows_per_block_, 0, false},
+                             ColumnSpec{h5::kTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double),
+                                        std::min<std::uint64_t>(chunk_rows, kTableChunkRows),
+                                        g.rows_per_block_, 0, true},
                              time_what);
   if (!time) return tl::make_unexpected(time.error());
   g.time_ = std::move(*time);
@@ -101,6 +104,12 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
     for (auto ok : {h5::attr_u32(did, h5::kAttrFramesPerBlock, channel.frame.frames_per_block),
                     h5::attr_u32(did, h5::kAttrFrameElements, channel.frame.frame_elements)})
       if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
+
+  if (core::is_event_channel(channel.dtype, channel.frame)) {
+    auto events = EventGroup::create(entry, link, channel.units, channel.frame.frames_per_block, file);
+    if (!events) return tl::make_unexpected(events.error());
+    g.events_ = std::move(*events);
+  }
 
   const std::uint64_t unwritten = h5::kUnwrittenSequence;
   const auto table = [&](Column& out, const char* name, hid_t type, std::size_t bytes) -> core::Result<void> {
@@ -158,10 +167,22 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
     for (std::uint64_t i = samples; i < row_elements_; ++i, tail += channel_.sample_bytes)
       std::memcpy(tail, pad_.data(), channel_.sample_bytes);
   }
-  // Each row's time: the block's stamp, and a frame's place in its block.
-  const double block_s = static_cast<double>(static_cast<std::int64_t>(meta.realtime_ns - start_ns_)) /
-                         static_cast<double>(core::kNsPerSecond);  // signed: a ring block may predate the segment
-  for (std::uint32_t r = 0; r < rows; ++r) stage(time_, block_s + r * row_seconds_);
+  // Each row's time: the block's stamp, and a frame's place in its block, since the axis's origin:
+  // the segment's start, or the first block's stamp when that is earlier (a block from the ring,
+  // --from-oldest), so times are >= 0 (a later block earlier than the first: the clock stepped back).
+  if (!any_block_) origin_ns_ = std::min(start_ns_, meta.realtime_ns);
+  const double block_s = static_cast<double>(static_cast<std::int64_t>(meta.realtime_ns - origin_ns_)) /
+                         static_cast<double>(core::kNsPerSecond);
+  if (events_.valid()) {  // an event's row is at its own time
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      double offset_ns = 0;
+      std::memcpy(&offset_ns, data_.stage_end() + std::size_t{r} * row_elements_ * channel_.sample_bytes, sizeof offset_ns);
+      stage(time_, block_s + offset_ns / static_cast<double>(core::kNsPerSecond));
+    }
+    events_.commit(meta.realtime_ns, data_.stage_end(), rows);
+  } else {
+    for (std::uint32_t r = 0; r < rows; ++r) stage(time_, block_s + r * row_seconds_);
+  }
   data_.commit(rows);
   samples_committed_ += samples;
   stage(sequence_, meta.sequence);
@@ -192,6 +213,7 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
 
 bool ChannelGroup::pending() const noexcept {
   return first_pending_ || clock_seen_ != clock_written_ || data_.chunk_ready() || time_.chunk_ready() ||
+         (events_.valid() && events_.chunk_ready()) ||
          sequence_.chunk_ready() || gaps_.chunk_ready() || steps_.chunk_ready();
 }
 
@@ -201,6 +223,9 @@ core::Result<void> ChannelGroup::write_first_block_attrs() {
                   h5::rewrite_u64(did, h5::kAttrFirstSampleNs, first_.realtime_ns),
                   h5::rewrite_u64(did, h5::kAttrFirstSampleIndex, first_.first_sample)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kData));
+  if (origin_ns_ != start_ns_)
+    if (auto ok = h5::rewrite_text(time_.id(), h5::kAttrStart, h5::iso8601_ns(origin_ns_)); !ok)
+      return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kTime));
   first_pending_ = false;
   return {};
 }
@@ -258,6 +283,8 @@ core::Result<void> ChannelGroup::write_pending() {
   if (auto ok = write_clock(); !ok) return ok;
   if (auto ok = data_.write_chunks(); !ok) return ok;
   if (auto ok = time_.write_chunks(); !ok) return ok;
+  if (events_.valid())
+    if (auto ok = events_.write_chunks(); !ok) return ok;
   if (sequence_.chunk_ready())
     if (auto ok = write_tables(false); !ok) return ok;
   if (auto ok = steps_.write_chunks(); !ok) return ok;
@@ -290,6 +317,8 @@ core::Result<void> ChannelGroup::flush() {
   if (auto ok = write_clock(); !ok) return ok;
   if (auto ok = data_.write_partial(); !ok) return ok;
   if (auto ok = time_.write_partial(); !ok) return ok;
+  if (events_.valid())
+    if (auto ok = events_.write_partial(); !ok) return ok;
   if (auto ok = write_tables(true); !ok) return ok;
   if (auto ok = steps_.write_partial(); !ok) return ok;
   return gaps_.write_partial();
@@ -298,6 +327,7 @@ core::Result<void> ChannelGroup::flush() {
 void ChannelGroup::mark_durable() noexcept {
   for (Column* c : {&data_, &time_, &sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &gaps_, &steps_})
     c->mark_durable();
+  if (events_.valid()) events_.mark_durable();
   samples_durable_ = samples_written();
   if (sequence_.durable() > 0) {
     any_durable_ = true;
@@ -311,6 +341,7 @@ std::uint64_t ChannelGroup::roll_back(std::uint64_t next_sequence) noexcept {
     (void)c->roll_back();  // best effort: if HDF5 cannot even shrink, the file keeps its last flushed state
   has_last_gap_ = false;   // the file's last row may be an older state of it: the next row is a new one
   samples_committed_ = samples_durable_;
+  if (events_.valid()) events_.roll_back();
   if (any_durable_) return durable_next_;
   return lost_rows ? first_.sequence : next_sequence;
 }
@@ -325,10 +356,18 @@ std::uint64_t ChannelGroup::samples_written() const noexcept {
   return samples_committed_ - staged;
 }
 
+std::uint64_t ChannelGroup::committed_bytes() const noexcept {
+  return data_.size() * row_elements_ * channel_.sample_bytes + time_.size() * sizeof(double) +
+         sequence_.size() * kTableRowBytes + gaps_.size() * sizeof(GapRow);
+}
+
+std::uint64_t ChannelGroup::block_bytes() const noexcept {
+  return rows_per_block_ * (row_elements_ * channel_.sample_bytes + sizeof(double)) + kTableRowBytes;
+}
+
 std::uint64_t ChannelGroup::bytes_written() const noexcept {
-  constexpr std::uint64_t kRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);  // the six tables
   const std::uint64_t samples = compressed_ ? 0 : data_.written() * row_elements_ * channel_.sample_bytes;
-  return samples + time_.written() * sizeof(double) + sequence_.written() * kRowBytes + gaps_.written() * sizeof(GapRow);
+  return samples + time_.written() * sizeof(double) + sequence_.written() * kTableRowBytes + gaps_.written() * sizeof(GapRow);
 }
 
 

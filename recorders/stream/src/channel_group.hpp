@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "column.hpp"
+#include "event_group.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
@@ -91,6 +92,10 @@ class ChannelGroup {
   /// only known to the file). HDF5 under SWMR holds a dataset's first chunks back from the file
   /// for a while, so this sees growth the file size does not yet show.
   [[nodiscard]] std::uint64_t bytes_written() const noexcept;
+  /// Uncompressed bytes of everything committed: data rows, time values, table and gap rows.
+  [[nodiscard]] std::uint64_t committed_bytes() const noexcept;
+  /// What one more whole block adds to committed_bytes().
+  [[nodiscard]] std::uint64_t block_bytes() const noexcept;
   /// Notes a successful file flush: every row handed over so far is on disk.
   void mark_durable() noexcept;
   /// After a failed write: shrinks every dataset back to the last flush (best effort) and returns
@@ -112,7 +117,9 @@ class ChannelGroup {
   std::string what_;
   h5::Group group_;
   std::uint64_t start_ns_ = 0;
+  std::uint64_t origin_ns_ = 0;  // of the time axis: start_ns_, or the first block's stamp when earlier
   h5::Type sample_type_, gap_file_type_, gap_mem_type_, step_file_type_, step_mem_type_;
+  EventGroup events_;  // an event channel's NXevent_data (none for others)
   Column data_, time_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_, steps_;
   std::uint64_t chunk_blocks_ = 0;
   std::uint64_t row_elements_ = 1;  // samples in one row of data: frame_elements when framed, else samples_per_block

@@ -112,7 +112,12 @@ def channel(name, g, export, start_ns):
     check(time.ndim == 1 and time.shape[0] >= used, f"{chan}: time has {time.shape} values for {used} rows")
     rate = float(d.attrs["sample_rate_hz"])
     realtime = columns["block_realtime_ns"][:n].astype(np.int64)
-    want = np.repeat((realtime - start_ns) / 1e9, rows) + (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
+    origin = text(time.attrs.get("start", ""))  # the segment's start, or an earlier first block's stamp
+    origin_ns = int(np.datetime64(origin.rstrip("Z"), "ns").astype(np.int64)) if origin else start_ns
+    within = (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
+    if framed and d.dtype == np.float64 and cols == 4 and "event" in g:  # an event channel: each event's own time
+        within = d[:used, 0] / 1e9 if used else np.zeros(0)
+    want = np.repeat((realtime - origin_ns) / 1e9, rows) + within
     got = time[:used]
     check(bool(np.all(np.abs(got - want) <= 1e-9 + 1e-12 * np.abs(want))), f"{chan}: time is not each row's block stamp")
     axes = [text(a) for a in np.atleast_1d(g.attrs.get("axes", []))]
@@ -192,9 +197,10 @@ def inspect(path, swmr, export):
         for name, g in entry.items():
             if name == "keys":
                 keys(g)
-            elif name in ("clock", "title", "definition", "start_time", "end_time", "instrument"):
-                continue  # clock provenance (1.1) and the NeXus entry fields (1.6, 2.0): check_recording.py,
-                          # check_nexus_meta.py read them
+            elif name in ("clock", "title", "definition", "start_time", "end_time", "instrument") or \
+                    text(g.attrs.get("NX_class", "")) == "NXevent_data":
+                continue  # clock provenance (1.1) and the NeXus entry fields (1.6, 2.0): check_recording.py
+                          # and check_nexus_meta.py read them
             else:
                 channel(name, g, export, start_ns)
 

@@ -66,6 +66,24 @@ inline constexpr char kAttrNxClass[] = "NX_class";
 inline constexpr char kNxEntry[] = "NXentry";
 inline constexpr char kNxData[] = "NXdata";
 inline constexpr char kNxCollection[] = "NXcollection";
+inline constexpr char kNxEventData[] = "NXevent_data";
+
+// Events (2.0): an event channel (core/event_record.hpp) also has /entry/<channel group>
+// kEventsSuffix, an NXevent_data: per pulse (a block) kEventTimeZero (u64 ns since the epoch,
+// attrs units "ns", offset kEpoch) and kEventIndex (u64, its first event); per event
+// kEventTimeOffset (i64 ns after its pulse, units "ns"; negative for a pulse an earlier block began), kEventId (u32), kPulseHeight (f64, the
+// channel's units) and kEventFlags (u32, core::kEventFlag*). The channel's NXdata keeps the
+// blocks, their tables and gaps: a lost block is a lost pulse, counted there.
+inline constexpr char kEventsSuffix[] = "_events";
+inline constexpr char kEventTimeZero[] = "event_time_zero";
+inline constexpr char kEventIndex[] = "event_index";
+inline constexpr char kEventTimeOffset[] = "event_time_offset";
+inline constexpr char kEventId[] = "event_id";
+inline constexpr char kPulseHeight[] = "pulse_height";
+inline constexpr char kEventFlags[] = "event_flags";
+inline constexpr char kAttrOffset[] = "offset";
+inline constexpr char kEpoch[] = "1970-01-01T00:00:00Z";
+inline constexpr char kNsUnits[] = "ns";
 inline constexpr char kNxLog[] = "NXlog";
 
 // NeXus entry fields (1.6), datasets under /entry. kEntryTitle: text, "<arena> run <run>", written
