@@ -48,7 +48,20 @@ std::string describe(const Pipeline& p, const Resolved& r) {
     s += fmt::format("  {:<20} {:<4} {:>10.6g} Hz  {} x {} blocks  {:<6} written by {}\n", c.name,
                      core::dtype_name(c.dtype), c.rate_hz, c.samples_per_block, c.ring_blocks, c.units,
                      w != r.channel_writer.end() ? w->second : std::string("nobody"));
+    for (const auto& d : p.channels)
+      if (d.spec.name == c.name && d.calibration)
+        s += fmt::format("  {:<20} calibrated: {} = {} + {} x raw\n", "", d.calibration->units,
+                         d.calibration->offset, d.calibration->scale);
   }
+  const EntryDecl& e = p.entry;
+  if (!e.title.empty() || !e.definition.empty() || !e.default_plot.empty() || p.source)
+    s += fmt::format("recordings: title \"{}\", definition {}, default plot {}{}\n", e.title,
+                     e.definition.empty() ? "NXentry" : e.definition,
+                     e.default_plot.empty() ? "the first sample channel" : e.default_plot,
+                     p.source ? fmt::format(", source \"{}\" ({}, {})", p.source->name,
+                                            p.source->type.empty() ? "no type" : p.source->type,
+                                            p.source->probe.empty() ? "no probe" : p.source->probe)
+                              : std::string());
   s += "parts, in start order:\n";
   for (const auto& d : p.drivers)
     s += fmt::format("  driver \"{}\" ({}) {}  writes {}{}\n", d.name, d.kind, d.thread ? "thread " : "process",

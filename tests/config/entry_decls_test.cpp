@@ -48,6 +48,13 @@ channel "det2" { rate = 1e6 }
   CHECK(p->channels[1].calibration->offset == 0);
   CHECK(p->channels[1].calibration->units == "V");  // the channel's own units when the table names none
   CHECK_FALSE(p->channels[2].calibration);
+  auto r = resolve(*p, {});
+  REQUIRE(r);
+  const std::string text = describe(*p, *r);
+  CHECK_MESSAGE(text.find("calibrated: V = -1 + 0.000305 x raw\n") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("recordings: title \"Cs-137 bench\", definition NXmonopd, default plot det0, source \"ESS\" "
+                          "(Spallation Neutron Source, neutron)\n") != std::string::npos,
+                text);
 
   auto plain = load_pipeline_text(std::string(kArena) + "channel \"a\" { rate = 10 }\n", "pipe.lua");
   REQUIRE(plain);
