@@ -2,6 +2,11 @@
 // and dead time, and the accepted, piled-up and out-of-range counts, all written together every
 // `publish` seconds of stream time (sum of the spectrum + out of range = accepted, in every publish). The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
 // units are written once, so a reader can show counts against height or energy.
+// Every publish also writes when its accumulation began and how long it has run (u64
+// <output>.spectrum.start_ns, the acquisition time of its first input sample; f64
+// <output>.spectrum.window_s), and <output>.spectrum.partial: 1 on the publish that closes an
+// accumulation cut short by an input gap or by stop. After a gap the histogram starts afresh, so no
+// spectrum holds pulses from both sides of one.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -59,6 +64,7 @@ struct McaShard {
   static constexpr std::uint32_t kInputDtypes = kRealDtypes;
   static core::Result<std::unique_ptr<McaShard>> configure(weir_shard_config& cfg);
   int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;
+  int flush(const weir_shard_host& host) noexcept;
 
   explicit McaShard(Mca m) : mca(std::move(m)) {}
   Mca mca;
@@ -70,6 +76,10 @@ struct McaShard {
   std::uint32_t spectrum = 0, live = 0, dead = 0, counts = 0, pileups = 0;  // output indices
   std::uint32_t spectrum_axis = 0, spectrum_axis_units = 0;                  // output indices
   std::uint32_t out_of_range = 0;                                            // output index
+  std::uint32_t start_ns = 0, window_s = 0, window_s_units = 0, partial = 0;  // output indices
+  std::uint64_t origin_ns = 0;         // acquisition time of the accumulation's first sample
+  bool started = false;
+  double rate_hz = 0;
   bool axis_written = false;  // the calibration never changes: written until one write succeeds
   std::uint64_t publish_every = 0;     // samples; 0: every block
   std::uint64_t since_publish = 0;
@@ -189,10 +199,22 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   auto out_of_range = detail::add_key(cfg, ".out_of_range", WEIR_KEY_U64, 8);
   if (!out_of_range) return tl::make_unexpected(out_of_range.error());
   shard->out_of_range = *out_of_range;
+  const std::pair<const char*, std::uint32_t*> stamps[] = {{".spectrum.start_ns", &shard->start_ns},
+                                                           {".spectrum.window_s", &shard->window_s},
+                                                           {".spectrum.window_s_units", &shard->window_s_units},
+                                                           {".spectrum.partial", &shard->partial}};
+  for (const auto& [suffix, index] : stamps) {
+    const bool text = index == &shard->window_s_units;
+    auto key = detail::add_key(cfg, suffix, text ? WEIR_KEY_TEXT : index == &shard->window_s ? WEIR_KEY_F64 : WEIR_KEY_U64,
+                               text ? 1 : 8);
+    if (!key) return tl::make_unexpected(key.error());
+    *index = *key;
+  }
+  shard->rate_hz = rate;
   return shard;
 }
 
-void publish(McaShard& shard, const weir_shard_host& host) noexcept {
+void publish(McaShard& shard, const weir_shard_host& host, bool partial) noexcept {
   if (!shard.axis_written) {
     const std::span<const float> axis(shard.axis);
     if constexpr (std::endian::native != std::endian::little) {
@@ -207,8 +229,16 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
     }
     shard.axis_written = host.set_key(host.self, shard.spectrum_axis_units, shard.axis_units.data(),
                                       shard.axis_units.size()) == 0 &&
-                         shard.axis_written;
+                         host.set_key(host.self, shard.window_s_units, "s", 1) == 0 && shard.axis_written;
   }
+  // The accumulation's stamp and span first: a reader pairs the spectrum with them.
+  unsigned char word[8];
+  detail::put_u64_le(shard.origin_ns, word);
+  (void)host.set_key(host.self, shard.start_ns, word, sizeof word);
+  const double span = static_cast<double>(shard.mca.counts().real_samples) / shard.rate_hz;
+  (void)host.set_key(host.self, shard.window_s, &span, sizeof span);
+  detail::put_u64_le(partial ? 1U : 0U, word);
+  (void)host.set_key(host.self, shard.partial, word, sizeof word);
   const std::span<const std::uint32_t> bins = shard.mca.spectrum();
   const void* bytes = bins.data();
   if constexpr (std::endian::native != std::endian::little) {
@@ -223,7 +253,6 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
   (void)host.set_key(host.self, shard.live, &live, sizeof live);
   (void)host.set_key(host.self, shard.dead, &dead, sizeof dead);
   const McaCounts counts = shard.mca.counts();
-  unsigned char word[8];
   detail::put_u64_le(counts.accepted, word);
   (void)host.set_key(host.self, shard.counts, word, sizeof word);
   detail::put_u64_le(counts.piled_up, word);
@@ -235,6 +264,18 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
 }
 
 int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  if (in.count == 0) return 0;
+  if (started && (in.flags & WEIR_SHARD_AFTER_GAP) != 0) {
+    // A gap: the accumulation so far is closed (published, marked partial) and a new one starts
+    // here; its first publish comes a full interval later, so the closing one is seen.
+    publish(*this, host, true);
+    mca.reset();
+    started = false;
+    published = true;
+    since_publish = 0;
+  }
+  if (!started) origin_ns = in.realtime_ns;
+  started = true;
   const std::size_t chunk = scratch.size();
   for (std::size_t at = 0; at < in.count; at += chunk) {
     const std::size_t n = std::min<std::size_t>(chunk, in.count - at);
@@ -243,10 +284,16 @@ int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) n
   }
   since_publish += in.count;
   if (!published || since_publish >= publish_every) {
-    publish(*this, host);
+    publish(*this, host, false);
     published = true;
     since_publish = 0;
   }
+  return 0;
+}
+
+int McaShard::flush(const weir_shard_host& host) noexcept {
+  // At stop: the input since the last publish, and the close of the accumulation.
+  if (started) publish(*this, host, true);
   return 0;
 }
 

@@ -120,6 +120,7 @@ int TriggerShard::process(const weir_shard_block& in, const weir_shard_host& hos
     std::memcpy(out, capture.samples.data(), n * sizeof(float));
     host.publish(host.self, events, n, capture.trigger_realtime_ns, 0);
   };
+  if ((in.flags & WEIR_SHARD_AFTER_GAP) != 0) trigger.mark_gap();  // no capture spans a gap
   const StreamTime time{in.first_sample, in.realtime_ns};
   const std::size_t chunk = scratch.size();
   for (std::size_t at = 0; at < in.count; at += chunk) {
