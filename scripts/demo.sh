@@ -13,6 +13,6 @@ build/tools/weir run examples/pipelines/detector_bench.lua --duration "$seconds"
 file=$(ls -t runs/detector_run*.h5 | head -n 1)
 echo
 echo "recorded: $PWD/$file"
-echo "open it:  /usr/bin/python3 -c \"import h5py; f = h5py.File('$file', 'r'); d = f['entry/det0/data']; print(d.attrs['sample_rate_hz'], d.shape, d[:8])\""
+echo "open it:  /usr/bin/python3 -c \"import h5py; f = h5py.File('$file', 'r'); d = f['entry/det0/data']; print(d.attrs['sample_rate_hz'], d.shape, d[0, :8])\""
 echo "          h5dump -H $file"
 echo "replay:   build/tools/weir replay $file NAME --speed max"

@@ -53,7 +53,7 @@ std::string encode_name(std::string_view name) {
 std::string frame_axis_link(std::string_view axis_name) {
   if (axis_name.empty()) return kDefaultFrameAxis;
   std::string link = encode_name(axis_name);
-  for (const char* taken : {kTime, kData, kBlockSequence, kBlockOffset, kBlockSamples, kBlockRealtimeNs,
+  for (const char* taken : {kTime, kTimeInBlock, kData, kBlockSequence, kBlockOffset, kBlockSamples, kBlockRealtimeNs,
                             kBlockMonotonicNs, kBlockFlags, kGaps, kClockSteps})
     if (link == taken) return link + kFrameAxisSuffix;
   return link;

@@ -43,9 +43,10 @@ core::Result<void> check_format(hid_t file, const std::string& path) {
   const unsigned long long major = std::strtoull(version.c_str(), &end, 10);
   if (end == version.c_str() || (*end != '\0' && *end != '.'))
     return core::fail(core::Errc::invalid_argument, "'" + path + "' has an unreadable weir_format '" + *format + "'");
-  if (major != kFormatMajor)
+  if (major < kFormatOldestMajor || major > kFormatMajor)
     return core::fail(core::Errc::invalid_argument, "'" + path + "' is recording format " + version +
-                                                        "; this build reads format " +
+                                                        "; this build reads formats " +
+                                                        std::to_string(kFormatOldestMajor) + " to " +
                                                         std::to_string(kFormatMajor));
   return {};
 }

@@ -48,16 +48,21 @@ core::Result<void> SampleReader::load(std::uint64_t index, std::uint64_t batch_b
     samples += blocks[end].samples;
     ++end;
   }
-  staged_.resize(std::max<std::uint64_t>(samples * sample_bytes_, staged_.size()));
+  // 2-D data (a frame channel's, or any channel's from format 2 on) is rows of columns: whole rows
+  // are read, the same bytes in the same order. A block starts a row (format 2: its own; a frame
+  // channel: its first frame), and only the last block read may end inside one (a short block).
+  Space file_space(H5Dget_space(data_.get()));
+  hsize_t dims[2] = {0, 0};
+  const int data_rank = file_space ? H5Sget_simple_extent_dims(file_space.get(), dims, nullptr) : -1;
+  const std::uint64_t cols = data_rank == 2 ? std::max<hsize_t>(1, dims[1]) : 0;
+  const std::uint64_t rows = cols > 0 ? (samples + cols - 1) / cols : 0;
+  staged_.resize(std::max<std::uint64_t>((cols > 0 ? rows * cols : samples) * sample_bytes_, staged_.size()));
   first_ = index;
   end_ = end;
   if (samples == 0) return {};
-  // A frame channel's data is rows of frame_elements: whole rows, the same bytes in the same order.
-  const std::uint64_t cols = channel_->frame.framed() ? channel_->frame.frame_elements : 0;
   const int rank = cols > 0 ? 2 : 1;
   const hsize_t start[2] = {cols > 0 ? head.offset / cols : head.offset, 0};
-  const hsize_t count[2] = {cols > 0 ? samples / cols : samples, cols};
-  Space file_space(H5Dget_space(data_.get()));
+  const hsize_t count[2] = {cols > 0 ? rows : samples, cols};
   Space memory_space(H5Screate_simple(rank, count, nullptr));
   if (!file_space || !memory_space ||
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||

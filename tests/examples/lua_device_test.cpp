@@ -71,7 +71,9 @@ assert files, 'no HDF5 file'
 temps, ohms, status, errors = [], [], [], []
 for name in files:
     with h5py.File(name, 'r') as f:
-        temps += list(f['entry/temp/data'][:])
+        g = f['entry/temp']  # format 2: a row per block; block_offset/block_samples say where its samples are
+        flat = g['data'][...].reshape(-1)
+        temps += [v for o, n in zip(g['block_offset'][:], g['block_samples'][:]) for v in flat[o:o + n]]
         assert len(f['entry/temp/gaps']) == 0, name + ': gaps'
         assert f['entry/temp/data'].attrs.get('units') in (b'K', 'K', None)
         keys = f['entry/keys']

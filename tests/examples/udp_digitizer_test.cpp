@@ -110,9 +110,11 @@ assert files, 'no HDF5 file'
 data, spectra, clocks, key_files = [], 0, set(), 0
 for name in files:
     with h5py.File(name, 'r') as f:
-        d = f['entry/adc0/data']
-        data.append(d[:])
-        clocks.add(d.attrs['clock'])
+        g = f['entry/adc0']
+        d = g['data']  # format 2: a row per block; block_offset/block_samples say where its samples are
+        flat = d[...].reshape(-1)
+        data += [flat[o:o + n] for o, n in zip(g['block_offset'][:], g['block_samples'][:])]
+        if len(g['block_sequence']): clocks.add(d.attrs['clock'])  # empty until a file's first block
         assert len(f['entry/adc0/gaps']) == 0, name + ': gaps'
         spectra += f['entry/adc0.psd/data'].shape[0]
         # The recorder starts before the driver that makes the keys: the file open then has none.

@@ -44,7 +44,8 @@ Mca::Mca(const McaConfig& config, Trapezoid slow, Trapezoid fast)
       bins_per_unit_(config.bins / config.range),
       spectrum_(config.bins),
       delay_(std::size_t{fast_.length()} + kRiseMargin),
-      baseline_ring_(config.baseline) {
+      baseline_ring_(config.baseline),
+      events_(config.max_events) {
   // The trigger lags a pulse's first sample by at most the fast filter's length plus the pulse's
   // own rise; the slow trapezoid then lasts slow_.length() from that first sample.
   pileup_window_ = slow_.length() + static_cast<std::uint32_t>(delay_.size());
@@ -53,6 +54,7 @@ Mca::Mca(const McaConfig& config, Trapezoid slow, Trapezoid fast)
 void Mca::restart(std::uint64_t index) noexcept {
   if (pending_) {
     ++counts_.discarded;
+    add_event(pending_index_, std::numeric_limits<double>::quiet_NaN(), kMcaCut);
     pending_ = false;
   }
   if (dead_until_ > next_index_) dead_total_ -= dead_until_ - next_index_;  // never lived through
@@ -105,29 +107,43 @@ void Mca::on_trigger(std::uint64_t index) noexcept {
   } else {
     if (pending_) {  // busy measuring: this pulse rides on the current one
       ++counts_.piled_up;
+      add_event(index, std::numeric_limits<double>::quiet_NaN(), kMcaPileup);
       return;
     }
     add_dead(index + 1, index + window);  // non-paralysable: the L - 1 samples after a measured pulse
     pending_piled_ = false;
   }
   pending_ = true;
+  pending_index_ = index;
   pending_end_ = index + window;
   peak_ = -std::numeric_limits<double>::infinity();
   pending_baseline_ = baseline_value();
 }
 
+void Mca::add_event(std::uint64_t index, double height, std::uint32_t flags) noexcept {
+  if (events_.empty()) return;
+  if (event_count_ == events_.size()) {
+    ++events_dropped_;
+    return;
+  }
+  events_[event_count_++] = McaEvent{index, height, flags};
+}
+
 void Mca::finalize() noexcept {
   pending_ = false;
+  const double height = (peak_ - pending_baseline_) * config_.gain;
   if (pending_piled_) {
     ++counts_.piled_up;
+    add_event(pending_index_, height, kMcaPileup);
     return;
   }
   ++counts_.accepted;
-  const double height = (peak_ - pending_baseline_) * config_.gain;
   if (!(height >= 0) || height >= config_.range) {
     ++counts_.out_of_range;
+    add_event(pending_index_, height, kMcaOutOfRange);
     return;
   }
+  add_event(pending_index_, height, 0);
   const auto bin = std::min(static_cast<std::uint32_t>(height * bins_per_unit_), config_.bins - 1);
   if (spectrum_[bin] != std::numeric_limits<std::uint32_t>::max()) ++spectrum_[bin];
 }

@@ -7,6 +7,7 @@
 
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/core/event_record.hpp"
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
@@ -15,6 +16,17 @@
 namespace weir::rec {
 
 namespace {
+
+// One sample of a short block's padding: NaN for floating dtypes (each part of a complex one), 0 else.
+std::vector<std::byte> pad_sample(core::Dtype dtype, std::uint32_t sample_bytes) {
+  std::vector<std::byte> pad(sample_bytes);
+  const float nan32 = std::numeric_limits<float>::quiet_NaN();
+  const double nan64 = std::numeric_limits<double>::quiet_NaN();
+  if (dtype == core::Dtype::f32 || dtype == core::Dtype::c64)
+    for (std::size_t at = 0; at + sizeof nan32 <= pad.size(); at += sizeof nan32) std::memcpy(pad.data() + at, &nan32, sizeof nan32);
+  if (dtype == core::Dtype::f64) std::memcpy(pad.data(), &nan64, sizeof nan64);
+  return pad;
+}
 
 template <class T>
 void stage(Column& column, T value) noexcept {
@@ -36,40 +48,45 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.group_ = std::move(*group);
   const hid_t gid = g.group_.get();
   const bool framed = channel.frame.framed() && channel.frame.frame_elements > 0;
-  g.row_elements_ = framed ? channel.frame.frame_elements : 1;
-  const std::string frame_axis = framed ? h5::frame_axis_link(channel.frame.axis.name) : std::string();
+  // Rows of data (2.0): frames of a frame channel, whole blocks of a sample channel.
+  g.framed_ = framed;
+  g.row_elements_ = framed ? channel.frame.frame_elements : std::max<std::uint32_t>(1, channel.samples_per_block);
+  g.rows_per_block_ = framed ? std::max<std::uint32_t>(1, channel.frame.frames_per_block) : 1;
+  g.row_seconds_ = static_cast<double>(g.row_elements_) / channel.rate_hz;
+  const std::string second_axis = framed ? h5::frame_axis_link(channel.frame.axis.name) : std::string(h5::kTimeInBlock);
   for (auto ok : {h5::attr_text(gid, h5::kAttrSignal, h5::kData), h5::attr_text(gid, h5::kAttrChannel, channel.name),
                   h5::attr_text(gid, h5::kAttrPolicy, channel.policy),
                   h5::attr_u32(gid, h5::kAttrTimeIndices, 0)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_));
-  if (auto ok = g.write_axes(frame_axis); !ok) return tl::make_unexpected(ok.error());
-  // The time axis exists, written, before SWMR starts; the first block rewrites its start in place.
-  // A frame channel's time steps by frames.
-  const std::vector<double> axis{std::numeric_limits<double>::quiet_NaN(),
-                                 static_cast<double>(g.row_elements_) / channel.rate_hz};
-  const std::string time_what = g.what_ + "/" + h5::kTime;
-  if (auto ok = h5::write_numbers(gid, h5::kTime, time_what, axis); !ok) return tl::make_unexpected(ok.error());
-  g.time_ = h5::Dataset(H5Dopen2(gid, h5::kTime, H5P_DEFAULT));
-  if (!g.time_) return tl::make_unexpected(h5::error("H5Dopen2", time_what));
-  for (auto ok : {h5::attr_text(g.time_.get(), h5::kAttrUnits, h5::kTimeUnits),
-                  h5::attr_text(g.time_.get(), h5::kAttrStart, h5::iso8601_ns(start_ns)),
-                  h5::attr_text(g.time_.get(), h5::kAttrLongName, "time since start_time (s)")})
-    if (!ok) return tl::make_unexpected(with_context(ok.error(), time_what));
+  if (auto ok = g.write_axes(second_axis); !ok) return tl::make_unexpected(ok.error());
 
   g.sample_type_ = h5::sample_type(channel.dtype);
   g.compressed_ = compress > 0;
+  g.pad_ = pad_sample(channel.dtype, channel.sample_bytes);
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));
-  // A frame channel's elements are rows of frame_elements samples: chunks of whole frames.
-  const std::uint64_t rows = g.row_elements_;
+  // Chunks of whole rows; the time axis is chunked as data is, so both are handed over together.
+  const std::uint64_t row = g.row_elements_;
+  const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, chunk / row);
   auto data = Column::create(gid,
                              ColumnSpec{h5::kData, g.sample_type_.get(), g.sample_type_.get(),
-                                        channel.sample_bytes * rows, std::max<std::uint64_t>(1, chunk / rows),
-                                        std::max<std::uint64_t>(1, channel.samples_per_block / rows), compress, false,
-                                        nullptr, framed ? rows : 0, direct_chunks},
+                                        channel.sample_bytes * row, chunk_rows, g.rows_per_block_, compress, false,
+                                        nullptr, row, direct_chunks},
                              g.what_ + "/" + h5::kData);
   if (!data) return tl::make_unexpected(data.error());
   g.data_ = std::move(*data);
+  const std::string time_what = g.what_ + "/" + h5::kTime;
+  auto time = Column::create(gid,
+                             ColumnSpec{h5::kTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), chunk_rows,
+                                        g.rows_per_block_, 0, true},
+                             time_what);
+  if (!time) return tl::make_unexpected(time.error());
+  g.time_ = std::move(*time);
+  for (auto ok : {h5::attr_text(g.time_.id(), h5::kAttrUnits, h5::kTimeUnits),
+                  h5::attr_text(g.time_.id(), h5::kAttrStart, h5::iso8601_ns(start_ns)),
+                  h5::attr_text(g.time_.id(), h5::kAttrLongName,
+                                framed ? "time of the frame since start_time (s)" : "time of the block since start_time (s)")})
+    if (!ok) return tl::make_unexpected(with_context(ok.error(), time_what));
   const hid_t did = g.data_.id();
   for (auto ok : {h5::attr_text(did, h5::kAttrUnits, channel.units),
                   h5::attr_f64(did, h5::kAttrSampleRateHz, channel.rate_hz),
@@ -85,6 +102,12 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
     for (auto ok : {h5::attr_u32(did, h5::kAttrFramesPerBlock, channel.frame.frames_per_block),
                     h5::attr_u32(did, h5::kAttrFrameElements, channel.frame.frame_elements)})
       if (!ok) return tl::make_unexpected(with_context(ok.error(), g.what_ + "/" + h5::kData));
+
+  if (core::is_event_channel(channel.dtype, channel.frame)) {
+    auto events = EventGroup::create(entry, link, channel.units, channel.frame.frames_per_block, file);
+    if (!events) return tl::make_unexpected(events.error());
+    g.events_ = std::move(*events);
+  }
 
   const std::uint64_t unwritten = h5::kUnwrittenSequence;
   const auto table = [&](Column& out, const char* name, hid_t type, std::size_t bytes) -> core::Result<void> {
@@ -127,13 +150,42 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
 }
 
 void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
-  // A frame channel keeps whole frames: a torn last frame of a short block is not recorded.
+  // A frame channel keeps whole frames: a torn last frame of a short block is not recorded. A
+  // sample channel's block is one row, its tail padded when the block is short.
   const std::uint64_t offset = data_.size() * row_elements_;
-  const std::uint32_t rows = static_cast<std::uint32_t>(meta.samples / row_elements_);
+  std::uint32_t rows = 0;
+  std::uint32_t samples = 0;
+  if (framed_) {
+    rows = static_cast<std::uint32_t>(meta.samples / row_elements_);
+    samples = static_cast<std::uint32_t>(rows * row_elements_);
+  } else if (meta.samples > 0) {
+    rows = 1;
+    samples = meta.samples;
+    std::byte* tail = data_.stage_end() + std::size_t{samples} * channel_.sample_bytes;
+    for (std::uint64_t i = samples; i < row_elements_; ++i, tail += channel_.sample_bytes)
+      std::memcpy(tail, pad_.data(), channel_.sample_bytes);
+  }
+  // Each row's time: the block's stamp, and a frame's place in its block, since the axis's origin:
+  // the segment's start, or the first block's stamp when that is earlier (a block from the ring,
+  // --from-oldest), so times are >= 0 (a later block earlier than the first: the clock stepped back).
+  if (!any_block_) origin_ns_ = std::min(start_ns_, meta.realtime_ns);
+  const double block_s = static_cast<double>(static_cast<std::int64_t>(meta.realtime_ns - origin_ns_)) /
+                         static_cast<double>(core::kNsPerSecond);
+  if (events_.valid()) {  // an event's row is at its own time
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      double offset_ns = 0;
+      std::memcpy(&offset_ns, data_.stage_end() + std::size_t{r} * row_elements_ * channel_.sample_bytes, sizeof offset_ns);
+      stage(time_, block_s + offset_ns / static_cast<double>(core::kNsPerSecond));
+    }
+    events_.commit(meta.realtime_ns, data_.stage_end(), rows);
+  } else {
+    for (std::uint32_t r = 0; r < rows; ++r) stage(time_, block_s + r * row_seconds_);
+  }
   data_.commit(rows);
+  samples_committed_ += samples;
   stage(sequence_, meta.sequence);
   stage(offset_, offset);
-  stage(samples_, static_cast<std::uint32_t>(rows * row_elements_));
+  stage(samples_, samples);
   stage(realtime_, meta.realtime_ns);
   stage(monotonic_, meta.monotonic_ns);
   stage(flags_, meta.flags);
@@ -158,8 +210,9 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
 }
 
 bool ChannelGroup::pending() const noexcept {
-  return first_pending_ || clock_seen_ != clock_written_ || data_.chunk_ready() || sequence_.chunk_ready() || gaps_.chunk_ready() ||
-         steps_.chunk_ready();
+  return first_pending_ || clock_seen_ != clock_written_ || data_.chunk_ready() || time_.chunk_ready() ||
+         (events_.valid() && events_.chunk_ready()) ||
+         sequence_.chunk_ready() || gaps_.chunk_ready() || steps_.chunk_ready();
 }
 
 core::Result<void> ChannelGroup::write_first_block_attrs() {
@@ -168,11 +221,9 @@ core::Result<void> ChannelGroup::write_first_block_attrs() {
                   h5::rewrite_u64(did, h5::kAttrFirstSampleNs, first_.realtime_ns),
                   h5::rewrite_u64(did, h5::kAttrFirstSampleIndex, first_.first_sample)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kData));
-  // Signed: a block from the ring may predate the segment.
-  const double start_s = static_cast<double>(static_cast<std::int64_t>(first_.realtime_ns - start_ns_)) /
-                         static_cast<double>(core::kNsPerSecond);
-  if (auto ok = h5::write_rows(time_.get(), H5T_NATIVE_DOUBLE, 0, 1, 0, &start_s, what_ + "/" + h5::kTime); !ok)
-    return ok;
+  if (origin_ns_ != start_ns_)
+    if (auto ok = h5::rewrite_text(time_.id(), h5::kAttrStart, h5::iso8601_ns(origin_ns_)); !ok)
+      return tl::make_unexpected(with_context(ok.error(), what_ + "/" + h5::kTime));
   first_pending_ = false;
   return {};
 }
@@ -188,28 +239,28 @@ core::Result<void> ChannelGroup::write_clock() {
   return {};
 }
 
-core::Result<void> ChannelGroup::write_axes(const std::string& frame_axis) {
+core::Result<void> ChannelGroup::write_axes(const std::string& second_axis) {
   const hid_t gid = group_.get();
-  if (frame_axis.empty()) return h5::attr_text(gid, h5::kAttrAxes, h5::kTime);
   // NeXus: axes names one axis per dimension of data, each AXISNAME_indices the dimension it scales.
-  const std::vector<std::string> axes{h5::kTime, frame_axis};
-  const std::string indices = frame_axis + h5::kAttrIndicesSuffix;
+  const std::vector<std::string> axes{h5::kTime, second_axis};
+  const std::string indices = second_axis + h5::kAttrIndicesSuffix;
   for (auto ok : {h5::attr_text_list(gid, h5::kAttrAxes, axes), h5::attr_u32(gid, indices.c_str(), 1)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what_));
-  const core::FrameShape& frame = channel_.frame;
-  std::vector<double> values(frame.frame_elements);
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = frame.axis.start + static_cast<double>(i) * frame.axis.step;
-  const std::string what = what_ + "/" + frame_axis;
-  if (auto ok = h5::write_numbers(gid, frame_axis, what, values); !ok) return ok;
-  const h5::Dataset axis(H5Dopen2(gid, frame_axis.c_str(), H5P_DEFAULT));
-  if (!axis) return tl::make_unexpected(h5::error("H5Dopen2", what));
-  const std::string name = frame.axis.name.empty() ? std::string(h5::kDefaultFrameAxis) : frame.axis.name;
-  for (auto ok : {h5::attr_text(axis.get(), h5::kAttrUnits, frame.axis.units),
-                  h5::attr_text(axis.get(), h5::kAttrLongName,
-                                frame.axis.units.empty() ? name : name + " (" + frame.axis.units + ")"),
-                  h5::attr_f64(axis.get(), h5::kAttrAxisStart, frame.axis.start),
-                  h5::attr_f64(axis.get(), h5::kAttrAxisStep, frame.axis.step),
-                  h5::attr_text(axis.get(), h5::kAttrAxisValuesKey, frame.axis.values_key)})
+  // A frame channel's axis as it declares it; a sample channel's the time of each column after its row's.
+  core::FrameAxis axis = channel_.frame.axis;
+  if (!framed_) axis = core::FrameAxis{"time in block", h5::kTimeUnits, 0.0, 1.0 / channel_.rate_hz, ""};
+  std::vector<double> values(row_elements_);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = axis.start + static_cast<double>(i) * axis.step;
+  const std::string what = what_ + "/" + second_axis;
+  if (auto ok = h5::write_numbers(gid, second_axis, what, values); !ok) return ok;
+  const h5::Dataset dataset(H5Dopen2(gid, second_axis.c_str(), H5P_DEFAULT));
+  if (!dataset) return tl::make_unexpected(h5::error("H5Dopen2", what));
+  const std::string name = axis.name.empty() ? std::string(h5::kDefaultFrameAxis) : axis.name;
+  for (auto ok : {h5::attr_text(dataset.get(), h5::kAttrUnits, axis.units),
+                  h5::attr_text(dataset.get(), h5::kAttrLongName, axis.units.empty() ? name : name + " (" + axis.units + ")"),
+                  h5::attr_f64(dataset.get(), h5::kAttrAxisStart, axis.start),
+                  h5::attr_f64(dataset.get(), h5::kAttrAxisStep, axis.step),
+                  h5::attr_text(dataset.get(), h5::kAttrAxisValuesKey, axis.values_key)})
     if (!ok) return tl::make_unexpected(with_context(ok.error(), what));
   return {};
 }
@@ -229,6 +280,9 @@ core::Result<void> ChannelGroup::write_pending() {
     if (auto ok = write_first_block_attrs(); !ok) return ok;
   if (auto ok = write_clock(); !ok) return ok;
   if (auto ok = data_.write_chunks(); !ok) return ok;
+  if (auto ok = time_.write_chunks(); !ok) return ok;
+  if (events_.valid())
+    if (auto ok = events_.write_chunks(); !ok) return ok;
   if (sequence_.chunk_ready())
     if (auto ok = write_tables(false); !ok) return ok;
   if (auto ok = steps_.write_chunks(); !ok) return ok;
@@ -260,14 +314,19 @@ core::Result<void> ChannelGroup::flush() {
     if (auto ok = write_first_block_attrs(); !ok) return ok;
   if (auto ok = write_clock(); !ok) return ok;
   if (auto ok = data_.write_partial(); !ok) return ok;
+  if (auto ok = time_.write_partial(); !ok) return ok;
+  if (events_.valid())
+    if (auto ok = events_.write_partial(); !ok) return ok;
   if (auto ok = write_tables(true); !ok) return ok;
   if (auto ok = steps_.write_partial(); !ok) return ok;
   return gaps_.write_partial();
 }
 
 void ChannelGroup::mark_durable() noexcept {
-  for (Column* c : {&data_, &sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &gaps_, &steps_})
+  for (Column* c : {&data_, &time_, &sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &gaps_, &steps_})
     c->mark_durable();
+  if (events_.valid()) events_.mark_durable();
+  samples_durable_ = samples_written();
   if (sequence_.durable() > 0) {
     any_durable_ = true;
     durable_next_ = handed_last_sequence_ + 1;
@@ -276,17 +335,37 @@ void ChannelGroup::mark_durable() noexcept {
 
 std::uint64_t ChannelGroup::roll_back(std::uint64_t next_sequence) noexcept {
   const bool lost_rows = sequence_.size() > sequence_.durable();
-  for (Column* c : {&sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &data_, &gaps_, &steps_})
+  for (Column* c : {&sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &data_, &time_, &gaps_, &steps_})
     (void)c->roll_back();  // best effort: if HDF5 cannot even shrink, the file keeps its last flushed state
   has_last_gap_ = false;   // the file's last row may be an older state of it: the next row is a new one
+  samples_committed_ = samples_durable_;
+  if (events_.valid()) events_.roll_back();
   if (any_durable_) return durable_next_;
   return lost_rows ? first_.sequence : next_sequence;
 }
 
+std::uint64_t ChannelGroup::samples_written() const noexcept {
+  // The rows HDF5 does not have yet are all still staged.
+  std::uint64_t staged = 0;
+  for (std::uint64_t row = samples_.written(); row < samples_.size(); ++row) {
+    std::uint32_t n = 0;
+    if (samples_.read_staged(row, &n)) staged += n;
+  }
+  return samples_committed_ - staged;
+}
+
+std::uint64_t ChannelGroup::committed_bytes() const noexcept {
+  return data_.size() * row_elements_ * channel_.sample_bytes + time_.size() * sizeof(double) +
+         sequence_.size() * kTableRowBytes + gaps_.size() * sizeof(GapRow);
+}
+
+std::uint64_t ChannelGroup::block_bytes() const noexcept {
+  return rows_per_block_ * (row_elements_ * channel_.sample_bytes + sizeof(double)) + kTableRowBytes;
+}
+
 std::uint64_t ChannelGroup::bytes_written() const noexcept {
-  constexpr std::uint64_t kRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);  // the six tables
-  const std::uint64_t samples = compressed_ ? 0 : samples_written() * channel_.sample_bytes;
-  return samples + sequence_.written() * kRowBytes + gaps_.written() * sizeof(GapRow);
+  const std::uint64_t samples = compressed_ ? 0 : data_.written() * row_elements_ * channel_.sample_bytes;
+  return samples + time_.written() * sizeof(double) + sequence_.written() * kTableRowBytes + gaps_.written() * sizeof(GapRow);
 }
 
 

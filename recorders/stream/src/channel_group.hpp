@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "column.hpp"
+#include "event_group.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
@@ -82,13 +83,19 @@ class ChannelGroup {
   [[nodiscard]] bool any_block() const noexcept { return any_block_; }
   [[nodiscard]] std::uint64_t first_realtime_ns() const noexcept { return first_.realtime_ns; }  // any_block()
   [[nodiscard]] std::uint64_t last_realtime_ns() const noexcept { return last_realtime_ns_; }    // any_block()
-  [[nodiscard]] std::uint64_t samples() const noexcept { return data_.size() * row_elements_; }
-  [[nodiscard]] std::uint64_t samples_written() const noexcept { return data_.written() * row_elements_; }
+  /// Samples of the blocks committed (a short block's padding not counted).
+  [[nodiscard]] std::uint64_t samples() const noexcept { return samples_committed_; }
+  /// Samples of the blocks whose table rows HDF5 has.
+  [[nodiscard]] std::uint64_t samples_written() const noexcept;
   [[nodiscard]] std::uint64_t chunk_blocks() const noexcept { return chunk_blocks_; }
   /// Bytes handed to HDF5 so far: table rows, and samples when uncompressed (compressed sizes are
   /// only known to the file). HDF5 under SWMR holds a dataset's first chunks back from the file
   /// for a while, so this sees growth the file size does not yet show.
   [[nodiscard]] std::uint64_t bytes_written() const noexcept;
+  /// Uncompressed bytes of everything committed: data rows, time values, table and gap rows.
+  [[nodiscard]] std::uint64_t committed_bytes() const noexcept;
+  /// What one more whole block adds to committed_bytes().
+  [[nodiscard]] std::uint64_t block_bytes() const noexcept;
   /// Notes a successful file flush: every row handed over so far is on disk.
   void mark_durable() noexcept;
   /// After a failed write: shrinks every dataset back to the last flush (best effort) and returns
@@ -104,17 +111,24 @@ class ChannelGroup {
   /// Rewrites data's clock attribute when the blocks seen so far say more than it does.
   [[nodiscard]] core::Result<void> write_clock();
   [[nodiscard]] core::Result<void> write_tables(bool partial);
-  [[nodiscard]] core::Result<void> write_axes(const std::string& frame_axis);
+  [[nodiscard]] core::Result<void> write_axes(const std::string& second_axis);
 
   ChannelStatic channel_;
   std::string what_;
   h5::Group group_;
-  h5::Dataset time_;  // the time axis: (start, step)
   std::uint64_t start_ns_ = 0;
+  std::uint64_t origin_ns_ = 0;  // of the time axis: start_ns_, or the first block's stamp when earlier
   h5::Type sample_type_, gap_file_type_, gap_mem_type_, step_file_type_, step_mem_type_;
-  Column data_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_, steps_;
+  EventGroup events_;  // an event channel's NXevent_data (none for others)
+  Column data_, time_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_, steps_;
   std::uint64_t chunk_blocks_ = 0;
-  std::uint64_t row_elements_ = 1;  // samples in one row of data: frame_elements when framed, else 1
+  std::uint64_t row_elements_ = 1;  // samples in one row of data: frame_elements when framed, else samples_per_block
+  std::uint32_t rows_per_block_ = 1;  // most rows one block adds
+  double row_seconds_ = 0;            // from one row's first sample to the next row's
+  bool framed_ = false;
+  std::vector<std::byte> pad_;        // one sample of a short block's padding
+  std::uint64_t samples_committed_ = 0;
+  std::uint64_t samples_durable_ = 0;  // samples of the blocks the last flush made durable
   bool compressed_ = false;
   std::uint64_t handed_last_sequence_ = 0;  // sequence of the last row handed to HDF5
   std::uint64_t durable_next_ = 0;          // sequence after the last row the last flush made durable

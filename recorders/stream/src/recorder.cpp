@@ -27,7 +27,6 @@ namespace {
 
 constexpr int kMaxCompress = 9;
 constexpr int kMaxNameTries = 10'000;  // segment numbers tried past taken names before giving up
-constexpr std::uint64_t kTableRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);
 
 bool matches(const std::vector<std::string>& patterns, const std::string& name) {
   return std::any_of(patterns.begin(), patterns.end(),

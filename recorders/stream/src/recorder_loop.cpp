@@ -398,14 +398,13 @@ void Recorder::loop() {
       new_file = false;
       rotate_at = deadline_after(options_.rotate_s, now);  // a file's time runs from its opening
     }
-    if (anything && (new_file || (segment_.is_open() && (requested || now >= rotate_at)) ||
-                     (options_.rotate_bytes > 0 && segment_.bytes() >= options_.rotate_bytes))) {
+    if (anything && (new_file || (segment_.is_open() && (requested || now >= rotate_at)) || size_reached())) {
       if (auto ok = rotate(new_file); !ok) return stop_on_error(ok.error());
       rotate_at = deadline_after(options_.rotate_s, now);
     }
     std::uint64_t work = 0;
     for (Follow& f : follows_) {
-      auto n = pump(f, kBlocksPerTurn, kDrainAll);
+      auto n = pump(f, blocks_before_size(f), kDrainAll);
       if (!n) return stop_on_error(n.error());
       work += *n;
     }
@@ -418,9 +417,28 @@ void Recorder::loop() {
       flush_at = now + std::int64_t{options_.flush_ms} * kNsPerMs;
       if (auto ok = flush(); !ok) return stop_on_error(ok.error());
     }
-    if (work == 0) wait(std::min({flush_at, discover_at, stop_at, rotate_at}));
+    if (work == 0 && !size_reached()) wait(std::min({flush_at, discover_at, stop_at, rotate_at}));
   }
   drain_and_close();
+}
+
+// Rotation by size: an uncompressed file rotates once its committed payload (data, time, table and
+// gap rows) reaches --rotate-mb, so each file holds the same whole number of blocks whatever the
+// flushes did; a compressed one once the file (or what HDF5 was handed) is that large.
+bool Recorder::size_reached() const noexcept {
+  if (options_.rotate_bytes == 0 || !segment_.is_open()) return false;
+  const std::uint64_t size = segment_.compressed() ? segment_.bytes() : segment_.committed_bytes();
+  return size >= options_.rotate_bytes;
+}
+
+// Blocks of `f` to read this turn: kBlocksPerTurn, or fewer so an uncompressed file stops at the
+// block that reaches the rotation size (the next turn rotates first).
+std::uint64_t Recorder::blocks_before_size(const Follow& f) const noexcept {
+  if (options_.rotate_bytes == 0 || f.slot == kNoSlot || segment_.compressed()) return kBlocksPerTurn;
+  const std::uint64_t size = segment_.committed_bytes();
+  if (size >= options_.rotate_bytes) return 0;
+  const std::uint64_t block = std::max<std::uint64_t>(1, segment_.channel(f.slot).block_bytes());
+  return std::min<std::uint64_t>(kBlocksPerTurn, (options_.rotate_bytes - size + block - 1) / block);
 }
 
 // Writes every block published so far (opening the due segment when there is one to write).

@@ -111,6 +111,8 @@ class Recorder {
 
   // loop (recorder_loop.cpp)
   [[nodiscard]] core::Result<std::uint64_t> pump(Follow& f, std::uint64_t limit, std::uint64_t until);
+  [[nodiscard]] bool size_reached() const noexcept;
+  [[nodiscard]] std::uint64_t blocks_before_size(const Follow& f) const noexcept;
   [[nodiscard]] core::Result<void> add_gap(Follow& f, std::uint64_t sequence, std::uint64_t blocks, GapReason reason);
   [[nodiscard]] core::Result<void> sample_keys();
   [[nodiscard]] core::Result<void> flush();

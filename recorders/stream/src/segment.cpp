@@ -182,6 +182,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   Segment s;
   s.path_ = path;
   s.start_ns_ = meta.start_ns;
+  s.compressed_ = compress > 0;
   {
     auto fapl = h5::check<h5::PropList>(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
     if (!fapl) return tl::make_unexpected(fapl.error());
@@ -340,6 +341,12 @@ std::uint64_t Segment::file_bytes() const noexcept {
   hsize_t size = 0;
   if (!file_.valid() || H5Fget_filesize(file_.get(), &size) < 0) return 0;
   return size;
+}
+
+std::uint64_t Segment::committed_bytes() const noexcept {
+  std::uint64_t bytes = 0;
+  for (const ChannelGroup& c : channels_) bytes += c.committed_bytes();
+  return bytes;
 }
 
 std::uint64_t Segment::bytes() const noexcept {

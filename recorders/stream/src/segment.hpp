@@ -74,6 +74,10 @@ class Segment {
   /// What the file holds or will hold once HDF5 has written out what it was handed: the larger of
   /// the file's size and the bytes handed to it. Rotation by size and the free-space checks use it.
   [[nodiscard]] std::uint64_t bytes() const noexcept;
+  /// The channels' payload committed so far (data rows, time values, table and gap rows, staged
+  /// or handed over), uncompressed: what rotation by size counts, independent of when HDF5 writes.
+  [[nodiscard]] std::uint64_t committed_bytes() const noexcept;
+  [[nodiscard]] bool compressed() const noexcept { return compressed_; }
   [[nodiscard]] std::uint64_t start_ns() const noexcept { return start_ns_; }
 
  private:
@@ -81,6 +85,7 @@ class Segment {
 
   std::filesystem::path path_;
   std::uint64_t start_ns_ = 0;
+  bool compressed_ = false;
   h5::File file_;
   [[nodiscard]] core::Result<void> create_clock(const HostClock& clock);
   void add_clock_offset(std::uint8_t event) noexcept;

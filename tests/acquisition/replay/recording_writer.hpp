@@ -49,7 +49,7 @@ struct RecKey {
 };
 
 struct RecFileOptions {
-  std::string format = h5::kFormatWritten;  // "" leaves weir_format out
+  std::string format = h5::kFormat16;  // the 1-D layout it writes; "" leaves weir_format out
   std::uint64_t run = 1;
   std::uint64_t segment = 0;
   bool fixed_strings = false;          // fixed-length string attributes instead of variable-length

@@ -58,11 +58,11 @@ TEST_CASE("a format 1.0 recording (fixed-length stop_time and first_sample_time)
   for (std::size_t i = 0; i < 4; ++i) CHECK(u32_block_ok(back.blocks[i], i));
 
   RecFileOptions future;
-  future.format = "weir-recording 2";
+  future.format = "weir-recording 3";
   write_recording(dir.file("future.h5"), {u32_channel("adc0", {{0, 4}}, 0)}, future);
   auto refused = acq::open_recording(std::vector<std::string>{dir.file("future.h5")});
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().what.find("recording format 2; this build reads format 1") != std::string::npos);
+  CHECK(refused.error().what.find("recording format 3; this build reads formats 1 to 2") != std::string::npos);
 }
 
 TEST_CASE("a channel replays under the name its group's channel attribute holds, not the escaped group name") {

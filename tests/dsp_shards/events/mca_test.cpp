@@ -273,3 +273,43 @@ TEST_CASE("analyser settings out of range are refused naming the field") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("every pulse the counters count is one event, in order, with the height the histogram binned") {
+  McaConfig config = shaping();
+  config.max_events = 4096;
+  auto mca = Mca::create(config);
+  REQUIRE(mca);
+  auto generator = SignalGenerator::create(pulses(20000, 7), kBlock);  // pile-up and out-of-range ones too
+  REQUIRE(generator);
+  std::vector<float> block(kBlock);
+  std::vector<double> samples(kBlock);
+  std::vector<std::uint32_t> histogram(config.bins);
+  std::uint64_t index = 0, events = 0, piled = 0, out = 0, cut = 0, last = 0;
+  for (int b = 0; b < 80; ++b) {
+    generator->fill(std::span<float>(block));
+    std::copy(block.begin(), block.end(), samples.begin());
+    if (b == 40) index += 3 * kBlock;  // a gap cuts whatever is being measured
+    mca->process(samples, index);
+    index += kBlock;
+    for (const McaEvent& e : mca->events()) {
+      CHECK(e.index >= last);  // in order
+      last = e.index;
+      ++events;
+      piled += (e.flags & kMcaPileup) != 0;
+      out += (e.flags & kMcaOutOfRange) != 0;
+      cut += (e.flags & kMcaCut) != 0;
+      if (e.flags == 0) ++histogram[std::min<std::size_t>(config.bins - 1, static_cast<std::size_t>(e.height * config.bins / config.range))];
+      if ((e.flags & kMcaCut) != 0) CHECK(std::isnan(e.height));
+    }
+    mca->clear_events();
+  }
+  const McaCounts c = mca->counts();
+  CHECK(mca->events_dropped() == 0);
+  CHECK(events == c.accepted + c.piled_up + c.discarded);
+  CHECK(piled == c.piled_up);
+  CHECK(out == c.out_of_range);
+  CHECK(cut == c.discarded);
+  CHECK(c.piled_up > 0);
+  const auto spectrum = mca->spectrum();
+  CHECK(std::equal(histogram.begin(), histogram.end(), spectrum.begin()));
+}

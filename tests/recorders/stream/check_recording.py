@@ -69,38 +69,64 @@ def strings(f, args):
 
 
 def axes(f, args):
+    """Format 2.0: every channel's NXdata has axes (time, <column axis>) of data's lengths, and
+    time[row] + <column axis>[col] is each sample's true time: its block's stamp + its place."""
     start_ns = int(f.attrs["start_ns"])
     for name, g in f["entry"].items():
-        if g.attrs.get("NX_class") != "NXdata":
+        if g.attrs.get("NX_class") != "NXdata" or "channel" not in g.attrs:
             continue
         chan = g.attrs["channel"]
-        axes_attr = g.attrs.get("axes")
-        check(axes_attr is not None and list(np.atleast_1d(axes_attr)) == ["time"], f"{chan}: axes is {axes_attr!r}")
+        d = g["data"]
+        axes_attr = [str(a) for a in np.atleast_1d(g.attrs.get("axes", []))]
+        check(len(axes_attr) == 2 and axes_attr[0] == "time", f"{chan}: axes is {axes_attr!r}")
         check(int(g.attrs.get("time_indices", -1)) == 0, f"{chan}: time_indices is not 0")
+        column_axis = axes_attr[1] if len(axes_attr) == 2 else ""
+        check(int(g.attrs.get(column_axis + "_indices", -1)) == 1, f"{chan}: {column_axis}_indices is not 1")
         time = g["time"]
-        for attr, value in [("units", "s"), ("start", f.attrs["start_time"])]:
-            check(time.attrs.get(attr) == value, f"{chan}: time@{attr} is {time.attrs.get(attr)!r}, not {value!r}")
+        check(time.attrs.get("units") == "s", f"{chan}: time@units is {time.attrs.get('units')!r}")
+        # The origin: the segment's start, or the channel's first block's stamp when earlier (--from-oldest).
+        origin = str(time.attrs.get("start", ""))
+        origin_ns = int(np.datetime64(origin.rstrip("Z"), "ns").astype(np.int64)) if origin else -1
+        check(origin_ns <= start_ns, f"{chan}: time@start {origin} is after the segment's start_time")
         check(bool(time.attrs.get("long_name")), f"{chan}: time has no long_name")
-        check(bool(g["data"].attrs.get("long_name")), f"{chan}: data has no long_name")
+        check(bool(d.attrs.get("long_name")), f"{chan}: data has no long_name")
         t = time[...]
-        check(t.shape == (2,) and t.dtype == np.float64, f"{chan}: time is {t.dtype} {t.shape}, not f64 (start, step)")
-        rate = float(g["data"].attrs["sample_rate_hz"])
-        check(abs(t[1] - 1.0 / rate) <= 1e-12 / rate, f"{chan}: time step {t[1]} is not 1 / {rate}")
-        realtime = g["block_realtime_ns"][...]
-        offsets = g["block_offset"][...]
-        n = min(len(realtime), len(offsets))
+        check(d.ndim == 2 and t.dtype == np.float64 and t.shape == (d.shape[0],),
+              f"{chan}: time is {t.dtype} {t.shape}, data {d.shape}: not one f64 per row")
+        rate = float(d.attrs["sample_rate_hz"])
+        framed = "frame_elements" in d.attrs
+        if not framed:
+            check(column_axis == "time_in_block", f"{chan}: the column axis is {column_axis!r}")
+            within = g[column_axis][...]
+            check(within.shape == (d.shape[1],) and np.allclose(within, np.arange(d.shape[1]) / rate, rtol=0, atol=1e-15),
+                  f"{chan}: time_in_block is not column / rate")
+            check(g[column_axis].attrs.get("units") == "s", f"{chan}: time_in_block has no units s")
+        realtime = g["block_realtime_ns"][...].astype(np.int64)
+        offsets = g["block_offset"][...].astype(np.int64)
+        samples = g["block_samples"][...].astype(np.int64)
+        n = min(len(realtime), len(offsets), len(samples))
         if n == 0:
-            check(np.isnan(t[0]), f"{chan}: time starts at {t[0]} without a block")
+            check(len(t) == 0, f"{chan}: {len(t)} time values without a block")
             continue
-        first = (int(realtime[0]) - start_ns) / 1e9
-        check(abs(t[0] - first) < 1e-9, f"{chan}: time starts at {t[0]} s, the first block at {first} s")
-        # Without gaps the axis is every block's stamp: start + offset * step against the block table.
-        stamps = (realtime[:n].astype(np.int64) - start_ns) / 1e9
-        nominal = t[0] + offsets[:n].astype(np.float64) * t[1]
-        drift = float(np.max(np.abs(stamps - nominal)))
+        cols = d.shape[1]
+        # Each recorded sample: its row and column, its time from the axes and from the tables.
+        total = int(samples[:n].sum())
+        place = np.repeat(offsets[:n] - np.concatenate([[0], np.cumsum(samples[:n])[:-1]]), samples[:n]) + np.arange(total)
+        row, col = place // cols, place % cols
+        in_block = place - np.repeat(offsets[:n], samples[:n])
+        true_s = np.repeat((realtime[:n] - origin_ns) / 1e9, samples[:n]) + in_block / rate
+        check(origin_ns == start_ns or origin_ns == int(realtime[0]), f"{chan}: time@start is neither start nor first block")
+        check(float(t[:len(t)].min()) >= 0, f"{chan}: a time before the axis's origin: {float(t.min())} s")
+        from_axes = t[row] + (col / rate if framed else g[column_axis][...][col])
+        if framed and column_axis == "event":  # an event channel: a row is an event at its own time
+            from_axes = t[row]
+            true_s = np.repeat((realtime[:n] - origin_ns) / 1e9, samples[:n]) + d[...].reshape(-1)[place - col] / 1e9
+        error = float(np.max(np.abs(from_axes - true_s))) if total else 0.0
+        check(error <= 1.0 / rate, f"{chan}: a sample's time from the axes is {error} s off its block's stamp")
         if args:
-            check(drift <= float(args[0]), f"{chan}: a block's stamp is {drift} s off the time axis")
-        print(f"ok axes {chan} start {t[0]!r} step {t[1]!r} blocks {n} max_drift_s {drift!r}")
+            check(error <= float(args[0]), f"{chan}: a sample's time is {error} s off (allowed {args[0]})")
+        print(f"ok axes {chan} rows {len(t)} blocks {n} samples {total} max_error_s {error!r} min_time_s {float(t.min())!r} "
+              f"origin_before_start_s {(start_ns - origin_ns) / 1e9!r}")
 
 
 def clock(f, args):

@@ -48,7 +48,7 @@ def main():
     last = None
     for name in files:
         with h5py.File(name, "r") as f:
-            check(text(f.attrs["weir_format"]) == "weir-recording 1.6", name + ": weir_format")
+            check(text(f.attrs["weir_format"]) == "weir-recording 2.0", name + ": weir_format")
             if "keys" not in f["entry"]:
                 continue  # opened before the shard made its keys: a later file logs them
             keys = f["entry/keys"]

@@ -60,7 +60,18 @@ def ranges(seqs):
     return ",".join(out) if out else "none"
 
 
-def channel(name, g, export):
+def flat_samples(d, offsets, samples):
+    """The recorded samples of a channel, in order: each block's block_samples elements from
+    block_offset on in data read flat (format 2.0: a row per block or frame, short rows padded)."""
+    total = int(samples.sum())
+    if total == 0:
+        return np.zeros(0, dtype=d.dtype)
+    flat = d[...].reshape(-1)
+    index = np.repeat(offsets - np.concatenate([[0], np.cumsum(samples)[:-1]]), samples) + np.arange(total)
+    return flat[index]
+
+
+def channel(name, g, export, start_ns):
     check(text(g.attrs.get("NX_class", "")) == "NXdata", f"{name}: NX_class is not NXdata")
     check(text(g.attrs.get("signal", "")) == "data", f"{name}: signal is not data")
     chan = text(g.attrs["channel"])
@@ -73,8 +84,11 @@ def channel(name, g, export):
         check(d.dtype.names == ("r", "i"), f"{chan}: c64 data is not the compound (r, i)")
     else:
         check(d.dtype == np.dtype(DTYPES[dtype]), f"{chan}: data dtype {d.dtype} is not {dtype}")
-    check(d.chunks is not None and d.maxshape == (None,), f"{chan}: data is not chunked and extendible")
     spb = int(d.attrs["samples_per_block"])
+    framed = "frame_elements" in d.attrs
+    cols = int(d.attrs["frame_elements"]) if framed else spb
+    check(d.ndim == 2 and d.chunks is not None and d.maxshape == (None, cols),
+          f"{chan}: data is not chunked and extendible rows of {cols}: {d.shape} max {d.maxshape}")
     columns = {t: g[t][...] for t in TABLES}
     for t in TABLES:
         check(g[t].dtype == TABLE_TYPES[t], f"{chan}: {t} has dtype {g[t].dtype}")
@@ -87,10 +101,28 @@ def channel(name, g, export):
     offsets = columns["block_offset"][:n].astype(np.int64)
     samples = columns["block_samples"][:n].astype(np.int64)
     total = int(samples.sum())
-    expected = np.concatenate([[0], np.cumsum(samples)[:-1]]) if n else np.zeros(0, dtype=np.int64)
-    check(np.array_equal(offsets, expected), f"{chan}: block_offset is not the running sum of block_samples")
+    rows = -(-samples // cols)  # a block's rows: a short block's last one is padded
+    expected = np.concatenate([[0], np.cumsum(rows)[:-1]]) * cols if n else np.zeros(0, dtype=np.int64)
+    check(np.array_equal(offsets, expected), f"{chan}: block_offset is not the row where each block starts")
     check(bool(np.all(np.diff(seq.astype(np.int64)) > 0)), f"{chan}: block_sequence does not increase")
-    check(d.shape[0] >= total, f"{chan}: data holds {d.shape[0]} samples, the tables {total}")
+    used = int(rows.sum())
+    check(d.shape[0] >= used, f"{chan}: data holds {d.shape[0]} rows, the tables {used}")
+    # The time axis: one value per row, each row's true time (its block's stamp, and a frame's place).
+    time = g["time"]
+    check(time.ndim == 1 and time.shape[0] >= used, f"{chan}: time has {time.shape} values for {used} rows")
+    rate = float(d.attrs["sample_rate_hz"])
+    realtime = columns["block_realtime_ns"][:n].astype(np.int64)
+    origin = text(time.attrs.get("start", ""))  # the segment's start, or an earlier first block's stamp
+    origin_ns = int(np.datetime64(origin.rstrip("Z"), "ns").astype(np.int64)) if origin else start_ns
+    within = (np.arange(used) - np.repeat(expected // cols, rows)) * cols / rate
+    if framed and d.dtype == np.float64 and cols == 4 and "event" in g:  # an event channel: each event's own time
+        within = d[:used, 0] / 1e9 if used else np.zeros(0)
+    want = np.repeat((realtime - origin_ns) / 1e9, rows) + within
+    got = time[:used]
+    check(bool(np.all(np.abs(got - want) <= 1e-9 + 1e-12 * np.abs(want))), f"{chan}: time is not each row's block stamp")
+    axes = [text(a) for a in np.atleast_1d(g.attrs.get("axes", []))]
+    check(len(axes) == 2 and axes[0] == "time" and axes[1] in g and g[axes[1]].shape == (cols,),
+          f"{chan}: axes {axes} do not name (time, a column axis of {cols})")
     check(bool(np.all(samples <= spb)), f"{chan}: a block holds more than samples_per_block")
     gaps = g["gaps"]
     check(list(gaps.dtype.names) == ["sequence", "blocks", "reason", "realtime_ns"], f"{chan}: gaps fields")
@@ -102,8 +134,8 @@ def channel(name, g, export):
     first_index = int(d.attrs["first_sample_index"])
     if n:
         check(text(d.attrs["first_sample_time"]).endswith("Z"), f"{chan}: first_sample_time not set")
-    print(f"channel {chan} blocks {n} samples {total} data_len {d.shape[0]} dtype {dtype} "
-          f"chunk {d.chunks[0]} compression {compression} spb {spb} "
+    print(f"channel {chan} blocks {n} samples {total} data_len {d.shape[0] * cols} dtype {dtype} "
+          f"chunk {d.chunks[0] * cols} compression {compression} spb {spb} "
           f"rate {float(d.attrs['sample_rate_hz'])!r} units {text(d.attrs['units']) or '-'} "
           f"labels {text(d.attrs['labels']) or '-'} first_sample_index {first_index} "
           f"first_seq {int(seq[0]) if n else -1} last_seq {int(seq[-1]) if n else -1} "
@@ -114,7 +146,7 @@ def channel(name, g, export):
         reason = int(r["reason"])
         print(f"gap {chan} {int(r['sequence'])} {int(r['blocks'])} {names[reason] if reason < len(names) else reason}")
     if export:
-        data = d[:total] if total else np.zeros(0, dtype=d.dtype)
+        data = flat_samples(d, offsets, samples)
         with open(os.path.join(export, chan + ".bin"), "wb") as out:
             out.write(np.ascontiguousarray(data).tobytes())
 
@@ -155,7 +187,8 @@ def inspect(path, swmr, export):
         for name in ["weir_format", "weir_version", "run", "segment", "start_time", "stop_time", "host", "arena",
                      "arena_geometry", "pipeline"]:
             check(name in f.attrs, f"root has no {name} attribute")
-        check(text(f.attrs["weir_format"]) == "weir-recording 1.6", "weir_format")
+        check(text(f.attrs["weir_format"]) == "weir-recording 2.0", "weir_format")
+        start_ns = int(f.attrs["start_ns"])
         for name in ["run", "segment", "start_time", "stop_time", "arena", "weir_version"]:
             print(f"root {name} {text(f.attrs[name]) or '-'}")
         print(f"root pipeline_bytes {len(text(f.attrs['pipeline']).encode())}")
@@ -164,10 +197,11 @@ def inspect(path, swmr, export):
         for name, g in entry.items():
             if name == "keys":
                 keys(g)
-            elif name in ("clock", "title", "start_time", "end_time", "instrument"):
+            elif name in ("clock", "title", "start_time", "end_time", "instrument") or \
+                    text(g.attrs.get("NX_class", "")) == "NXevent_data":
                 continue  # clock provenance (1.1) and the NeXus entry fields (1.6): check_recording.py reads them
             else:
-                channel(name, g, export)
+                channel(name, g, export, start_ns)
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def main():
         check(len(files) == 1, "one file expected, got %s" % files)
         path = files[0]
         with h5py.File(path, "r") as f:
-            check(f.attrs["weir_format"] == "weir-recording 1.6", "format %r" % f.attrs["weir_format"])
+            check(f.attrs["weir_format"] == "weir-recording 2.0", "format %r" % f.attrs["weir_format"])
             g = f["entry/adc0.psd"]
             data = g["data"]
             bins = N // 2 + 1
@@ -136,12 +136,14 @@ def main():
                   "frequency axis is not k*fs/N")
             check(g["frequency"].attrs["units"] == "Hz", "frequency units %r" % g["frequency"].attrs["units"])
             t = g["time"][()]
-            check(t.shape == (2,) and abs(t[1] - bins / data.attrs["sample_rate_hz"]) < 1e-12, "time axis %s" % t)
+            stamps = (g["block_realtime_ns"][()].astype(np.int64) - int(f.attrs["start_ns"])) / 1e9
+            check(t.shape == (data.shape[0],) and np.allclose(t, stamps, rtol=0, atol=1e-9),
+                  "time axis is not each spectrum's block stamp: %s" % t[:4])
             samples = g["block_samples"][()]
             check(np.all(samples == bins), "block_samples %s" % np.unique(samples))
             check(np.array_equal(g["block_offset"][()], np.arange(len(samples)) * bins), "block_offset")
             psd = data[()].astype(np.float64)
-            x = f["entry/adc0/data"][()].astype(np.float64)
+            x = f["entry/adc0/data"][()].reshape(-1).astype(np.float64)  # whole blocks: rows in order
             ref, frames = welch(x)
             check(abs(len(psd) - frames) <= 1, "%d spectra recorded, %d frames in the samples" % (len(psd), frames))
             got, want = psd.mean(axis=0), ref.mean(axis=0)

@@ -155,6 +155,13 @@ TEST_CASE("a recorder started after its writer records from then on and accounts
     if (!oldest) CHECK(before[0].blocks == kEarly);
     if (oldest) CHECK(before[0].blocks < kEarly - 32);  // the ring's blocks were recorded
     CHECK(l.rows.size() == 1);
+    // Times from the axes are >= 0: the ring's blocks predate the file, so the axis starts at the first.
+    const Exit axes =
+        run_program({WEIR_PYTHON, std::string(WEIR_RECORDER_SCRIPTS) + "/check_recording.py", "axes", files[0]});
+    INFO(axes.out << axes.err);
+    CHECK(axes.code == 0);
+    if (oldest) CHECK(contains(axes.out, "min_time_s 0.0 "));
+    if (oldest) CHECK_FALSE(contains(axes.out, "origin_before_start_s 0.0\n"));
     const ledger::RunRecord r = run_record(dir.path(), scratch.name(), 1);
     REQUIRE(r.find_channel("adc0") != nullptr);
     CHECK(r.find_channel("adc0")->first_sequence == 0);

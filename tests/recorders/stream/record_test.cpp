@@ -30,8 +30,10 @@ std::vector<T> read_dataset(hid_t file, const std::string& path, hid_t type) {
   h5::Dataset d{H5Dopen2(file, path.c_str(), H5P_DEFAULT)};
   REQUIRE_MESSAGE(d.valid(), path);
   h5::Space space{H5Dget_space(d.get())};
-  hsize_t n = 0;
-  REQUIRE(H5Sget_simple_extent_dims(space.get(), &n, nullptr) == 1);
+  hsize_t dims[2] = {0, 1};  // 1-D tables; data (format 2) rows of a block each, read row after row
+  const int rank = H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  REQUIRE((rank == 1 || rank == 2));
+  const hsize_t n = dims[0] * (rank == 2 ? dims[1] : 1);
   std::vector<T> out(n);
   if (n > 0) REQUIRE(H5Dread(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0);
   return out;

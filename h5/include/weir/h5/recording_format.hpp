@@ -1,5 +1,5 @@
 #pragma once
-// The recording file format (docs/design/recording.md, format 1.6), declared once: every name, fixed
+// The recording file format (docs/design/recording.md, format 2.0), declared once: every name, fixed
 // value and table row that the writer (recorders/stream) and the reader (weir/h5/recording.hpp)
 // share. A change here is a change of the format: update the design document with it.
 //
@@ -8,8 +8,9 @@
 //   /entry/title, start_time, end_time        NeXus entry fields (1.6)
 //   /entry/instrument    NX_class = kNxInstrument (1.6), one kNxDetector group per channel
 //   /entry/<channel>     NX_class = kNxData, signal = kData, channel, policy
-//       data             samples; attributes kAttrUnits ... kAttrFirstSampleIndex, kAttrLongName
-//       time             the time axis (1.1): f64 (start, step) in s since start_time
+//       data             samples, one row per block (2.0) or frame; attributes kAttrUnits ... kAttrLongName
+//       time             the time axis (2.0): f64, one value per row of data, s since start_time
+//       time_in_block    the second axis of a sample channel (2.0): f64 s of each column after its row's time
 //       block_*          the six per-block tables, one row per block (kBlockSequence ...)
 //       gaps             GapRow table (packed: 25 bytes a row), attribute reason_names
 //       clock_steps      ClockStepRow table (1.1): the block stamps' clock steps
@@ -32,9 +33,11 @@ namespace weir::h5 {
 // reader of the same major may ignore or reads either way; a major one changes what it must
 // understand (docs/design/recording.md, "Versions").
 inline constexpr char kFormatName[] = "weir-recording";
-inline constexpr std::uint32_t kFormatMajor = 1;                // readers refuse other majors
-inline constexpr std::uint32_t kFormatMinor = 6;                // what this build writes
-inline constexpr char kFormatWritten[] = "weir-recording 1.6";  // the weir_format this build writes
+inline constexpr std::uint32_t kFormatMajor = 2;                // what this build writes
+inline constexpr std::uint32_t kFormatMinor = 0;
+inline constexpr std::uint32_t kFormatOldestMajor = 1;          // readers read majors 1 .. kFormatMajor
+inline constexpr char kFormatWritten[] = "weir-recording 2.0";  // the weir_format this build writes
+inline constexpr char kFormat16[] = "weir-recording 1.6";       // the last format of major 1 (1-D data)
 
 // Root attributes.
 inline constexpr char kAttrFormat[] = "weir_format";
@@ -63,6 +66,24 @@ inline constexpr char kAttrNxClass[] = "NX_class";
 inline constexpr char kNxEntry[] = "NXentry";
 inline constexpr char kNxData[] = "NXdata";
 inline constexpr char kNxCollection[] = "NXcollection";
+inline constexpr char kNxEventData[] = "NXevent_data";
+
+// Events (2.0): an event channel (core/event_record.hpp) also has /entry/<channel group>
+// kEventsSuffix, an NXevent_data: per pulse (a block) kEventTimeZero (u64 ns since the epoch,
+// attrs units "ns", offset kEpoch) and kEventIndex (u64, its first event); per event
+// kEventTimeOffset (i64 ns after its pulse, units "ns"; negative for a pulse an earlier block began), kEventId (u32), kPulseHeight (f64, the
+// channel's units) and kEventFlags (u32, core::kEventFlag*). The channel's NXdata keeps the
+// blocks, their tables and gaps: a lost block is a lost pulse, counted there.
+inline constexpr char kEventsSuffix[] = "_events";
+inline constexpr char kEventTimeZero[] = "event_time_zero";
+inline constexpr char kEventIndex[] = "event_index";
+inline constexpr char kEventTimeOffset[] = "event_time_offset";
+inline constexpr char kEventId[] = "event_id";
+inline constexpr char kPulseHeight[] = "pulse_height";
+inline constexpr char kEventFlags[] = "event_flags";
+inline constexpr char kAttrOffset[] = "offset";
+inline constexpr char kEpoch[] = "1970-01-01T00:00:00Z";
+inline constexpr char kNsUnits[] = "ns";
 inline constexpr char kNxLog[] = "NXlog";
 
 // NeXus entry fields (1.6), datasets under /entry. kEntryTitle: text, "<arena> run <run>", written
@@ -92,12 +113,19 @@ inline constexpr char kAttrPolicy[] = "policy";    // "lossless" or "lossy"
 inline constexpr char kAttrAxes[] = "axes";                 // NeXus: the axis of each dimension of data (1.1)
 inline constexpr char kAttrTimeIndices[] = "time_indices";  // NeXus: the dimension of data time scales, 0
 inline constexpr char kAttrLongName[] = "long_name";        // a plot label, of data and of time
-// A channel's time axis (1.1): two f64, (start, step): data[i] is nominally at start + i * step
-// seconds after the segment's start_time (attribute kAttrStart), start that of the first block
-// (NaN until it is written), step 1 / sample_rate_hz. silx reads a two-value axis as exactly this
-// affine scale. Exact times, across gaps too, come from the block tables.
+// A channel's time axis: its start_time is the attribute kAttrStart (see kTimeInBlock below).
 inline constexpr char kTime[] = "time";
-inline constexpr char kData[] = "data";            // 1-D, chunked, extendible, native dtype (sample_type.hpp)
+// `data` (2.0): 2-D, one row per block of samples_per_block columns (a short block's row is padded
+// with its fill value: NaN for floating dtypes, 0 for integers; block_samples says how many are
+// samples), or one row per frame for a frame channel; chunked by whole rows, extendible along rows,
+// native dtype (sample_type.hpp). block_offset is row * columns. Major 1 wrote sample channels 1-D.
+inline constexpr char kData[] = "data";
+// The row axis (2.0): `time`, f64[rows], the realtime stamp of each row's first sample in s since
+// the segment's start_time (a frame's: its block's stamp + frame index * frame_elements /
+// sample_rate_hz): the true time of every row, after gaps too. A sample channel's second axis,
+// `time_in_block`, f64[samples_per_block] = column / sample_rate_hz: sample (r, c) was taken at
+// time[r] + time_in_block[c]. Major 1 wrote `time` as two numbers (start, step).
+inline constexpr char kTimeInBlock[] = "time_in_block";
 inline constexpr char kAttrUnits[] = "units";
 inline constexpr char kAttrSampleRateHz[] = "sample_rate_hz";        // f64
 inline constexpr char kAttrLabels[] = "labels";                      // comma-separated

@@ -27,7 +27,19 @@ struct McaConfig {
   double gain = 1;                 // fine gain applied to measured heights (> 0)
   std::uint32_t baseline = 0;      // quiet slow-filter samples averaged for baseline restoration; 0: off
   bool pileup_reject = true;
+  std::uint32_t max_events = 0;    // pulses kept as events between clear_events() calls; 0: none
 };
+
+/// One pulse as an event (max_events > 0): its trigger sample, its height after gain (NaN when it
+/// was not measured: piled onto a pulse being measured, or cut by a gap) and what became of it.
+struct McaEvent {
+  std::uint64_t index = 0;  // the trigger sample's stream index
+  double height = 0;
+  std::uint32_t flags = 0;  // kMcaPileup | kMcaOutOfRange | kMcaCut
+};
+inline constexpr std::uint32_t kMcaPileup = 1U << 0;      // rejected (or merged) for pile-up
+inline constexpr std::uint32_t kMcaOutOfRange = 1U << 1;  // accepted, outside the histogram's range
+inline constexpr std::uint32_t kMcaCut = 1U << 2;         // its measurement was cut short by a gap
 
 struct McaCounts {
   std::uint64_t accepted = 0;      // pulses measured and kept (including out_of_range ones)
@@ -67,6 +79,12 @@ class Mca {
   /// Samples the baseline restorer lags the input by, so a pulse's leading edge stays out of it.
   [[nodiscard]] std::uint32_t baseline_delay() const noexcept { return static_cast<std::uint32_t>(delay_.size()); }
   [[nodiscard]] const McaConfig& config() const noexcept { return config_; }
+  /// The pulses finished (measured, rejected or cut) since the last clear_events(), in order; at
+  /// most max_events of them, the rest counted by events_dropped(). Every pulse the counters count
+  /// is one event: accepted + piled_up + discarded of them. Thread: the DSP thread.
+  [[nodiscard]] std::span<const McaEvent> events() const noexcept { return {events_.data(), event_count_}; }
+  void clear_events() noexcept { event_count_ = 0; }
+  [[nodiscard]] std::uint64_t events_dropped() const noexcept { return events_dropped_; }
 
   static constexpr std::uint32_t kMinBins = 16;
   static constexpr std::uint32_t kMaxBins = 65536;
@@ -78,6 +96,7 @@ class Mca {
   void restart(std::uint64_t index) noexcept;
   void on_trigger(std::uint64_t index) noexcept;
   void finalize() noexcept;
+  void add_event(std::uint64_t index, double height, std::uint32_t flags) noexcept;
   void add_dead(std::uint64_t from, std::uint64_t to) noexcept;
   void push_baseline(double value) noexcept;
   [[nodiscard]] double baseline_value() const noexcept {
@@ -101,6 +120,7 @@ class Mca {
   bool pending_ = false;                // a pulse is being measured
   bool pending_piled_ = false;
   std::uint64_t pending_end_ = 0;       // its trigger index + L
+  std::uint64_t pending_index_ = 0;     // its trigger index
   double peak_ = 0;                     // highest slow output since its trigger
   double pending_baseline_ = 0;         // the baseline when it triggered
   std::uint64_t settle_until_ = 0;      // no triggers before this index (filters refilling)
@@ -110,6 +130,9 @@ class Mca {
   std::uint64_t next_index_ = 0;
   bool started_ = false;
   McaCounts counts_;
+  std::vector<McaEvent> events_;        // max_events, preallocated
+  std::size_t event_count_ = 0;
+  std::uint64_t events_dropped_ = 0;
 };
 
 }  // namespace weir::dsp

@@ -9,6 +9,7 @@ inline constexpr std::uint32_t kDefaultFlushMs = 1000;          // --flush-ms un
 inline constexpr std::uint64_t kTargetChunkBytes = 256 * 1024;  // data chunk: whole blocks, about this many bytes
 inline constexpr std::uint64_t kMaxChunkBytes = 1024 * 1024;    // never more blocks per chunk than fit in this
 inline constexpr std::uint32_t kTableChunkRows = 1024;          // rows per chunk of the per-block tables
+inline constexpr std::uint64_t kTableRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);  // a block's six table rows
 inline constexpr std::uint32_t kGapChunkRows = 64;              // rows per chunk of a gaps table
 inline constexpr std::uint32_t kKeyChunkRows = 256;             // rows per chunk of a key's NXlog
 inline constexpr std::uint32_t kClockChunkRows = 16;            // rows per chunk of the clock offsets and steps tables
