@@ -65,7 +65,8 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.pad_ = pad_sample(channel.dtype, channel.sample_bytes);
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));
-  // Chunks of whole rows; the time axis is chunked as data is, so both are handed over together.
+  // Chunks of whole rows; the time axis is chunked as data is (at most a table chunk's rows, so a
+  // slow channel of tiny blocks does not allocate a quarter MiB of times).
   const std::uint64_t row = g.row_elements_;
   const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, chunk / row);
   auto data = Column::create(gid,
@@ -77,7 +78,8 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.data_ = std::move(*data);
   const std::string time_what = g.what_ + "/" + h5::kTime;
   auto time = Column::create(gid,
-                             ColumnSpec{h5::kTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), chunk_rows,
+                             ColumnSpec{h5::kTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double),
+                                        std::min<std::uint64_t>(chunk_rows, kTableChunkRows),
                                         g.rows_per_block_, 0, true},
                              time_what);
   if (!time) return tl::make_unexpected(time.error());
