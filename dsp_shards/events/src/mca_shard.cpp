@@ -57,9 +57,9 @@ constexpr weir_shard_param kShardParams[] = {
     {"publish", WEIR_PARAM_REAL, 0, "0.2", 0, 3600, nullptr,
      "seconds of stream time between writes of the spectrum and counters; 0: every block"},
     {"events", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr,
-     "publish every pulse as an event (time, height, flags) on the event channel <base>.events, a block per input block"},
+     "publish every pulse as an event (time, height, flags) on the event channel <base>.pulses, a block per input block"},
     {"max_events", WEIR_PARAM_INT, 0, "256", 1, 65536, nullptr,
-     "events one input block may hold; more are counted in <base>.events_dropped"},
+     "events one input block may hold; more are counted in <base>.pulses_dropped"},
 };
 
 struct McaShard {
@@ -226,16 +226,9 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   }
   shard->rate_hz = rate;
   if (*events) {
-    // An event channel (core/event_record.hpp): a block per input block, as many blocks a second.
-    const std::uint32_t block = config.max_events * core::kEventFields;
-    auto out = detail::add_channel(cfg, ".events", WEIR_DTYPE_F64, rate * block / cfg.input_samples_per_block, block);
+    auto out = detail::add_pulses(cfg, config.max_events, shard->axis_units);
     if (!out) return tl::make_unexpected(out.error());
-    weir_shard_output& o = cfg.outputs[*out];
-    std::memset(o.units, 0, sizeof o.units);
-    std::memcpy(o.units, shard->axis_units.data(), std::min(shard->axis_units.size(), sizeof o.units - 1));
-    if (auto framed = set_frames(o, core::kEventFields, OutputAxis{core::kEventAxisName, "", 0.0, 1.0}); !framed)
-      return tl::make_unexpected(framed.error());
-    auto dropped = detail::add_key(cfg, ".events_dropped", WEIR_KEY_U64, 8);
+    auto dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, 8);
     if (!dropped) return tl::make_unexpected(dropped.error());
     shard->events = true;
     shard->events_out = *out;
@@ -261,11 +254,7 @@ void publish_events(McaShard& shard, const weir_shard_block& in, const weir_shar
       if ((e.flags & kMcaPileup) != 0) flags |= core::kEventFlagPileup;
       if ((e.flags & kMcaOutOfRange) != 0) flags |= core::kEventFlagOutOfRange;
       if ((e.flags & kMcaCut) != 0) flags |= core::kEventFlagPartial;
-      double* record = out + std::size_t{i} * core::kEventFields;
-      record[static_cast<std::size_t>(core::EventField::time_offset_ns)] = std::round(offset_ns);
-      record[static_cast<std::size_t>(core::EventField::height)] = e.height;
-      record[static_cast<std::size_t>(core::EventField::id)] = 0;
-      record[static_cast<std::size_t>(core::EventField::flags)] = flags;
+      detail::put_event(out + std::size_t{i} * core::kEventFields, offset_ns, e.height, 0, flags);
     }
     host.publish(host.self, shard.events_out, n * core::kEventFields, in.realtime_ns, 0);
     shard.over_capacity += events.size() - n;

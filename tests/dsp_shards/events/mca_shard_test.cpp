@@ -80,14 +80,14 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.window_s_units")].key_type == WEIR_KEY_TEXT);
   CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.partial")].key_type == WEIR_KEY_U64);
   // The event channel: frames of 4 f64 fields along the axis "event", and its dropped counter.
-  const auto& events = b.config().outputs[output_index(b.config(), "adc0.events")];
+  const auto& events = b.config().outputs[output_index(b.config(), "adc0.pulses")];
   CHECK(events.kind == WEIR_OUTPUT_CHANNEL);
   CHECK(events.dtype == WEIR_DTYPE_F64);
   CHECK(events.frame_elements == 4);
   CHECK(events.samples_per_block == 256 * 4);
   CHECK(std::string(events.axis.name) == "event");
   CHECK(std::string(events.units) == "V");
-  CHECK(b.config().outputs[output_index(b.config(), "adc0.events_dropped")].key_type == WEIR_KEY_U64);
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.pulses_dropped")].key_type == WEIR_KEY_U64);
   api->stop(shard);
 }
 
@@ -118,7 +118,7 @@ TEST_CASE("the mca shard publishes every pulse it counts as an event, a block pe
   std::uint64_t event_blocks = 0, accepted = 0, piled = 0, out = 0, last_ns = 0;
   std::vector<std::uint32_t> bins(1024);
   for (const FakeHost::Published& p : fake.published) {
-    if (p.output != index("adc0.events")) continue;
+    if (p.output != index("adc0.pulses")) continue;
     CHECK(p.realtime_ns == t0 + event_blocks * block * 1000);  // stamped with its input block
     ++event_blocks;
     const std::vector<double> fields = p.as_f64();
