@@ -73,6 +73,7 @@ void Mca::restart(std::uint64_t index) noexcept {
 }
 
 void Mca::reset() noexcept {
+  if (pending_) add_event(pending_index_, std::numeric_limits<double>::quiet_NaN(), kMcaCut);  // cut by the gap
   pending_ = false;
   started_ = false;
   counts_ = McaCounts{};

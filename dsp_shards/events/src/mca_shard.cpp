@@ -22,6 +22,7 @@
 #include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/shard_outputs.hpp"
 #include "weir/dsp/event_shards.hpp"
+#include "weir/core/event_record.hpp"
 #include "weir/dsp/mca.hpp"
 
 namespace weir::dsp {
@@ -55,6 +56,10 @@ constexpr weir_shard_param kShardParams[] = {
      "reject both pulses when two arrive within the pile-up window"},
     {"publish", WEIR_PARAM_REAL, 0, "0.2", 0, 3600, nullptr,
      "seconds of stream time between writes of the spectrum and counters; 0: every block"},
+    {"events", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr,
+     "publish every pulse as an event (time, height, flags) on the event channel <base>.pulses, a block per input block"},
+    {"max_events", WEIR_PARAM_INT, 0, "256", 1, 65536, nullptr,
+     "events one input block may hold; more are counted in <base>.pulses_dropped"},
 };
 
 struct McaShard {
@@ -84,6 +89,10 @@ struct McaShard {
   std::uint64_t publish_every = 0;     // samples; 0: every block
   std::uint64_t since_publish = 0;
   bool published = false;
+  bool events = false;                 // the event channel is declared
+  std::uint32_t events_out = 0, events_dropped = 0;  // output indices
+  std::uint64_t dropped_written = 0;   // events_dropped as last written
+  std::uint64_t over_capacity = 0;     // events a claimed block had no room for
 };
 
 // Seconds -> whole samples, refusing what does not fit the filter rings.
@@ -151,6 +160,11 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   config.gain = *gain;
   config.baseline = *baseline;
   config.pileup_reject = *pileup;
+  auto events = params.boolean("events");
+  if (!events) return tl::make_unexpected(events.error());
+  auto max_events = params.integer("max_events");
+  if (!max_events) return tl::make_unexpected(max_events.error());
+  if (*events) config.max_events = static_cast<std::uint32_t>(*max_events);
   auto mca = Mca::create(config);
   if (!mca) return tl::make_unexpected(mca.error());
 
@@ -211,7 +225,47 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
     *index = *key;
   }
   shard->rate_hz = rate;
+  if (*events) {
+    auto out = detail::add_pulses(cfg, config.max_events, shard->axis_units);
+    if (!out) return tl::make_unexpected(out.error());
+    auto dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, 8);
+    if (!dropped) return tl::make_unexpected(dropped.error());
+    shard->events = true;
+    shard->events_out = *out;
+    shard->events_dropped = *dropped;
+  }
   return shard;
+}
+
+// The pulses finished while processing block `in`, as one block of the event channel stamped with
+// in's time: each event's offset from it (negative for a pulse the block before began), height
+// after gain, id 0 (one input), flags.
+void publish_events(McaShard& shard, const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  const std::span<const McaEvent> events = shard.mca.events();
+  std::uint32_t capacity = 0;
+  auto* out = static_cast<double*>(host.claim(host.self, shard.events_out, &capacity));
+  std::uint32_t n = 0;
+  if (out != nullptr) {  // NULL: the block was dropped at the source (the arena counts it)
+    n = std::min<std::uint32_t>(static_cast<std::uint32_t>(events.size()), capacity / core::kEventFields);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const McaEvent& e = events[i];
+      const double offset_ns = (static_cast<double>(static_cast<std::int64_t>(e.index - in.first_sample))) * 1e9 / shard.rate_hz;
+      std::uint32_t flags = 0;
+      if ((e.flags & kMcaPileup) != 0) flags |= core::kEventFlagPileup;
+      if ((e.flags & kMcaOutOfRange) != 0) flags |= core::kEventFlagOutOfRange;
+      if ((e.flags & kMcaCut) != 0) flags |= core::kEventFlagPartial;
+      detail::put_event(out + std::size_t{i} * core::kEventFields, offset_ns, e.height, 0, flags);
+    }
+    host.publish(host.self, shard.events_out, n * core::kEventFields, in.realtime_ns, 0);
+    shard.over_capacity += events.size() - n;
+  }
+  const std::uint64_t dropped = shard.mca.events_dropped() + shard.over_capacity;
+  shard.mca.clear_events();
+  if (dropped != shard.dropped_written) {
+    unsigned char word[8];
+    detail::put_u64_le(dropped, word);
+    if (host.set_key(host.self, shard.events_dropped, word, sizeof word) == 0) shard.dropped_written = dropped;
+  }
 }
 
 void publish(McaShard& shard, const weir_shard_host& host, bool partial) noexcept {
@@ -282,6 +336,7 @@ int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) n
     to_double(static_cast<core::Dtype>(dtype), in.samples, at, std::span<double>(scratch.data(), n));
     mca.process(std::span<const double>(scratch.data(), n), in.first_sample + at);
   }
+  if (events) publish_events(*this, in, host);
   since_publish += in.count;
   if (!published || since_publish >= publish_every) {
     publish(*this, host, false);

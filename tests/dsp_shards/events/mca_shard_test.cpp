@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -9,6 +11,7 @@
 
 #include "weir/shard_fake_host.hpp"
 #include "weir/acq/signal_generator.hpp"
+#include "weir/core/event_record.hpp"
 #include "weir/dsp/event_shards.hpp"
 
 using namespace weir::shard_test;
@@ -45,7 +48,7 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   ShardConfig b("adc0", WEIR_DTYPE_I16, 4096, 1e6, "V", {{"bins", "512"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 12);
+  REQUIRE(b.config().output_count == 14);
   const auto& spectrum = b.config().outputs[output_index(b.config(), "adc0.spectrum")];
   CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
   CHECK(spectrum.key_type == WEIR_KEY_ARRAY);
@@ -76,6 +79,77 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.window_s")].key_type == WEIR_KEY_F64);
   CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.window_s_units")].key_type == WEIR_KEY_TEXT);
   CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.partial")].key_type == WEIR_KEY_U64);
+  // The event channel: frames of 4 f64 fields along the axis "event", and its dropped counter.
+  const auto& events = b.config().outputs[output_index(b.config(), "adc0.pulses")];
+  CHECK(events.kind == WEIR_OUTPUT_CHANNEL);
+  CHECK(events.dtype == WEIR_DTYPE_F64);
+  CHECK(events.frame_elements == 4);
+  CHECK(events.samples_per_block == 256 * 4);
+  CHECK(std::string(events.axis.name) == "event");
+  CHECK(std::string(events.units) == "V");
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.pulses_dropped")].key_type == WEIR_KEY_U64);
+  api->stop(shard);
+}
+
+TEST_CASE("the mca shard publishes every pulse it counts as an event, a block per input block, at its trigger "
+          "time, with the height the spectrum binned" *
+          doctest::timeout(30)) {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 4096;
+  const double rate = 1e6;
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
+                {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"}, {"bins", "1024"},
+                 {"range", "1.5"}, {"threshold", "0.05"}, {"publish", "0"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.config(), name)); };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+  auto generator = pulses(rate, block, 11);
+  REQUIRE(generator);
+  std::vector<float> samples(block);
+  const std::uint64_t blocks = 120;
+  const std::uint64_t t0 = 1'700'000'000'000'000'000ULL;
+  for (std::uint64_t n = 0; n < blocks; ++n) {
+    generator->fill(std::span<float>(samples));
+    const weir_shard_block in{samples.data(), block, 0, n, t0 + n * block * 1000, 0, n * block};  // 1 us a sample
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  }
+  std::uint64_t event_blocks = 0, accepted = 0, piled = 0, out = 0, last_ns = 0;
+  std::vector<std::uint32_t> bins(1024);
+  for (const FakeHost::Published& p : fake.published) {
+    if (p.output != index("adc0.pulses")) continue;
+    CHECK(p.realtime_ns == t0 + event_blocks * block * 1000);  // stamped with its input block
+    ++event_blocks;
+    const std::vector<double> fields = p.as_f64();
+    REQUIRE(fields.size() % 4 == 0);
+    for (std::size_t e = 0; e < fields.size(); e += 4) {
+      const double offset = fields[e], height = fields[e + 1];
+      const auto flags = static_cast<std::uint32_t>(fields[e + 3]);
+      CHECK(offset == std::round(offset));  // whole ns: the trigger sample's time
+      const auto at = static_cast<std::uint64_t>(static_cast<double>(p.realtime_ns) + offset);
+      CHECK(at >= last_ns);
+      last_ns = at;
+      CHECK(fields[e + 2] == 0);
+      if ((flags & weir::core::kEventFlagPileup) != 0) {
+        ++piled;
+        continue;
+      }
+      ++accepted;
+      if ((flags & weir::core::kEventFlagOutOfRange) != 0) {
+        ++out;
+        continue;
+      }
+      ++bins[std::min<std::size_t>(1023, static_cast<std::size_t>(height * (1024 / 1.5)))];
+    }
+  }
+  CHECK(event_blocks == blocks);
+  CHECK(accepted == fake.u64(index("adc0.counts")));
+  CHECK(piled == fake.u64(index("adc0.pileups")));
+  CHECK(out == fake.u64(index("adc0.out_of_range")));
+  CHECK(accepted > 200);
+  CHECK(bins == spectrum_of(fake, index("adc0.spectrum")));
+  CHECK(fake.misuse == 0);
   api->stop(shard);
 }
 
