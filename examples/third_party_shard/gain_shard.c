@@ -114,6 +114,7 @@ static const weir_shard_api gain_api = {
     gain_configure,
     gain_process,
     gain_stop,
+    NULL, /* flush: a sample-by-sample shard holds nothing back at stop */
 };
 
 /* The one exported symbol. A shard built for another ABI version would return NULL here. */

@@ -72,6 +72,19 @@ void Mca::restart(std::uint64_t index) noexcept {
   add_dead(index, settle_until_);
 }
 
+void Mca::reset() noexcept {
+  if (pending_) add_event(pending_index_, std::numeric_limits<double>::quiet_NaN(), kMcaCut);  // cut by the gap
+  pending_ = false;
+  started_ = false;
+  counts_ = McaCounts{};
+  dead_total_ = 0;
+  dead_until_ = 0;
+  std::fill(spectrum_.begin(), spectrum_.end(), 0U);
+  baseline_at_ = 0;
+  baseline_count_ = 0;
+  baseline_sum_ = 0;
+}
+
 void Mca::add_dead(std::uint64_t from, std::uint64_t to) noexcept {
   from = std::max(from, dead_until_);  // intervals arrive in order: only the part not yet counted
   if (to <= from) return;

@@ -3,6 +3,11 @@
 // `publish` seconds of stream time (sum of the spectrum + out of range = accepted, in every publish). The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
 // units are written once, so a reader can show counts against height or energy. With `energy` (a0, a1
 // and optionally a2, keV) the axis is the energy a0 + a1 h + a2 h^2 of each bin centre's height h, in keV.
+// Every publish also writes when its accumulation began and how long it has run (u64
+// <output>.spectrum.start_ns, the acquisition time of its first input sample; f64
+// <output>.spectrum.window_s), and <output>.spectrum.partial: 1 on the publish that closes an
+// accumulation cut short by an input gap or by stop. After a gap the histogram starts afresh, so no
+// spectrum holds pulses from both sides of one.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -19,6 +24,7 @@
 #include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/shard_outputs.hpp"
 #include "weir/dsp/event_shards.hpp"
+#include "weir/core/event_record.hpp"
 #include "weir/dsp/mca.hpp"
 
 namespace weir::dsp {
@@ -55,6 +61,10 @@ constexpr weir_shard_param kShardParams[] = {
      "reject both pulses when two arrive within the pile-up window"},
     {"publish", WEIR_PARAM_REAL, 0, "0.2", 0, 3600, nullptr,
      "seconds of stream time between writes of the spectrum and counters; 0: every block"},
+    {"events", WEIR_PARAM_BOOL, 0, "true", 0, 0, nullptr,
+     "publish every pulse as an event (time, height, flags) on the event channel <base>.pulses, a block per input block"},
+    {"max_events", WEIR_PARAM_INT, 0, "256", 1, 65536, nullptr,
+     "events one input block may hold; more are counted in <base>.pulses_dropped"},
 };
 
 struct McaShard {
@@ -64,6 +74,7 @@ struct McaShard {
   static constexpr std::uint32_t kInputDtypes = kRealDtypes;
   static core::Result<std::unique_ptr<McaShard>> configure(weir_shard_config& cfg);
   int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;
+  int flush(const weir_shard_host& host) noexcept;
 
   explicit McaShard(Mca m) : mca(std::move(m)) {}
   Mca mca;
@@ -75,10 +86,18 @@ struct McaShard {
   std::uint32_t spectrum = 0, live = 0, dead = 0, counts = 0, pileups = 0;  // output indices
   std::uint32_t spectrum_axis = 0, spectrum_axis_units = 0;                  // output indices
   std::uint32_t out_of_range = 0;                                            // output index
+  std::uint32_t start_ns = 0, window_s = 0, window_s_units = 0, partial = 0;  // output indices
+  std::uint64_t origin_ns = 0;         // acquisition time of the accumulation's first sample
+  bool started = false;
+  double rate_hz = 0;
   bool axis_written = false;  // the calibration never changes: written until one write succeeds
   std::uint64_t publish_every = 0;     // samples; 0: every block
   std::uint64_t since_publish = 0;
   bool published = false;
+  bool events = false;                 // the event channel is declared
+  std::uint32_t events_out = 0, events_dropped = 0;  // output indices
+  std::uint64_t dropped_written = 0;   // events_dropped as last written
+  std::uint64_t over_capacity = 0;     // events a claimed block had no room for
 };
 
 constexpr char kEnergyUnits[] = "keV";
@@ -177,6 +196,11 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   config.gain = *gain;
   config.baseline = *baseline;
   config.pileup_reject = *pileup;
+  auto events = params.boolean("events");
+  if (!events) return tl::make_unexpected(events.error());
+  auto max_events = params.integer("max_events");
+  if (!max_events) return tl::make_unexpected(max_events.error());
+  if (*events) config.max_events = static_cast<std::uint32_t>(*max_events);
   auto mca = Mca::create(config);
   if (!mca) return tl::make_unexpected(mca.error());
 
@@ -237,10 +261,62 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   auto out_of_range = detail::add_key(cfg, ".out_of_range", WEIR_KEY_U64, 8);
   if (!out_of_range) return tl::make_unexpected(out_of_range.error());
   shard->out_of_range = *out_of_range;
+  const std::pair<const char*, std::uint32_t*> stamps[] = {{".spectrum.start_ns", &shard->start_ns},
+                                                           {".spectrum.window_s", &shard->window_s},
+                                                           {".spectrum.window_s_units", &shard->window_s_units},
+                                                           {".spectrum.partial", &shard->partial}};
+  for (const auto& [suffix, index] : stamps) {
+    const bool text = index == &shard->window_s_units;
+    auto key = detail::add_key(cfg, suffix, text ? WEIR_KEY_TEXT : index == &shard->window_s ? WEIR_KEY_F64 : WEIR_KEY_U64,
+                               text ? 1 : 8);
+    if (!key) return tl::make_unexpected(key.error());
+    *index = *key;
+  }
+  shard->rate_hz = rate;
+  if (*events) {
+    auto out = detail::add_pulses(cfg, config.max_events, shard->axis_units);
+    if (!out) return tl::make_unexpected(out.error());
+    auto dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, 8);
+    if (!dropped) return tl::make_unexpected(dropped.error());
+    shard->events = true;
+    shard->events_out = *out;
+    shard->events_dropped = *dropped;
+  }
   return shard;
 }
 
-void publish(McaShard& shard, const weir_shard_host& host) noexcept {
+// The pulses finished while processing block `in`, as one block of the event channel stamped with
+// in's time: each event's offset from it (negative for a pulse the block before began), height
+// after gain, id 0 (one input), flags.
+void publish_events(McaShard& shard, const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  const std::span<const McaEvent> events = shard.mca.events();
+  std::uint32_t capacity = 0;
+  auto* out = static_cast<double*>(host.claim(host.self, shard.events_out, &capacity));
+  std::uint32_t n = 0;
+  if (out != nullptr) {  // NULL: the block was dropped at the source (the arena counts it)
+    n = std::min<std::uint32_t>(static_cast<std::uint32_t>(events.size()), capacity / core::kEventFields);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const McaEvent& e = events[i];
+      const double offset_ns = (static_cast<double>(static_cast<std::int64_t>(e.index - in.first_sample))) * 1e9 / shard.rate_hz;
+      std::uint32_t flags = 0;
+      if ((e.flags & kMcaPileup) != 0) flags |= core::kEventFlagPileup;
+      if ((e.flags & kMcaOutOfRange) != 0) flags |= core::kEventFlagOutOfRange;
+      if ((e.flags & kMcaCut) != 0) flags |= core::kEventFlagPartial;
+      detail::put_event(out + std::size_t{i} * core::kEventFields, offset_ns, e.height, 0, flags);
+    }
+    host.publish(host.self, shard.events_out, n * core::kEventFields, in.realtime_ns, 0);
+    shard.over_capacity += events.size() - n;
+  }
+  const std::uint64_t dropped = shard.mca.events_dropped() + shard.over_capacity;
+  shard.mca.clear_events();
+  if (dropped != shard.dropped_written) {
+    unsigned char word[8];
+    detail::put_u64_le(dropped, word);
+    if (host.set_key(host.self, shard.events_dropped, word, sizeof word) == 0) shard.dropped_written = dropped;
+  }
+}
+
+void publish(McaShard& shard, const weir_shard_host& host, bool partial) noexcept {
   if (!shard.axis_written) {
     // The units first: whoever sees the axis sees its units (a recorder names the axis by them).
     shard.axis_written = host.set_key(host.self, shard.spectrum_axis_units, shard.axis_units.data(),
@@ -257,7 +333,16 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
     } else {
       shard.axis_written = host.set_key(host.self, shard.spectrum_axis, axis.data(), axis.size_bytes()) == 0 && shard.axis_written;
     }
+    shard.axis_written = host.set_key(host.self, shard.window_s_units, "s", 1) == 0 && shard.axis_written;
   }
+  // The accumulation's stamp and span first: a reader pairs the spectrum with them.
+  unsigned char word[8];
+  detail::put_u64_le(shard.origin_ns, word);
+  (void)host.set_key(host.self, shard.start_ns, word, sizeof word);
+  const double span = static_cast<double>(shard.mca.counts().real_samples) / shard.rate_hz;
+  (void)host.set_key(host.self, shard.window_s, &span, sizeof span);
+  detail::put_u64_le(partial ? 1U : 0U, word);
+  (void)host.set_key(host.self, shard.partial, word, sizeof word);
   const std::span<const std::uint32_t> bins = shard.mca.spectrum();
   const void* bytes = bins.data();
   if constexpr (std::endian::native != std::endian::little) {
@@ -272,7 +357,6 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
   (void)host.set_key(host.self, shard.live, &live, sizeof live);
   (void)host.set_key(host.self, shard.dead, &dead, sizeof dead);
   const McaCounts counts = shard.mca.counts();
-  unsigned char word[8];
   detail::put_u64_le(counts.accepted, word);
   (void)host.set_key(host.self, shard.counts, word, sizeof word);
   detail::put_u64_le(counts.piled_up, word);
@@ -284,18 +368,37 @@ void publish(McaShard& shard, const weir_shard_host& host) noexcept {
 }
 
 int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  if (in.count == 0) return 0;
+  if (started && (in.flags & WEIR_SHARD_AFTER_GAP) != 0) {
+    // A gap: the accumulation so far is closed (published, marked partial) and a new one starts
+    // here; its first publish comes a full interval later, so the closing one is seen.
+    publish(*this, host, true);
+    mca.reset();
+    started = false;
+    published = true;
+    since_publish = 0;
+  }
+  if (!started) origin_ns = in.realtime_ns;
+  started = true;
   const std::size_t chunk = scratch.size();
   for (std::size_t at = 0; at < in.count; at += chunk) {
     const std::size_t n = std::min<std::size_t>(chunk, in.count - at);
     to_double(static_cast<core::Dtype>(dtype), in.samples, at, std::span<double>(scratch.data(), n));
     mca.process(std::span<const double>(scratch.data(), n), in.first_sample + at);
   }
+  if (events) publish_events(*this, in, host);
   since_publish += in.count;
   if (!published || since_publish >= publish_every) {
-    publish(*this, host);
+    publish(*this, host, false);
     published = true;
     since_publish = 0;
   }
+  return 0;
+}
+
+int McaShard::flush(const weir_shard_host& host) noexcept {
+  // At stop: the input since the last publish, and the close of the accumulation.
+  if (started) publish(*this, host, true);
   return 0;
 }
 

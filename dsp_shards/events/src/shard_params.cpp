@@ -8,7 +8,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "weir/core/event_record.hpp"
 #include "weir/dsp/detail/number_text.hpp"
+#include "weir/dsp/shard_outputs.hpp"
 
 namespace weir::dsp::detail {
 
@@ -100,6 +102,26 @@ core::Result<std::uint32_t> add_channel(weir_shard_config& cfg, const char* suff
     std::memcpy(out.units, cfg.input_units, n);
   }
   return add_output(cfg, suffix, out);
+}
+
+core::Result<std::uint32_t> add_pulses(weir_shard_config& cfg, std::uint32_t max_events, const std::string& units) {
+  // As many blocks a second as the input has: a block per input block.
+  const std::uint32_t block = max_events * core::kEventFields;
+  auto out = add_channel(cfg, ".pulses", WEIR_DTYPE_F64, cfg.input_rate_hz * block / cfg.input_samples_per_block, block);
+  if (!out) return out;
+  weir_shard_output& o = cfg.outputs[*out];
+  std::memset(o.units, 0, sizeof o.units);
+  std::memcpy(o.units, units.data(), std::min(units.size(), sizeof o.units - 1));
+  if (auto framed = set_frames(o, core::kEventFields, OutputAxis{core::kEventAxisName, "", 0.0, 1.0}); !framed)
+    return tl::make_unexpected(framed.error());
+  return out;
+}
+
+void put_event(double* record, double offset_ns, double height, std::uint32_t id, std::uint32_t flags) noexcept {
+  record[static_cast<std::size_t>(core::EventField::time_offset_ns)] = std::round(offset_ns);
+  record[static_cast<std::size_t>(core::EventField::height)] = height;
+  record[static_cast<std::size_t>(core::EventField::id)] = id;
+  record[static_cast<std::size_t>(core::EventField::flags)] = flags;
 }
 
 void put_u64_le(std::uint64_t value, unsigned char (&out)[8]) noexcept {

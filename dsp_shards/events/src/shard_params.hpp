@@ -29,6 +29,14 @@ namespace weir::dsp::detail {
                                                       std::uint32_t dtype, double rate_hz,
                                                       std::uint32_t samples_per_block);
 
+/// Declares `<output_base>.pulses`, an event channel (core/event_record.hpp) of at most `max_events`
+/// events per input block, a block per input block, heights in `units`; returns its index.
+[[nodiscard]] core::Result<std::uint32_t> add_pulses(weir_shard_config& cfg, std::uint32_t max_events,
+                                                     const std::string& units);
+
+/// Writes one event record (kEventFields f64) at `record`. Hot path.
+void put_event(double* record, double offset_ns, double height, std::uint32_t id, std::uint32_t flags) noexcept;
+
 /// The 8 little-endian bytes of a u64 key value.
 void put_u64_le(std::uint64_t value, unsigned char (&out)[8]) noexcept;
 

@@ -1,4 +1,7 @@
-// The "stats" shard: per-block and sliding-window statistics as f64 keys.
+// The "stats" shard: per-block and sliding-window statistics as f64 keys, each set stamped with the
+// acquisition time of its first input sample (u64 keys <output>.block_start_ns and
+// <output>.window.start_ns). The window never spans an input gap: it starts afresh, and
+// <output>.window.partial is 1 while it holds fewer samples than <output>.window.window_s.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -13,6 +16,7 @@
 #include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/event_shards.hpp"
 #include "weir/dsp/moments.hpp"
+#include "weir/dsp/sample_clock.hpp"
 #include "weir/dsp/sliding_moments.hpp"
 
 namespace weir::dsp {
@@ -60,8 +64,14 @@ struct StatsShard {
   std::array<std::uint32_t, kStatCount> block_key{};   // output index per statistic, or kNoKey
   std::array<std::uint32_t, kStatCount> window_key{};
   std::optional<SlidingMoments> window;
+  std::optional<SampleClock> clock;  // the stamps of the blocks in the window
+  std::uint64_t window_samples = 0;
+  double window_s = 0;
+  std::uint32_t block_start = kNoKey;  // output indices of the stamps and the window's description
+  std::uint32_t window_start = kNoKey, window_partial = kNoKey, window_len = kNoKey, window_len_units = kNoKey;
   std::uint64_t next_index = 0;
   bool started = false;
+  bool meta_written = false;  // window_s and its units: written until one write succeeds
 };
 
 core::Result<std::array<bool, kStatCount>> parse_outputs(const std::string& list) {
@@ -142,10 +152,26 @@ core::Result<std::unique_ptr<StatsShard>> StatsShard::configure(weir_shard_confi
       shard->window_key[s] = *key;
     }
   }
+  const auto add = [&cfg](const char* suffix, std::uint32_t type, std::uint64_t bytes, std::uint32_t& index) {
+    auto key = detail::add_key(cfg, suffix, type, bytes);
+    if (key) index = *key;
+    return key;
+  };
+  if (*per_block)
+    if (auto key = add(".block_start_ns", WEIR_KEY_U64, 8, shard->block_start); !key)
+      return tl::make_unexpected(key.error());
   if (w > 0) {
     auto sliding = SlidingMoments::create(static_cast<std::uint32_t>(w / block));
     if (!sliding) return tl::make_unexpected(sliding.error());
     shard->window.emplace(std::move(*sliding));
+    shard->clock.emplace(static_cast<std::size_t>(w / block) + 1, cfg.input_rate_hz);
+    shard->window_samples = w;
+    shard->window_s = static_cast<double>(w) / cfg.input_rate_hz;
+    for (auto key : {add(".window.start_ns", WEIR_KEY_U64, 8, shard->window_start),
+                     add(".window.partial", WEIR_KEY_U64, 8, shard->window_partial),
+                     add(".window.window_s", WEIR_KEY_F64, 8, shard->window_len),
+                     add(".window.window_s_units", WEIR_KEY_TEXT, 1, shard->window_len_units)})
+      if (!key) return tl::make_unexpected(key.error());
   }
   return shard;
 }
@@ -167,12 +193,29 @@ int StatsShard::process(const weir_shard_block& in, const weir_shard_host& host)
   const auto set = [&host](std::uint32_t key, double value) noexcept {
     if (key != kNoKey) (void)host.set_key(host.self, key, &value, sizeof value);  // failures: the host counts them
   };
+  const auto set_u64 = [&host](std::uint32_t key, std::uint64_t value) noexcept {
+    unsigned char word[8];
+    detail::put_u64_le(value, word);
+    if (key != kNoKey) (void)host.set_key(host.self, key, word, sizeof word);
+  };
+  // The stamp first: a reader pairs each value with the stamp logged at or before it.
+  set_u64(block_start, in.realtime_ns);
   for (std::size_t s = 0; s < kStatCount; ++s) set(block_key[s], stat_value(s, block));
   if (window) {
-    // A window spans contiguous samples only: a gap in the input starts it afresh.
-    if (started && in.first_sample != next_index) window->clear();
+    if (!meta_written)
+      meta_written = host.set_key(host.self, window_len, &window_s, sizeof window_s) == 0 &&
+                     host.set_key(host.self, window_len_units, "s", 1) == 0;
+    // A window spans contiguous samples only: a gap in the input (the host's flag, or a jump in
+    // the sample index) starts it afresh.
+    if (started && ((in.flags & WEIR_SHARD_AFTER_GAP) != 0 || in.first_sample != next_index)) {
+      window->clear();
+      clock->clear();
+    }
     window->push(block);
+    clock->add(in);
     const Moments w = window->value();
+    set_u64(window_start, clock->realtime_of(in.first_sample + in.count - w.count));
+    set_u64(window_partial, w.count < window_samples ? 1U : 0U);
     for (std::size_t s = 0; s < kStatCount; ++s) set(window_key[s], stat_value(s, w));
   }
   started = true;

@@ -83,7 +83,8 @@ void Trigger::start_capture(std::uint64_t index, StreamTime time, bool rising) n
 
 void Trigger::process(std::span<const double> x, std::uint64_t first_index, StreamTime time,
                       CaptureSink sink) noexcept {
-  if (started_ && first_index != next_index_) {
+  if (started_ && (first_index != next_index_ || gap_pending_)) {
+    gap_pending_ = false;
     if (capturing_) ++counters_.aborted;
     ++counters_.gaps;
     restart();

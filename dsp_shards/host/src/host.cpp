@@ -120,6 +120,13 @@ core::Result<HostReport> run_host(const core::Arena& arena, const HostOptions& o
       (void)watcher->wait(slice);
     }
     report.stopped = stop.load(std::memory_order_relaxed);
+    // What the inputs already hold is handled before the shards flush, so their final partial
+    // results reach the last published block (bounded: a writer that keeps going is cut off).
+    for (std::uint32_t turn = 0; turn < kDrainTurnsAtStop; ++turn) {
+      bool busy = false;
+      for (std::uint32_t i = 0; i < count; ++i) busy = instances[i]->poll(kBlocksPerTurn, dog, i) == kBlocksPerTurn || busy;
+      if (!busy) break;
+    }
   }  // the watchdog stops before the shards do: stop() may take its time
   report.elapsed_s = static_cast<double>(core::monotonic_ns() - begin) / kNsPerS;
   for (const auto& i : instances) report.instances.push_back(i->finish());

@@ -103,9 +103,10 @@ core::Result<void> check_api(const weir_shard_api* api, const std::string& what)
                   (api->abi_version == 1 ? " (version 2 added frame shapes and array keys to weir_shard_output)"
                                          : "") +
                   "; rebuild it against this weir's weir/shard.h");
-  if (api->struct_size != sizeof(weir_shard_api))
+  if (api->struct_size < WEIR_SHARD_API_V2_SIZE || api->struct_size > sizeof(weir_shard_api))
     return refuse("its weir_shard_api is " + num(api->struct_size) + " bytes, but this host's is " +
-                  num(sizeof(weir_shard_api)) + " (same ABI version, different header?); rebuild it against this "
+                  num(sizeof(weir_shard_api)) + " (it accepts " + num(WEIR_SHARD_API_V2_SIZE) + " to " +
+                  num(sizeof(weir_shard_api)) + "; same ABI version, different header?); rebuild it against this "
                   "weir's weir/shard.h");
   if (api->name == nullptr || api->name[0] == '\0') return refuse("the table has no name");
   if (std::strlen(api->name) >= WEIR_SHARD_NAME_BYTES)

@@ -16,6 +16,11 @@ namespace {
 using core::Errc;
 using core::fail;
 
+// The ABI's flag words are the arena's: a partial block is published as is, and the after-gap bit
+// is the one a data block never carries.
+static_assert(WEIR_SHARD_PARTIAL == core::kBlockPartialFlag);
+static_assert(WEIR_SHARD_AFTER_GAP == core::kBlockGapFlag);
+
 constexpr double kP50 = 0.50;
 constexpr double kP99 = 0.99;
 
@@ -105,19 +110,28 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     const core::NextStatus st = reader_->next(view, lost);
     if (st == core::NextStatus::empty) break;
     ++handled;
-    if (st == core::NextStatus::lost) {  // lapped: the reader counted them and moved on
+    if (st == core::NextStatus::lost) {  // lapped, or a gap the writer published: counted, moved on
       expected_seq_ = reader_->cursor();
+      after_gap_ = true;
       continue;
     }
-    if (view.sequence > expected_seq_) skipped_ += view.sequence - expected_seq_;  // `latest` jumped ahead
-    const weir_shard_block in{view.data,        view.samples,      view.flags,       view.sequence,
-                              view.realtime_ns, view.monotonic_ns, view.first_sample};
+    if (view.sequence > expected_seq_) {  // `latest` jumped ahead
+      skipped_ += view.sequence - expected_seq_;
+      after_gap_ = true;
+    }
+    // The shard learns of missing input on the next block it gets (never on the very first one).
+    const std::uint32_t gap_flag = after_gap_ && processed_any_ ? WEIR_SHARD_AFTER_GAP : 0U;
+    const weir_shard_block in{view.data,        view.samples,      (view.flags & ~WEIR_SHARD_AFTER_GAP) | gap_flag,
+                              view.sequence,    view.realtime_ns,  view.monotonic_ns,
+                              view.first_sample};
     const std::int64_t start = core::monotonic_ns();
     dog.arm(who, view.sequence, start);
     const int rc = api_->process(shard_, &in, host);
     now = core::monotonic_ns();
     dog.disarm();
     const bool valid = reader_->done(view);  // re-validates the seqlock; a torn block counts as lost
+    after_gap_ = !valid;  // the writer lapped us mid-block: what follows does not continue it
+    processed_any_ = true;
     const std::uint64_t written = outputs_->take_written();
     if (valid) out_ += written;  // outputs made from a torn block are not counted as good output
     errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
@@ -153,6 +167,14 @@ void ShardInstance::publish_stats(std::int64_t now_ns) noexcept {
 InstanceReport ShardInstance::finish() {
   if (finished_) return report_;
   finished_ = true;
+  if (shard_ != nullptr && outputs_) {
+    // The partial results the shard still holds, published while the outputs are open.
+    if (const auto flush = shard_flush(*api_); flush != nullptr) {
+      const int rc = flush(shard_, outputs_->host());
+      out_ += outputs_->take_written();
+      errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
+    }
+  }
   if (shard_ != nullptr) api_->stop(shard_);  // frees what configure made; outputs stay published
   shard_ = nullptr;
   if (reader_) {

@@ -11,6 +11,9 @@
  *   process    hot path, once per input block: read the samples in place, write outputs through the
  *              host. No allocation, no locks, no I/O, no exceptions across the boundary. Returns 0,
  *              or a negative number when the block could not be processed (the host counts it).
+ *   flush      optional (see weir_shard_api): once, after the last process and before stop, with
+ *              the outputs still open: the shard publishes what it has accumulated and not yet
+ *              published (a partial spectrum, window or histogram), marked WEIR_SHARD_PARTIAL.
  *   stop       frees everything configure made; flushes nothing to disk.
  *
  * Outputs are declared in configure into cfg->outputs (up to WEIR_SHARD_MAX_OUTPUTS): a derived
@@ -21,9 +24,20 @@
  * fft's spectra, the trigger's capture windows), and a key may be a typed array (WEIR_KEY_ARRAY,
  * with element dtype and shape: the mca's histogram). The host refuses version 1 shards.
  *
+ * Stamps, gaps and partial results: a shard whose output summarises a window of input (a spectrum,
+ * window statistics, a histogram) stamps it with the acquisition time of the window's FIRST input
+ * sample: the realtime_ns of the input block holding it + (its index - that block's first_sample)
+ * * 1e9 / input rate, rounded to the nearest ns. The host sets WEIR_SHARD_AFTER_GAP in the flags of
+ * the first block it hands to process after input blocks went missing (lapped, published as a gap
+ * by the writer, or jumped over by a latest consumer); such a shard then starts its window afresh,
+ * first publishing what it had, marked WEIR_SHARD_PARTIAL, so no result mixes samples from both
+ * sides of a gap.
+ *
  * Plain C, no padding surprises: every struct below is read across the .so boundary. Any change to
  * a struct or function type bumps WEIR_SHARD_ABI_VERSION; the host refuses a shard whose
- * abi_version or struct_size differs from its own.
+ * abi_version differs from its own. weir_shard_api alone may grow at its end within a version: the
+ * host accepts a table of struct_size WEIR_SHARD_API_V2_SIZE (the first version 2 tables, without
+ * flush) up to its own sizeof(weir_shard_api), and reads a field the table does not reach as NULL.
  */
 #ifndef WEIR_SHARD_H
 #define WEIR_SHARD_H
@@ -41,6 +55,15 @@ extern "C" {
 #define WEIR_SHARD_MAX_PARAMS 32u
 #define WEIR_SHARD_NAME_BYTES 64u
 #define WEIR_SHARD_ERROR_BYTES 512u
+/* weir_shard_api's size in the first version 2 tables, which end at stop (no flush). */
+#define WEIR_SHARD_API_V2_SIZE 64u
+
+/* weir_shard_block.flags, set by the host: input blocks went missing just before this one. A data
+ * block never carries this bit otherwise (the arena's gap-marker bit, which readers never hand on). */
+#define WEIR_SHARD_AFTER_GAP 0x80000000u
+/* publish flags: the block summarises a window cut short, by an input gap or by stop, not a full
+ * one (the arena's kBlockPartialFlag; recorders keep it in block_flags). */
+#define WEIR_SHARD_PARTIAL 0x2u
 
 /* Sample types: the same numbers as the arena's channel dtypes. */
 enum weir_dtype {
@@ -167,6 +190,11 @@ typedef struct weir_shard_api {
   weir_shard* (*configure)(weir_shard_config* cfg, char* error, size_t error_bytes);
   int (*process)(weir_shard* shard, const weir_shard_block* in, const weir_shard_host* host);
   void (*stop)(weir_shard* shard);
+  /* Since struct_size 72; may be NULL. Called once at stop, before stop, on the processing thread,
+   * with the outputs open: publish what is accumulated and not yet published, marked partial
+   * (WEIR_SHARD_PARTIAL on channel blocks; the shard's own documented key for keys). Hot-path rules
+   * apply. Returns 0, or a negative number on failure (counted). */
+  int (*flush)(weir_shard* shard, const weir_shard_host* host);
 } weir_shard_api;
 
 /* The one symbol a shard shared object exports. host_abi_version is the host's; a shard may refuse
@@ -242,7 +270,8 @@ WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, params) == 24, api_params);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, param_count) == 32, api_param_count);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, configure) == 40, api_configure);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, stop) == 56, api_stop);
-WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_api) == 64, api_size);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, flush) == WEIR_SHARD_API_V2_SIZE, api_flush);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_api) == 72, api_size);
 #endif
 
 #endif /* WEIR_SHARD_H */

@@ -120,9 +120,14 @@ class FakeHost {
  public:
   struct Published {
     std::uint32_t output = 0;
-    std::vector<float> samples;
+    std::vector<float> samples;  // an 8-byte dtype's bytes, two words a sample (as_f64 reads them)
     std::uint64_t realtime_ns = 0;
     std::uint32_t flags = 0;
+    [[nodiscard]] std::vector<double> as_f64() const {
+      std::vector<double> out(samples.size() / 2);
+      std::memcpy(out.data(), samples.data(), out.size() * sizeof(double));
+      return out;
+    }
   };
 
   /// Any output index below WEIR_SHARD_MAX_OUTPUTS; every claim gets `capacity` samples (0: NULL).
@@ -215,6 +220,14 @@ class FakeHost {
     return !declared_ || (output < outputs_.size() && outputs_[output].kind == kind);
   }
 
+  // 4-byte words of one sample of a declared output: 2 for 8-byte dtypes (Published::samples then
+  // holds their bytes, e.g. f64 values to be read with as_f64()), else 1.
+  std::size_t words(std::uint32_t output) const {
+    if (!declared_ || output >= outputs_.size()) return 1;
+    const std::uint32_t d = outputs_[output].dtype;
+    return d == WEIR_DTYPE_F64 || d == WEIR_DTYPE_C64 || d == WEIR_DTYPE_I64 ? 2 : 1;
+  }
+
   void* claim(std::uint32_t output, std::uint32_t* granted) {
     ++claims;
     if (!is(output, WEIR_OUTPUT_CHANNEL) || granted == nullptr) {
@@ -230,19 +243,20 @@ class FakeHost {
     if (n == 0) return nullptr;
     if (claimed_.count(output) != 0) ++double_claims;
     std::vector<float>& buffer = claimed_[output];
-    buffer.assign(n, -12345.0F);  // stale data must never leak out
+    buffer.assign(std::size_t{n} * words(output), -12345.0F);  // stale data must never leak out
     *granted = n;
     return buffer.data();
   }
 
   void publish(std::uint32_t output, std::uint32_t samples, std::uint64_t realtime_ns, std::uint32_t flags) {
     const auto it = claimed_.find(output);
-    if (it == claimed_.end() || samples > it->second.size()) {
+    const std::size_t n = std::size_t{samples} * words(output);
+    if (it == claimed_.end() || n > it->second.size()) {
       ++misuse;
       return;
     }
-    published.push_back({output, std::vector<float>(it->second.begin(), it->second.begin() + samples), realtime_ns,
-                         flags});
+    published.push_back({output, std::vector<float>(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(n)),
+                         realtime_ns, flags});
     claimed_.erase(it);
   }
 

@@ -185,6 +185,7 @@ constexpr weir_shard_api kApi = {
     configure,
     process,
     stop,
+    nullptr,  // flush: a script keeps its own state; nothing the host could publish for it
 };
 
 }  // namespace

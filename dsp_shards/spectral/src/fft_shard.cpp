@@ -1,12 +1,18 @@
 // The "fft" shard: a SpectrumEstimator behind the shard ABI. Each finished spectrum is copied
-// into a freshly claimed block of output 0 and published with the time of the input block whose
-// samples completed its last frame. Output 0 is declared as frames of N/2+1 bins along frequency.
+// into a freshly claimed block of output 0 and published with the acquisition time of the first
+// input sample of the window it summarises (SampleClock). Output 0 is declared as frames of N/2+1
+// bins along frequency; the keys <output>.window_s (+ _units) and <output>.dropped_samples say how
+// long a full window is and how many samples made no spectrum. An input gap or stop first
+// publishes what is accumulated as a partial spectrum (block flag WEIR_SHARD_PARTIAL), then starts
+// afresh, so no spectrum spans a gap and the last one ends at the last input sample.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 
 #include "shard_params.hpp"
 #include "weir/dsp/detail/number_text.hpp"
+#include "weir/dsp/sample_clock.hpp"
 #include "weir/dsp/sample_convert.hpp"
 #include "weir/dsp/shard_adapter.hpp"
 #include "weir/dsp/shard_outputs.hpp"
@@ -146,30 +152,95 @@ class FftShard {
     // Each block is one spectrum: bin k at k * fs / N Hz, 0 .. fs/2.
     const OutputAxis frequency{"frequency", "Hz", 0.0, cfg.input_rate_hz / static_cast<double>(sc.size)};
     if (auto framed = set_frames(cfg.outputs[0], bins, frequency); !framed) return tl::make_unexpected(framed.error());
-    return std::unique_ptr<FftShard>(new FftShard(std::move(*estimator), static_cast<core::Dtype>(cfg.input_dtype)));
+    const std::string channel = cfg.outputs[0].name;
+    auto window_key = detail::declare_key(cfg, channel + ".window_s", WEIR_KEY_F64, sizeof(double));
+    if (!window_key) return tl::make_unexpected(window_key.error());
+    auto units_key = detail::declare_key(cfg, channel + ".window_s_units", WEIR_KEY_TEXT, 1);
+    if (!units_key) return tl::make_unexpected(units_key.error());
+    auto dropped_key = detail::declare_key(cfg, channel + ".dropped_samples", WEIR_KEY_U64, sizeof(std::uint64_t));
+    if (!dropped_key) return tl::make_unexpected(dropped_key.error());
+    // The clock keeps the stamps of every block a full window can span, plus the partial blocks
+    // at its ends (a window's first sample is never older than that).
+    const std::uint64_t span = estimator->span_samples();
+    const std::size_t blocks = static_cast<std::size_t>(
+        std::min<std::uint64_t>(span / cfg.input_samples_per_block + 3, kMaxClockBlocks));
+    return std::unique_ptr<FftShard>(new FftShard(std::move(*estimator), static_cast<core::Dtype>(cfg.input_dtype),
+                                                  SampleClock(blocks, cfg.input_rate_hz),
+                                                  static_cast<double>(span) / cfg.input_rate_hz));
   }
 
   int process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
-    int status = 0;
-    estimator_.process(dtype_, in.samples, in.count, [&](std::span<const float> spectrum) noexcept {
-      std::uint32_t capacity = 0;
-      void* block = host.claim(host.self, 0, &capacity);
-      if (block == nullptr) return;  // dropped at the source: the arena counts it
-      if (capacity < spectrum.size()) {
-        status = -1;  // the host gave less than the declared block: a contract breach, counted
-        return;
-      }
-      std::memcpy(block, spectrum.data(), spectrum.size_bytes());
-      host.publish(host.self, 0, static_cast<std::uint32_t>(spectrum.size()), in.realtime_ns, 0);
-    });
-    return status;
+    status_ = 0;
+    if (!meta_written_) write_meta(host);
+    if (in.count == 0) return 0;
+    // A gap (the host flags every kind): what came before is a partial spectrum of its own, and
+    // the next window starts with this block.
+    if ((in.flags & WEIR_SHARD_AFTER_GAP) != 0) flush_now(host);
+    if (clock_.empty()) origin_ = in.first_sample;
+    clock_.add(in);
+    estimator_.process(dtype_, in.samples, in.count,
+                       [&](std::span<const float> spectrum, const SpectrumSpan& span) noexcept {
+                         publish(host, spectrum, span);
+                       });
+    return status_;
+  }
+
+  /// At stop: the partial spectrum up to the last input sample.
+  int flush(const weir_shard_host& host) noexcept {
+    status_ = 0;
+    if (!meta_written_) write_meta(host);
+    flush_now(host);
+    return status_;
   }
 
  private:
-  FftShard(SpectrumEstimator estimator, core::Dtype dtype) : estimator_(std::move(estimator)), dtype_(dtype) {}
+  static constexpr std::uint64_t kMaxClockBlocks = 1U << 16;  // beyond: older stamps are extrapolated
+  static constexpr std::uint32_t kSpectrum = 0, kWindowS = 1, kWindowUnits = 2, kDropped = 3;  // outputs
+
+  FftShard(SpectrumEstimator estimator, core::Dtype dtype, SampleClock clock, double window_s)
+      : estimator_(std::move(estimator)), dtype_(dtype), clock_(std::move(clock)), window_s_(window_s) {}
+
+  void publish(const weir_shard_host& host, std::span<const float> spectrum, const SpectrumSpan& span) noexcept {
+    std::uint32_t capacity = 0;
+    void* block = host.claim(host.self, kSpectrum, &capacity);
+    if (block == nullptr) return;  // dropped at the source: the arena counts it
+    if (capacity < spectrum.size()) {
+      status_ = -1;  // the host gave less than the declared block: a contract breach, counted
+      return;
+    }
+    std::memcpy(block, spectrum.data(), spectrum.size_bytes());
+    host.publish(host.self, kSpectrum, static_cast<std::uint32_t>(spectrum.size()), clock_.realtime_of(origin_ + span.first),
+                 span.partial ? WEIR_SHARD_PARTIAL : 0U);
+  }
+
+  void flush_now(const weir_shard_host& host) noexcept {
+    const std::uint64_t dropped = estimator_.dropped_samples();
+    estimator_.flush([&](std::span<const float> spectrum, const SpectrumSpan& span) noexcept {
+      publish(host, spectrum, span);
+    });
+    clock_.clear();
+    if (estimator_.dropped_samples() != dropped) {
+      unsigned char word[8];
+      const std::uint64_t value = estimator_.dropped_samples();
+      for (std::size_t b = 0; b < sizeof word; ++b) word[b] = static_cast<unsigned char>((value >> (8 * b)) & 0xFFU);
+      if (host.set_key(host.self, kDropped, word, sizeof word) != 0) status_ = -1;
+    }
+  }
+
+  void write_meta(const weir_shard_host& host) noexcept {
+    const unsigned char zero[8] = {};
+    meta_written_ = host.set_key(host.self, kWindowS, &window_s_, sizeof window_s_) == 0 &&
+                    host.set_key(host.self, kWindowUnits, "s", 1) == 0 &&
+                    host.set_key(host.self, kDropped, zero, sizeof zero) == 0;
+  }
 
   SpectrumEstimator estimator_;
   core::Dtype dtype_;
+  SampleClock clock_;
+  double window_s_;               // a full spectrum's span, s
+  std::uint64_t origin_ = 0;      // stream index of the estimator's sample offset 0
+  bool meta_written_ = false;     // window_s and its units: written until one write succeeds
+  int status_ = 0;
 };
 
 }  // namespace

@@ -213,6 +213,13 @@ class FilterShard {
     return plan_.decimator->inputs_until_output() + (outputs - 1) * plan_.decimator->factor();
   }
 
+  void reset_state() noexcept {
+    if (plan_.fir) plan_.fir->reset();
+    if (plan_.biquad) plan_.biquad->reset();
+    if (plan_.dc) plan_.dc->reset();
+    if (plan_.decimator) plan_.decimator->reset();
+  }
+
   void run_stage(std::span<float> samples) noexcept {
     switch (plan_.stage) {
       case Stage::none: break;
@@ -230,6 +237,9 @@ class FilterShard {
 };
 
 int FilterShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {
+  // Each output block keeps its input block's time. After an input gap the filter starts from rest,
+  // so no output sample mixes input from both sides of the gap.
+  if ((in.flags & WEIR_SHARD_AFTER_GAP) != 0) reset_state();
   float* block = nullptr;  // the claimed output block, or discard_
   bool claimed = false;
   std::size_t capacity = 0;

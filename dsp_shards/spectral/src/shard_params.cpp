@@ -80,4 +80,20 @@ core::Result<void> declare_channel(weir_shard_config& cfg, const std::string& na
   return {};
 }
 
+core::Result<std::uint32_t> declare_key(weir_shard_config& cfg, const std::string& name, std::uint32_t key_type,
+                                        std::uint64_t max_bytes) {
+  weir_shard_output out{};
+  if (name.empty() || name.size() >= sizeof(out.name))
+    return core::fail(core::Errc::invalid_argument,
+                      "output name '" + name + "' must be 1 .. " + std::to_string(sizeof(out.name) - 1) + " bytes");
+  if (cfg.output_count >= WEIR_SHARD_MAX_OUTPUTS)
+    return core::fail(core::Errc::invalid_argument, "more than " + std::to_string(WEIR_SHARD_MAX_OUTPUTS) + " outputs");
+  std::memcpy(out.name, name.c_str(), name.size() + 1);
+  out.kind = WEIR_OUTPUT_KEY;
+  out.key_type = key_type;
+  out.max_bytes = max_bytes;
+  cfg.outputs[cfg.output_count] = out;
+  return cfg.output_count++;
+}
+
 }  // namespace weir::dsp::detail

@@ -29,4 +29,9 @@ namespace weir::dsp::detail {
 [[nodiscard]] core::Result<void> declare_channel(weir_shard_config& cfg, const std::string& name, double rate_hz,
                                                  std::uint32_t samples_per_block, const std::string& units);
 
+/// Declares key output `name` after the outputs declared so far; returns its index. Fails when the
+/// name does not fit or the table is full.
+[[nodiscard]] core::Result<std::uint32_t> declare_key(weir_shard_config& cfg, const std::string& name,
+                                                      std::uint32_t key_type, std::uint64_t max_bytes);
+
 }  // namespace weir::dsp::detail

@@ -78,6 +78,7 @@ SpectrumEstimator::SpectrumEstimator(const SpectrumConfig& config, RealFft fft)
       fft_(std::move(fft)),
       window_(make_window(config.window, config.size, WindowSymmetry::periodic)),
       frame_(config.size),
+      tail_(config.size),
       average_(config.size / 2 + 1),
       out_(config.size / 2 + 1),
       gains_(window_gains(window_)) {
@@ -88,6 +89,12 @@ SpectrumEstimator::SpectrumEstimator(const SpectrumConfig& config, RealFft fft)
   power_scale_ = 2 / (scaled_gain * scaled_gain);
   if (config.output == SpectrumOutput::psd) density_ = n / (gains_.enbw_bins * config.sample_rate_hz);
   if (config.averaging == Averaging::none) config_.averages = 1;
+  dropped_.resize(hop_);
+}
+
+std::uint64_t SpectrumEstimator::span_samples() const noexcept {
+  const std::uint64_t n = config_.size;
+  return config_.averaging == Averaging::linear ? (config_.averages - 1ULL) * hop_ + n : n;
 }
 
 double SpectrumEstimator::bin_hz(std::size_t k) const noexcept {
@@ -102,49 +109,92 @@ double SpectrumEstimator::spectra_per_second() const noexcept {
 void SpectrumEstimator::reset() noexcept {
   fill_ = 0;
   in_average_ = 0;
+  fed_ = 0;
+  frame_start_ = 0;
+  window_first_ = 0;
+  window_end_ = 0;
+  since_reset_ = 0;
   std::fill(average_.begin(), average_.end(), 0.0);
+}
+
+void SpectrumEstimator::emit(Sink sink, void* context, bool partial) noexcept {
+  const SpectrumSpan span{window_first_, window_end_,
+                          config_.averaging == Averaging::exponential ? 1U : in_average_, partial};
+  scale_output();
+  sink(context, out_, span);
+  ++spectra_;
 }
 
 std::uint32_t SpectrumEstimator::feed(core::Dtype dtype, const void* block, std::size_t count, Sink sink,
                                       void* context) noexcept {
   const std::size_t n = frame_.size();
+  const std::size_t keep = n - hop_;  // the overlap: the next frame's first samples
+  const std::uint64_t base = fed_;
   std::uint32_t emitted = 0;
   std::size_t done = 0;
   while (done < count) {
     if (fill_ == 0 && dtype == core::Dtype::f32 && count - done >= n) {
       // A whole frame lies in the block: window it straight from there, no staging copy.
       const float* src = static_cast<const float*>(block) + done;
-      if (transform_frame(src)) {
-        scale_output();
-        sink(context, out_);
+      const std::uint64_t start = base + done;
+      if (transform_frame(src, start)) {
+        emit(sink, context, false);
         ++emitted;
-        ++spectra_;
       }
-      const std::size_t keep = n - hop_;
+      std::memcpy(dropped_.data(), src, hop_ * sizeof(float));
       std::memcpy(frame_.data(), src + hop_, keep * sizeof(float));
+      frame_start_ = start + hop_;
       fill_ = keep;
       done += n;
       continue;
     }
+    if (fill_ == 0) frame_start_ = base + done;
     const std::size_t take = std::min(count - done, n - fill_);
     to_float(dtype, block, done, std::span<float>(frame_.data() + fill_, take));
     fill_ += take;
     done += take;
     if (fill_ < n) break;
-    if (transform_frame(frame_.data())) {
-      scale_output();
-      sink(context, out_);
+    if (transform_frame(frame_.data(), frame_start_)) {
+      emit(sink, context, false);
       ++emitted;
-      ++spectra_;
     }
-    const std::size_t keep = n - hop_;  // the overlap: the next frame's first samples
+    std::memcpy(dropped_.data(), frame_.data(), hop_ * sizeof(float));
     std::memmove(frame_.data(), frame_.data() + hop_, keep * sizeof(float));
+    frame_start_ += hop_;
     fill_ = keep;
   }
+  fed_ = base + count;
   return emitted;
 }
 
-bool SpectrumEstimator::transform_frame(const float* frame) noexcept {
+std::uint32_t SpectrumEstimator::flush_partial(Sink sink, void* context) noexcept {
+  const std::size_t n = frame_.size();
+  const std::size_t keep = n - hop_;
+  std::uint32_t emitted = 0;
+  if (since_reset_ == 0) {
+    dropped_samples_ += fill_;  // fewer than N samples since the reset: no frame to make
+  } else {
+    // After a frame fill_ >= keep; samples beyond the overlap are in no frame yet.
+    const bool tail = fill_ > keep;
+    if (tail) {  // the last N samples: the end of the dropped hop, then what is buffered
+      const std::size_t before = n - fill_;  // < hop
+      std::memcpy(tail_.data(), dropped_.data() + (hop_ - before), before * sizeof(float));
+      std::memcpy(tail_.data() + before, frame_.data(), fill_ * sizeof(float));
+      (void)transform_frame(tail_.data(), frame_start_ - before);
+    }
+    if (config_.averaging == Averaging::exponential ? tail : in_average_ > 0) {
+      emit(sink, context, true);
+      emitted = 1;
+    }
+  }
+  reset();
+  return emitted;
+}
+
+bool SpectrumEstimator::transform_frame(const float* frame, std::uint64_t start) noexcept {
+  if (config_.averaging != Averaging::linear || in_average_ == 0) window_first_ = start;
+  window_end_ = start + frame_.size();
+  if (since_reset_ < ~0U) ++since_reset_;
   const std::span<float> in = fft_.input();
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = frame[i] * window_[i];
   fft_.execute();

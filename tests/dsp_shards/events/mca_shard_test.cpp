@@ -1,14 +1,18 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "weir/shard_fake_host.hpp"
 #include "weir/acq/signal_generator.hpp"
+#include "weir/core/event_record.hpp"
 #include "weir/dsp/event_shards.hpp"
 
 using namespace weir::shard_test;
@@ -45,7 +49,7 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   ShardConfig b("adc0", WEIR_DTYPE_I16, 4096, 1e6, "V", {{"bins", "512"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 8);
+  REQUIRE(b.config().output_count == 14);
   const auto& spectrum = b.config().outputs[output_index(b.config(), "adc0.spectrum")];
   CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
   CHECK(spectrum.key_type == WEIR_KEY_ARRAY);
@@ -70,6 +74,83 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   CHECK(output_index(b.config(), "adc0.spectrum_axis_units") == 6);
   CHECK(output_index(b.config(), "adc0.out_of_range") == 7);
   CHECK(b.config().outputs[7].max_bytes == 8);
+  // Then the accumulation's stamp, span (and its units) and partial flag.
+  CHECK(output_index(b.config(), "adc0.spectrum.start_ns") == 8);
+  CHECK(b.config().outputs[8].key_type == WEIR_KEY_U64);
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.window_s")].key_type == WEIR_KEY_F64);
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.window_s_units")].key_type == WEIR_KEY_TEXT);
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.spectrum.partial")].key_type == WEIR_KEY_U64);
+  // The event channel: frames of 4 f64 fields along the axis "event", and its dropped counter.
+  const auto& events = b.config().outputs[output_index(b.config(), "adc0.pulses")];
+  CHECK(events.kind == WEIR_OUTPUT_CHANNEL);
+  CHECK(events.dtype == WEIR_DTYPE_F64);
+  CHECK(events.frame_elements == 4);
+  CHECK(events.samples_per_block == 256 * 4);
+  CHECK(std::string(events.axis.name) == "event");
+  CHECK(std::string(events.units) == "V");
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.pulses_dropped")].key_type == WEIR_KEY_U64);
+  api->stop(shard);
+}
+
+TEST_CASE("the mca shard publishes every pulse it counts as an event, a block per input block, at its trigger "
+          "time, with the height the spectrum binned" *
+          doctest::timeout(30)) {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 4096;
+  const double rate = 1e6;
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
+                {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"}, {"bins", "1024"},
+                 {"range", "1.5"}, {"threshold", "0.05"}, {"publish", "0"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.config(), name)); };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+  auto generator = pulses(rate, block, 11);
+  REQUIRE(generator);
+  std::vector<float> samples(block);
+  const std::uint64_t blocks = 120;
+  const std::uint64_t t0 = 1'700'000'000'000'000'000ULL;
+  for (std::uint64_t n = 0; n < blocks; ++n) {
+    generator->fill(std::span<float>(samples));
+    const weir_shard_block in{samples.data(), block, 0, n, t0 + n * block * 1000, 0, n * block};  // 1 us a sample
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  }
+  std::uint64_t event_blocks = 0, accepted = 0, piled = 0, out = 0, last_ns = 0;
+  std::vector<std::uint32_t> bins(1024);
+  for (const FakeHost::Published& p : fake.published) {
+    if (p.output != index("adc0.pulses")) continue;
+    CHECK(p.realtime_ns == t0 + event_blocks * block * 1000);  // stamped with its input block
+    ++event_blocks;
+    const std::vector<double> fields = p.as_f64();
+    REQUIRE(fields.size() % 4 == 0);
+    for (std::size_t e = 0; e < fields.size(); e += 4) {
+      const double offset = fields[e], height = fields[e + 1];
+      const auto flags = static_cast<std::uint32_t>(fields[e + 3]);
+      CHECK(offset == std::round(offset));  // whole ns: the trigger sample's time
+      const auto at = static_cast<std::uint64_t>(static_cast<double>(p.realtime_ns) + offset);
+      CHECK(at >= last_ns);
+      last_ns = at;
+      CHECK(fields[e + 2] == 0);
+      if ((flags & weir::core::kEventFlagPileup) != 0) {
+        ++piled;
+        continue;
+      }
+      ++accepted;
+      if ((flags & weir::core::kEventFlagOutOfRange) != 0) {
+        ++out;
+        continue;
+      }
+      ++bins[std::min<std::size_t>(1023, static_cast<std::size_t>(height * (1024 / 1.5)))];
+    }
+  }
+  CHECK(event_blocks == blocks);
+  CHECK(accepted == fake.u64(index("adc0.counts")));
+  CHECK(piled == fake.u64(index("adc0.pileups")));
+  CHECK(out == fake.u64(index("adc0.out_of_range")));
+  CHECK(accepted > 200);
+  CHECK(bins == spectrum_of(fake, index("adc0.spectrum")));
+  CHECK(fake.misuse == 0);
   api->stop(shard);
 }
 
@@ -296,6 +377,69 @@ TEST_CASE("the mca energy calibration makes the axis keV at each bin centre, and
   refused({{"energy", "0,-5"}}, {"energy", "must rise", "a1 > 0"});
   refused({{"energy", "0,100,-50"}, {"range", "1.5"}}, {"energy", "must rise over the heights 0 to range (1.5)"});
   refused({{"energy", "0,1000"}, {"units", "V"}}, {"units", "'V'", "keV"});
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("dsp.events.mca_shard.stamps") {
+
+TEST_CASE("an input gap closes the mca's accumulation as partial and a new one starts, stamped, after it" *
+          doctest::timeout(30)) {
+  const weir_shard_api* api = weir_builtin_mca(WEIR_SHARD_ABI_VERSION);
+  REQUIRE((api->flush != nullptr));
+  const std::uint32_t block = 4096;
+  const double rate = 1e6;
+  ShardConfig b("adc0", WEIR_DTYPE_F32, block, rate, "V",
+                {{"rise", "10e-6"}, {"flat", "3e-6"}, {"tau", "50e-6"}, {"fast_rise", "1e-6"}, {"bins", "1024"},
+                 {"range", "1.5"}, {"threshold", "0.05"}, {"publish", "0.2"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const char* name) { return static_cast<std::uint32_t>(output_index(b.config(), name)); };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+  const auto stamp = [](std::uint64_t n) { return 7'000'000'000ULL + n * 4'096'000 + n % 7; };
+  const auto feed = [&](std::span<const float> x, std::uint64_t n, std::uint64_t t, std::uint32_t flags) {
+    const weir_shard_block in{x.data(), block, flags, n, t, t, n * block};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+  };
+  const auto spectrum_sum = [&] {
+    const auto bins = spectrum_of(fake, index("adc0.spectrum"));
+    return std::accumulate(bins.begin(), bins.end(), std::uint64_t{0});
+  };
+
+  // Before the gap: detector pulses.
+  auto generator = pulses(rate, block, 11);
+  REQUIRE(generator);
+  std::vector<float> samples(block);
+  for (std::uint64_t n = 0; n < 60; ++n) {
+    generator->fill(std::span<float>(samples));
+    feed(samples, n, stamp(n), 0);
+  }
+  CHECK(fake.u64(index("adc0.spectrum.partial")) == 0);
+  // Then 3 blocks lost (the writer's gap: the sample index continues) and a quiet input: the block
+  // after the gap first closes the accumulation, all of it from before the gap.
+  const std::vector<float> quiet(block, 0.0F);
+  feed(quiet, 60, stamp(63), WEIR_SHARD_AFTER_GAP);
+  CHECK(fake.u64(index("adc0.spectrum.partial")) == 1);
+  const std::uint64_t before = fake.u64(index("adc0.counts"));
+  CHECK(before > 100);
+  CHECK(spectrum_sum() + fake.u64(index("adc0.out_of_range")) == before);
+  CHECK(fake.u64(index("adc0.spectrum.start_ns")) == stamp(0));
+  CHECK(fake.f64(index("adc0.spectrum.window_s")) == doctest::Approx(60.0 * block / rate));
+  // After it: a fresh accumulation, published a full interval later, with no pulse from before.
+  for (std::uint64_t n = 61; n < 120; ++n) feed(quiet, n, stamp(n + 3), 0);
+  CHECK(fake.u64(index("adc0.spectrum.partial")) == 0);
+  CHECK(fake.u64(index("adc0.counts")) == 0);
+  CHECK(spectrum_sum() == 0);
+  CHECK(fake.u64(index("adc0.spectrum.start_ns")) == stamp(63));
+  // At stop: the whole accumulation since the gap, closed as partial.
+  REQUIRE(api->flush(shard, &host) == 0);
+  CHECK(fake.u64(index("adc0.spectrum.partial")) == 1);
+  CHECK(fake.f64(index("adc0.spectrum.window_s")) == doctest::Approx(60.0 * block / rate));
+  CHECK(fake.u64(index("adc0.spectrum.start_ns")) == stamp(63));
+  CHECK(fake.last_key(index("adc0.spectrum.window_s_units")) == "s");
+  CHECK(fake.misuse == 0);
+  api->stop(shard);
 }
 
 }  // TEST_SUITE

@@ -49,7 +49,18 @@ TEST_CASE("the stats shard declares one f64 key per statistic, per block and ove
   ShardConfig b("adc0", WEIR_DTYPE_F32, 256, 1e6, "V", {{"window", "1024"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 12);
+  // 12 statistics, the per-block stamp, and the window's stamp, partial flag, length and its units.
+  REQUIRE(b.config().output_count == 17);
+  const auto key_type = [&b](const std::string& name) {
+    const int i = output_index(b.config(), name);
+    REQUIRE_MESSAGE(i >= 0, name);
+    return b.config().outputs[i].key_type;
+  };
+  CHECK(key_type("adc0.block_start_ns") == WEIR_KEY_U64);
+  CHECK(key_type("adc0.window.start_ns") == WEIR_KEY_U64);
+  CHECK(key_type("adc0.window.partial") == WEIR_KEY_U64);
+  CHECK(key_type("adc0.window.window_s") == WEIR_KEY_F64);
+  CHECK(key_type("adc0.window.window_s_units") == WEIR_KEY_TEXT);
   for (const char* s : kStats) {
     for (const std::string prefix : {"adc0.", "adc0.window."}) {
       const int i = output_index(b.config(), prefix + s);
@@ -122,7 +133,7 @@ TEST_CASE("a stats shard with some outputs and no per-block keys writes only tho
   ShardConfig b("adc0", WEIR_DTYPE_F64, 4, 10.0, "V", {{"window", "8"}, {"outputs", "min,max"}, {"block", "false"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 2);
+  REQUIRE(b.config().output_count == 6);  // and the window's stamp, partial flag, length and units
   CHECK(std::string(b.config().outputs[0].name) == "adc0.window.min");
   CHECK(std::string(b.config().outputs[1].name) == "adc0.window.max");
   FakeHost fake(b.config());
@@ -192,6 +203,52 @@ TEST_CASE("f32 blocks read in place and f32 blocks at an odd address give the sa
   }
   CHECK(got[0][3] == got[1][3]);  // min and max are exact on both paths
   CHECK(got[0][4] == got[1][4]);
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("dsp.events.stats_shard.stamps") {
+
+TEST_CASE("window stats are stamped with their first sample and never span an input gap") {
+  // Level 1 before a gap the writer published (the sample index continues: the host flags the
+  // block after it), level 5 after; a window of 3 blocks, every value checked as it is written.
+  const weir_shard_api* api = weir_builtin_stats(WEIR_SHARD_ABI_VERSION);
+  const std::uint32_t block = 4;
+  const double rate = 1000;  // 4 ms blocks
+  ShardConfig b("adc0", WEIR_DTYPE_F64, block, rate, "V", {{"window", "12"}, {"outputs", "mean,min,max"}});
+  auto [shard, error] = configure(*api, b.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  const auto index = [&b](const std::string& name) {
+    const int i = output_index(b.config(), name);
+    REQUIRE_MESSAGE(i >= 0, name);
+    return static_cast<std::uint32_t>(i);
+  };
+  FakeHost fake(b.config());
+  const weir_shard_host host = fake.table();
+  const auto stamp = [](std::uint64_t n) { return 5'000'000'000ULL + n * 4'000'000 + n * 17; };  // irregular
+  for (std::uint64_t n = 0; n < 10; ++n) {
+    CAPTURE(n);
+    const bool after = n >= 5;
+    const std::vector<double> x(block, after ? 5.0 : 1.0);
+    const std::uint32_t flags = n == 5 ? WEIR_SHARD_AFTER_GAP : 0U;
+    const std::uint64_t t = stamp(after ? n + 3 : n);  // three blocks' time went missing
+    const weir_shard_block in{x.data(), block, flags, n, t, t, n * block};
+    REQUIRE(api->process(shard, &in, &host) == 0);
+    const double want = after ? 5.0 : 1.0;
+    CHECK(fake.f64(index("adc0.window.mean")) == want);  // never a mix of 1 and 5
+    CHECK(fake.f64(index("adc0.window.min")) == want);
+    CHECK(fake.f64(index("adc0.window.max")) == want);
+    CHECK(fake.u64(index("adc0.block_start_ns")) == t);
+    // The window starts at the oldest block it holds: up to 2 blocks back, never before the gap.
+    const std::uint64_t run_start = after ? 5 : 0;
+    const std::uint64_t first = std::max(run_start, n < 2 ? 0 : n - 2);
+    CHECK(fake.u64(index("adc0.window.start_ns")) == stamp(after ? first + 3 : first));
+    CHECK(fake.u64(index("adc0.window.partial")) == (n - run_start < 2 ? 1U : 0U));
+  }
+  CHECK(fake.f64(index("adc0.window.window_s")) == doctest::Approx(0.012));
+  CHECK(fake.last_key(index("adc0.window.window_s_units")) == "s");
+  CHECK(fake.misuse == 0);
+  api->stop(shard);
 }
 
 }  // TEST_SUITE

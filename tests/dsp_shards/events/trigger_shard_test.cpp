@@ -20,7 +20,7 @@ TEST_CASE("the trigger shard declares an f32 events channel of pre + post sample
   ShardConfig b("adc0", WEIR_DTYPE_U16, 1024, 250e3, "V", {{"pre", "30"}, {"post", "70"}, {"level", "1000"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 2);
+  REQUIRE(b.config().output_count == 4);
   const auto& events = b.config().outputs[output_index(b.config(), "adc0.events")];
   CHECK(events.kind == WEIR_OUTPUT_CHANNEL);
   CHECK(events.dtype == WEIR_DTYPE_F32);
@@ -36,6 +36,14 @@ TEST_CASE("the trigger shard declares an f32 events channel of pre + post sample
   CHECK(triggers.kind == WEIR_OUTPUT_KEY);
   CHECK(triggers.key_type == WEIR_KEY_U64);
   CHECK(triggers.max_bytes == 8);
+  // Each capture is also a pulse on the event channel adc0.pulses: 4 f64 fields a pulse.
+  const auto& pulses = b.config().outputs[output_index(b.config(), "adc0.pulses")];
+  CHECK(pulses.dtype == WEIR_DTYPE_F64);
+  CHECK(pulses.frame_elements == 4);
+  CHECK(pulses.samples_per_block == 64 * 4);
+  CHECK(std::string(pulses.axis.name) == "event");
+  CHECK(std::string(pulses.units) == "V");
+  CHECK(b.config().outputs[output_index(b.config(), "adc0.pulses_dropped")].key_type == WEIR_KEY_U64);
   api->stop(shard);
 }
 
@@ -81,9 +89,29 @@ TEST_CASE("the trigger shard publishes each capture as one block dated at its tr
     const weir_shard_block in{x.data() + first, block, 0, n, t0 + first * 500, 0, first};
     REQUIRE(api->process(shard, &in, &host) == 0);
   }
-  REQUIRE(fake.published.size() == starts.size());
+  const auto pulses = static_cast<std::uint32_t>(output_index(b.config(), "adc0.pulses"));
+  std::vector<FakeHost::Published> captures, pulse_blocks;
+  for (const auto& p : fake.published) {
+    REQUIRE((p.output == events || p.output == pulses));
+    (p.output == events ? captures : pulse_blocks).push_back(p);
+  }
+  // A pulse block per input block, each holding the pulses finished in it, at their trigger times.
+  REQUIRE(pulse_blocks.size() == x.size() / block);
+  std::vector<std::uint64_t> pulse_ns;
+  for (std::size_t n = 0; n < pulse_blocks.size(); ++n) {
+    CHECK(pulse_blocks[n].realtime_ns == t0 + n * block * 500);
+    const std::vector<double> fields = pulse_blocks[n].as_f64();
+    for (std::size_t e = 0; e + 4 <= fields.size(); e += 4) {
+      pulse_ns.push_back(static_cast<std::uint64_t>(static_cast<double>(pulse_blocks[n].realtime_ns) + fields[e]));
+      CHECK(fields[e + 1] == 50000);  // the highest sample from the trigger on
+      CHECK(fields[e + 3] == 0);
+    }
+  }
+  REQUIRE(pulse_ns.size() == starts.size());
+  for (std::size_t c = 0; c < starts.size(); ++c) CHECK(pulse_ns[c] == t0 + starts[c] * 500);
+  REQUIRE(captures.size() == starts.size());
   for (std::size_t c = 0; c < starts.size(); ++c) {
-    const auto& out = fake.published[c];
+    const auto& out = captures[c];
     CHECK(out.output == events);
     CHECK(out.realtime_ns == t0 + starts[c] * 500);
     REQUIRE(out.samples.size() == pre + post);
@@ -97,8 +125,9 @@ TEST_CASE("the trigger shard publishes each capture as one block dated at its tr
     std::vector<std::uint16_t> more(block, 32768);
     for (std::size_t i = 100; i < 120; ++i) more[i] = 50000;
     const weir_shard_block in{more.data(), block, 0, 8, 0, 0, 2048};
+    const std::size_t before = fake.published.size();
     REQUIRE(api->process(shard, &in, &host) == 0);
-    CHECK(fake.published.size() == starts.size());
+    CHECK(fake.published.size() == before);  // neither the capture nor the pulses block
     CHECK(fake.u64(triggers) == starts.size() + 1);
   }
   api->stop(shard);
@@ -126,7 +155,8 @@ TEST_CASE("the trigger's capture frames put the trigger sample at time 0 of thei
   const weir_shard_host host = fake.table();
   const weir_shard_block in{samples.data(), block, 0, 0, 0, 0, 0};
   REQUIRE(api->process(shard, &in, &host) == 0);
-  REQUIRE(fake.published.size() == 1);
+  REQUIRE(fake.published.size() == 2);  // the capture, then the input block's pulses
+  CHECK(fake.published[1].output == static_cast<std::uint32_t>(output_index(b.config(), "adc0.pulses")));
   const std::vector<float>& capture = fake.published[0].samples;
   REQUIRE(capture.size() == pre + post);
   // The element at axis value 0 (index -start / step = pre) is the trigger sample; the one before is not.

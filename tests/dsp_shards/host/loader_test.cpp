@@ -27,7 +27,7 @@ weir_shard* configure(weir_shard_config*, char*, size_t) { return nullptr; }
 int process(weir_shard*, const weir_shard_block*, const weir_shard_host*) { return 0; }
 void stop(weir_shard*) {}
 const weir_shard_api kGood = {WEIR_SHARD_ABI_VERSION, sizeof(weir_shard_api), "good", "", nullptr, 0,
-                              1U << WEIR_DTYPE_F32, &configure, &process, &stop};
+                              1U << WEIR_DTYPE_F32, &configure, &process, &stop, nullptr};
 
 }  // namespace
 
@@ -101,9 +101,29 @@ TEST_CASE("a shard built for ABI version 1 is refused with what changed and what
 TEST_CASE("a shard whose table has another size is refused, naming both sizes") {
   const std::string what = refusal(test_shard("size"));
   const std::string host = std::to_string(sizeof(weir_shard_api));
-  const std::string shard = std::to_string(sizeof(weir_shard_api) - 8);
+  const std::string shard = std::to_string(sizeof(weir_shard_api) + 8);
   CHECK(contains(what, "libweir_test_shard_size.so"));
   CHECK(contains(what, "its weir_shard_api is " + shard + " bytes, but this host's is " + host));
+}
+
+TEST_CASE("a first version 2 table, without flush, is accepted and its flush never read") {
+  struct Legacy {  // what a shard built before flush existed exports: the table ends at stop
+    weir_shard_api api;
+  };
+  Legacy legacy{kGood};
+  legacy.api.struct_size = WEIR_SHARD_API_V2_SIZE;
+  legacy.api.flush = [](weir_shard*, const weir_shard_host*) { return 0; };  // past its end: ignored
+  CHECK(check_api(&legacy.api, "shard 'old'"));
+  CHECK((shard_flush(legacy.api) == nullptr));
+  weir_shard_api current = kGood;
+  current.flush = legacy.api.flush;
+  CHECK(check_api(&current, "shard 'new'"));
+  CHECK((shard_flush(current) == current.flush));
+  weir_shard_api short_table = kGood;
+  short_table.struct_size = WEIR_SHARD_API_V2_SIZE - 8;
+  const auto refused = check_api(&short_table, "shard 'x'");
+  REQUIRE_FALSE(refused);
+  CHECK(contains(refused.error().what, "its weir_shard_api is 56 bytes, but this host's is 72"));
 }
 
 TEST_CASE("a table with a NULL function is refused") {

@@ -84,7 +84,9 @@ TEST_CASE("every ABI struct has the size and field offsets shards were built aga
   CHECK(offsetof(weir_shard_host, set_key) == 24);
   CHECK(offsetof(weir_shard_host, log) == 32);
 
-  CHECK(sizeof(weir_shard_api) == 64);
+  CHECK(sizeof(weir_shard_api) == 72);
+  CHECK(offsetof(weir_shard_api, flush) == 64);
+  CHECK(WEIR_SHARD_API_V2_SIZE == 64);
   CHECK(offsetof(weir_shard_api, struct_size) == 4);
   CHECK(offsetof(weir_shard_api, name) == 8);
   CHECK(offsetof(weir_shard_api, description) == 16);

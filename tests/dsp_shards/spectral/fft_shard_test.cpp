@@ -71,7 +71,13 @@ TEST_CASE("configure declares one f32 spectrum channel named, sized and scaled f
     auto& cfg = b.build();
     const auto result = weir::shard_test::configure(fft_api(), cfg);
     REQUIRE_MESSAGE(result.shard != nullptr, result.error);
-    REQUIRE(cfg.output_count == 1);
+    REQUIRE(cfg.output_count == 4);  // the spectra, then the window's length, its units, dropped samples
+    CHECK(std::string(cfg.outputs[1].name) == "adc0.psd.window_s");
+    CHECK(cfg.outputs[1].key_type == WEIR_KEY_F64);
+    CHECK(std::string(cfg.outputs[2].name) == "adc0.psd.window_s_units");
+    CHECK(cfg.outputs[2].key_type == WEIR_KEY_TEXT);
+    CHECK(std::string(cfg.outputs[3].name) == "adc0.psd.dropped_samples");
+    CHECK(cfg.outputs[3].key_type == WEIR_KEY_U64);
     const weir_shard_output& out = cfg.outputs[0];
     CHECK(std::string(out.name) == "adc0.psd");
     CHECK(out.kind == WEIR_OUTPUT_CHANNEL);
@@ -231,7 +237,8 @@ TEST_CASE("process turns i16 blocks of a sine into amplitude spectra with the ri
     in.samples = bytes.data();
     in.count = block;
     in.sequence = static_cast<std::uint64_t>(i);
-    in.realtime_ns = 1'000'000 + static_cast<std::uint64_t>(i);
+    in.realtime_ns = 1'000'000'000 + static_cast<std::uint64_t>(i) * 7'000'000;  // irregular: not 300 / fs
+    in.first_sample = static_cast<std::uint64_t>(i) * block;
     CHECK(fft_api().process(configured.shard, &in, &table) == 0);
   }
   fft_api().stop(configured.shard);
@@ -246,8 +253,12 @@ TEST_CASE("process turns i16 blocks of a sine into amplitude spectra with the ri
     const auto peak = static_cast<std::size_t>(std::max_element(s.begin(), s.end()) - s.begin());
     CHECK(peak == 64);
     CHECK(s[64] == doctest::Approx(1000).epsilon(1e-3));
-    const std::uint64_t last_sample = (j + 1) * 512 - 1;  // the sample that completed frame j
-    CHECK(host.published[j].realtime_ns == 1'000'000 + last_sample / block);
+    // Stamped with frame j's first sample: its block's time + its place in the block / fs.
+    const std::uint64_t first = j * 512;
+    const std::uint64_t stamp = 1'000'000'000 + first / block * 7'000'000 +
+                                static_cast<std::uint64_t>(std::llround(static_cast<double>(first % block) * 1e9 / kRate));
+    CHECK(host.published[j].realtime_ns == stamp);
+    CHECK(host.published[j].flags == 0);
   }
 }
 

@@ -33,6 +33,7 @@ struct CountingHost {
     host.publish = [](void* self, uint32_t, uint32_t, uint64_t, uint32_t) {
       ++static_cast<CountingHost*>(self)->published;
     };
+    host.set_key = [](void*, uint32_t, const void*, size_t) { return 0; };
     return host;
   }
 };
@@ -136,6 +137,11 @@ TEST_CASE("the fft and filter shards allocate nothing in process") {
     {
       const weir::test::AllocationProbe probe;
       for (int i = 0; i < 8; ++i) CHECK(kind.api->process(configured.shard, &in, &table) == 0);
+      // A gap (the partial result first, then afresh) and the flush at stop allocate nothing either.
+      weir_shard_block after_gap = in;
+      after_gap.flags = WEIR_SHARD_AFTER_GAP;
+      CHECK(kind.api->process(configured.shard, &after_gap, &table) == 0);
+      if (kind.api->flush != nullptr) CHECK(kind.api->flush(configured.shard, &table) == 0);
       CHECK(probe.count() == 0);
     }
     CHECK(host.published > 0);

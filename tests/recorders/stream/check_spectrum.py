@@ -11,8 +11,11 @@ check_spectrum.py DIR KEY BINS RANGE LINES... [--energy=A0,A1[,A2]]
   out_of_range stays under 2 % of counts (pile-up sums above RANGE);
 - /entry/KEY is an NXdata whose `counts` (units "counts") is the last logged spectrum and whose axis
   is the last logged KEY_axis, which is the mca's calibration: bin centres h = (i + 0.5) * RANGE / BINS
-  named `pulse_height` in the input's units (1.6) or, with --energy (the mca's `energy`), the energies
+  named `pulse_height` in the input's units (2.0) or, with --energy (the mca's `energy`), the energies
   A0 + A1 h + A2 h^2 named `energy` in keV;
+- every pulse the mca counted is one event of /entry/<x>.pulses_events (NXevent_data): as many
+  events as the last counts + pileups, as many flagged pile-up as pileups, out of range as
+  out_of_range, and the unflagged ones' heights histogram to the last spectrum exactly;
 - the spectrum's largest peaks are where the simulator's lines (LINES, heights after the
   trapezoid: the line times the shaper's 1.037, dsp_shards/events/README.md) fall, within a few bins.
 Exits non-zero with a message on the first failure."""
@@ -50,16 +53,26 @@ def main():
     base = key[: -len(".spectrum")]
     files = sorted(glob.glob(directory + "/**/*.h5", recursive=True))
     check(files, "no HDF5 file under " + directory)
-    spectra, sums, counts, out_of_range = [], [], [], []
+    spectra, sums, counts, out_of_range, pileups = [], [], [], [], []
+    heights, flags = [], []
     last = None
     for name in files:
         with h5py.File(name, "r") as f:
             check(text(f.attrs["weir_format"]) == "weir-recording 2.0", name + ": weir_format")
+            events = f["entry"].get(base + ".pulses_events")
+            if events is not None:
+                check(text(events.attrs["NX_class"]) == "NXevent_data", name + ": events NX_class")
+                n = len(events["event_time_offset"])
+                check(len(events["event_id"]) == n and len(events["pulse_height"]) == n, name + ": event lengths")
+                check(len(events["event_index"]) == len(events["event_time_zero"]), name + ": pulse lengths")
+                heights.append(events["pulse_height"][:])
+                flags.append(events["event_flags"][:])
             if "keys" not in f["entry"]:
                 continue  # opened before the shard made its keys: a later file logs them
             keys = f["entry/keys"]
             counts += list(keys[base + ".counts"]["value"][:])
             out_of_range += list(keys[base + ".out_of_range"]["value"][:])
+            pileups += list(keys[base + ".pileups"]["value"][:])
             if key not in keys or keys[key]["value"].ndim != 2:
                 continue  # the key was not an array yet when this file opened
             log = keys[key]
@@ -106,6 +119,15 @@ def main():
     check(last_out <= 0.02 * last_counts, "%d of %d counts out of range" % (last_out, last_counts))
     check(all(b >= a for a, b in zip(sums, sums[1:])), "the spectrum lost counts between changes")
     check(sums[-1] > 1000, "only %d counts" % sums[-1])
+    # The events: every pulse counted, flagged as the counters count it, binned as the spectrum.
+    check(heights, "no NXevent_data for " + base + ".pulses")
+    h, fl = np.concatenate(heights), np.concatenate(flags)
+    piled, oor = int(np.count_nonzero(fl & 1)), int(np.count_nonzero((fl & 2) & ~(fl & 1)))
+    check(len(h) == last_counts + int(pileups[-1]),
+          "%d events, but counts %d + pileups %d" % (len(h), last_counts, int(pileups[-1])))
+    check(piled == int(pileups[-1]) and oor == last_out, "events flagged %d pile-up, %d out of range" % (piled, oor))
+    binned = np.bincount(np.minimum((h[fl == 0] * (bins / full_range)).astype(np.int64), bins - 1), minlength=bins)
+    check(np.array_equal(binned, last.astype(np.int64)), "the events' heights do not histogram to the last spectrum")
     # The largest peaks, largest first: each taken out with its neighbourhood before the next.
     smooth = np.convolve(last.astype(np.float64), np.ones(3), mode="same")
     peaks = []
@@ -117,8 +139,8 @@ def main():
     for want in expected:
         near = min(peaks, key=lambda p: abs(p - want))
         check(abs(near - want) <= PEAK_TOLERANCE_BINS, "no peak near bin %.1f: peaks at %s" % (want, peaks))
-    print("spectrum ok: %d files, %d spectra, %d counts + %d out of range, peaks at %s (expected %s)"
-          % (len(files), len(sums), sums[-1], last_out, sorted(peaks), ["%.1f" % e for e in expected]))
+    print("spectrum ok: %d files, %d spectra, %d counts + %d out of range, %d events, peaks at %s (expected %s)"
+          % (len(files), len(sums), sums[-1], last_out, len(h), sorted(peaks), ["%.1f" % e for e in expected]))
 
 
 if __name__ == "__main__":

@@ -136,7 +136,10 @@ def main():
                   "frequency axis is not k*fs/N")
             check(g["frequency"].attrs["units"] == "Hz", "frequency units %r" % g["frequency"].attrs["units"])
             t = g["time"][()]
-            stamps = (g["block_realtime_ns"][()].astype(np.int64) - int(f.attrs["start_ns"])) / 1e9
+            # The axis's origin is the file's start, or the first block's stamp when that is earlier (a
+            # spectrum is stamped at its window's first sample, which may precede the file).
+            realtime = g["block_realtime_ns"][()].astype(np.int64)
+            stamps = (realtime - min(int(f.attrs["start_ns"]), int(realtime[0]))) / 1e9
             check(t.shape == (data.shape[0],) and np.allclose(t, stamps, rtol=0, atol=1e-9),
                   "time axis is not each spectrum's block stamp: %s" % t[:4])
             samples = g["block_samples"][()]

@@ -310,10 +310,13 @@ constexpr std::uint64_t block_writing_state(std::uint64_t seq) noexcept { return
 // the head: a reader lapped by the jump finds the run's start in the oldest block it can still read).
 // A data block's bit 0: its realtime_ns is the source's own clock (a timestamp the device sent, e.g.
 // a UDP packet's), not the host's time of writing or receiving it; recorders say which per channel.
-// Drivers use bits 1-30 of data blocks as they like.
+// A derived block's bit 1 (a shard output's): it summarises a window of input cut short, by an
+// input gap or by stop, not a full one (a partial spectrum); its realtime_ns is still the window's
+// first input sample. Drivers use bits 2-30 of data blocks as they like.
 inline constexpr std::uint32_t kBlockGapFlag = 1U << 31;
 inline constexpr std::uint32_t kBlockGapReasonMask = 0xFFU;
 inline constexpr std::uint32_t kBlockSourceTimeFlag = 1U << 0;
+inline constexpr std::uint32_t kBlockPartialFlag = 1U << 1;
 
 // One min/max pyramid entry: both float32s in one word, stored whole by the writer once the entry's
 // samples are in (pack_range / unpack_range). Entry e of a level lives in slot e mod pyramid_entries;

@@ -1,5 +1,5 @@
 // Broken shard objects, one per defect, each built from this file with one WEIR_TEST_BAD value:
-//   1 wrong abi_version   2 wrong struct_size   3 NULL table   4 NULL process   5 no entry symbol
+//   1 wrong abi_version   2 struct_size larger than the host's   3 NULL table   4 NULL process   5 no entry symbol
 //   6 built for ABI version 1 (before frame shapes and array keys), whatever the host asks for
 // The host must refuse every one of them with a message naming the .so and the defect.
 #include <cstdint>
@@ -14,11 +14,11 @@ void stop(weir_shard*) {}
 
 constexpr std::uint32_t kAbiVersion = WEIR_TEST_BAD == 1 ? 99U : WEIR_TEST_BAD == 6 ? 1U : WEIR_SHARD_ABI_VERSION;
 constexpr std::uint32_t kStructSize =
-    WEIR_TEST_BAD == 2 ? static_cast<std::uint32_t>(sizeof(weir_shard_api)) - 8U : sizeof(weir_shard_api);
+    WEIR_TEST_BAD == 2 ? static_cast<std::uint32_t>(sizeof(weir_shard_api)) + 8U : sizeof(weir_shard_api);
 
 const weir_shard_api kApi = {
     kAbiVersion, kStructSize, "bad", "a deliberately broken shard", nullptr, 0, 1U << WEIR_DTYPE_F32, &configure,
-    WEIR_TEST_BAD == 4 ? nullptr : &process, &stop,
+    WEIR_TEST_BAD == 4 ? nullptr : &process, &stop, nullptr,
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 //     static core::Result<std::unique_ptr<GainShard>> configure(weir_shard_config& cfg);
 //     // Hot path: in and host are never null; samples is non-null when count > 0.
 //     int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;
+//     // Optional: at stop, publish what is accumulated, marked partial (the table's flush).
+//     int flush(const weir_shard_host& host) noexcept;
 //   };
 //   extern "C" const weir_shard_api* weir_builtin_gain(uint32_t v) { return weir::dsp::shard_entry<GainShard>(v); }
 //
@@ -89,6 +91,22 @@ class ShardAdapter {
     return reinterpret_cast<S*>(handle)->process(*in, *host);
   }
 
+  /// flush for the C ABI (only for a class with flush); -1 for a null shard or host. Thread: the
+  /// processing thread, once, before stop.
+  static int flush(weir_shard* handle, const weir_shard_host* host) noexcept {
+    if (handle == nullptr || host == nullptr) return -1;
+    return reinterpret_cast<S*>(handle)->flush(*host);
+  }
+
+  static constexpr bool kHasFlush = requires(S& shard, const weir_shard_host& host) {
+    { shard.flush(host) } noexcept -> std::same_as<int>;
+  };
+  using FlushFn = int (*)(weir_shard*, const weir_shard_host*);
+  static constexpr FlushFn flush_entry() noexcept {
+    if constexpr (kHasFlush) return &flush;
+    return nullptr;
+  }
+
   /// stop for the C ABI: destroys what configure made. Thread: control.
   static void stop(weir_shard* handle) noexcept { delete reinterpret_cast<S*>(handle); }
 
@@ -103,6 +121,7 @@ class ShardAdapter {
       &configure,
       &process,
       &stop,
+      flush_entry(),
   };
 };
 

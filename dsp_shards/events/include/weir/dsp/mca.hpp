@@ -62,6 +62,11 @@ class Mca {
   /// samples is dead while they settle. Hot path: no allocation. Thread: one DSP thread.
   void process(std::span<const double> x, std::uint64_t first_index) noexcept;
 
+  /// Starts a new accumulation: the histogram, counters and baseline are zeroed (a pulse being
+  /// measured is dropped), and the next process call starts the filters afresh whatever its
+  /// first_index. Hot path: no allocation.
+  void reset() noexcept;
+
   /// Counts per bin; bin i holds heights in [i, i + 1) * range / bins. Saturates at 2^32 - 1.
   [[nodiscard]] std::span<const std::uint32_t> spectrum() const noexcept { return spectrum_; }
   /// Counters, with dead time up to the last processed sample. Thread: the DSP thread.

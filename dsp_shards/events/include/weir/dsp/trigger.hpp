@@ -84,6 +84,10 @@ class Trigger {
   /// handed to `sink`. Hot path: no allocation. Thread: one DSP thread.
   void process(std::span<const double> x, std::uint64_t first_index, StreamTime time, CaptureSink sink) noexcept;
 
+  /// Input went missing before the next process call even though its first_index continues (a
+  /// gap the writer published carries no samples): that call treats its block as after a gap.
+  void mark_gap() noexcept { gap_pending_ = started_; }
+
   [[nodiscard]] const TriggerCounters& counters() const noexcept { return counters_; }
   [[nodiscard]] const TriggerConfig& config() const noexcept { return config_; }
   [[nodiscard]] std::uint32_t capture_samples() const noexcept { return config_.pre + config_.post; }
@@ -107,6 +111,7 @@ class Trigger {
   std::uint64_t dead_until_ = 0;  // first index at which a new trigger may fire
   std::uint64_t next_index_ = 0;  // expected first_index of the next call
   bool started_ = false;
+  bool gap_pending_ = false;      // mark_gap(): the next call starts after a gap
   TriggerCounters counters_;
 };
 

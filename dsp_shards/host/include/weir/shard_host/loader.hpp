@@ -1,6 +1,7 @@
 #pragma once
 // Loading a shard (cold path): a built-in kind by name, or a shared object by path, checked against
 // the host's ABI before anything of it runs beyond its entry function.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,11 +49,17 @@ class LoadedShard {
 /// thread-safe in third-party code).
 [[nodiscard]] core::Result<LoadedShard> load_shard(std::string_view kind_or_path);
 
-/// Checks a table against this host: not NULL, abi_version and struct_size equal to the host's
-/// (both numbers in the message), a name, configure/process/stop present, at least one input
+/// Checks a table against this host: not NULL, abi_version equal to the host's and struct_size from
+/// WEIR_SHARD_API_V2_SIZE to the host's sizeof(weir_shard_api) (the numbers in the message), a name, configure/process/stop present, at least one input
 /// dtype, a parameter table that is present when counted and has named, typed entries.
 /// `what` names the shard in messages. Thread: any.
 [[nodiscard]] core::Result<void> check_api(const weir_shard_api* api, const std::string& what);
+
+/// The table's flush, or NULL when it has none or its struct_size ends before the field (a first
+/// version 2 table, built before flush existed: the field is not read). Thread: any.
+[[nodiscard]] inline auto shard_flush(const weir_shard_api& api) noexcept -> decltype(api.flush) {
+  return api.struct_size >= offsetof(weir_shard_api, flush) + sizeof api.flush ? api.flush : nullptr;
+}
 
 /// Names of the dtypes in an input_dtypes mask: "i16, f32". Thread: any.
 [[nodiscard]] std::string dtype_list(std::uint32_t mask);

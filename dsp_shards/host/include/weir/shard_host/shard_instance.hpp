@@ -62,7 +62,8 @@ class ShardInstance {
   /// `who` is this instance's index in the watchdog's parties.
   std::uint32_t poll(std::uint32_t max_blocks, Watchdog& dog, std::uint32_t who) noexcept;
 
-  /// Stops the shard, releases the reader and every output writer, and reports. Idempotent: a
+  /// Lets the shard flush its partial results (the table's flush, if any) into the outputs, then
+  /// stops it, releases the reader and every output writer, and reports. Idempotent: a
   /// second call returns the same figures.
   InstanceReport finish();
 
@@ -93,6 +94,8 @@ class ShardInstance {
   LatencyHistogram recent_;  // p50/p99 in the consumer row
   LatencyHistogram total_;   // p50/p99 of the summary
   bool finished_ = false;
+  bool after_gap_ = false;      // input went missing since the last block handed to process
+  bool processed_any_ = false;  // a block was handed to process
 };
 
 }  // namespace weir::shard_host

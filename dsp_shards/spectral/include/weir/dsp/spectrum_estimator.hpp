@@ -49,14 +49,25 @@ struct SpectrumConfig {
   WisdomOptions wisdom{};          // on by default, at default_wisdom_path()
 };
 
+/// Which input a spectrum summarises, in samples fed since the estimator was created or last reset:
+/// [first, end). linear: first frame start .. last frame end; none and exponential: the newest
+/// frame (an exponential average's memory of older frames precedes it). partial: made by flush().
+struct SpectrumSpan {
+  std::uint64_t first = 0;
+  std::uint64_t end = 0;
+  std::uint32_t frames = 0;  // frames in it (linear); 1 otherwise
+  bool partial = false;
+};
+
 class SpectrumEstimator {
  public:
   /// Validates, makes the window, plans the FFT and allocates everything process() uses. Fails
   /// naming the field, its value and the allowed range. Thread: control only.
   [[nodiscard]] static core::Result<SpectrumEstimator> create(const SpectrumConfig& config);
 
-  /// Feeds `samples`; calls on_spectrum(std::span<const float>) with the N/2+1 bins of every
-  /// spectrum they finish (the span is valid only during the call). Returns how many it emitted.
+  /// Feeds `samples`; calls on_spectrum(std::span<const float>) -- or on_spectrum(span,
+  /// const SpectrumSpan&) -- with the N/2+1 bins of every spectrum they finish (the span is valid
+  /// only during the call). Returns how many it emitted.
   /// Hot path: no allocation, no lock. Thread: one DSP thread.
   template <class OnSpectrum>
   std::uint32_t process(std::span<const float> samples, OnSpectrum&& on_spectrum) noexcept {
@@ -71,7 +82,19 @@ class SpectrumEstimator {
     return feed(dtype, block, count, &invoke<F>, const_cast<void*>(static_cast<const void*>(&on_spectrum)));
   }
 
-  /// Forgets buffered samples and the running average. Thread: the DSP thread.
+  /// Emits what the input fed since the last spectrum holds, as one spectrum marked partial, then
+  /// reset()s: the frames of an unfinished linear average, and, when samples arrived after the
+  /// last frame, a final frame of the last N samples (overlapping the previous frame more than the
+  /// hop), so the spectrum's span ends at the last sample fed. Fewer than N samples since the reset
+  /// make no frame: they are counted in dropped_samples(). Returns 1 when it emitted. Hot path.
+  template <class OnSpectrum>
+  std::uint32_t flush(OnSpectrum&& on_spectrum) noexcept {
+    using F = std::remove_reference_t<OnSpectrum>;
+    return flush_partial(&invoke<F>, const_cast<void*>(static_cast<const void*>(&on_spectrum)));
+  }
+
+  /// Forgets buffered samples and the running average; sample offsets start again at 0.
+  /// Thread: the DSP thread.
   void reset() noexcept;
 
   [[nodiscard]] std::size_t bins() const noexcept { return out_.size(); }
@@ -84,24 +107,38 @@ class SpectrumEstimator {
   [[nodiscard]] const WisdomReport& wisdom() const noexcept { return fft_.wisdom(); }
   [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }    // transformed so far
   [[nodiscard]] std::uint64_t spectra() const noexcept { return spectra_; }  // emitted so far
+  /// Samples fed since the last reset.
+  [[nodiscard]] std::uint64_t fed() const noexcept { return fed_; }
+  /// Samples that were in no spectrum: fewer than N between a reset and the next flush.
+  [[nodiscard]] std::uint64_t dropped_samples() const noexcept { return dropped_samples_; }
+  /// Input samples one full spectrum spans: N, or (averages - 1) * hop + N for linear averaging.
+  [[nodiscard]] std::uint64_t span_samples() const noexcept;
 
  private:
-  using Sink = void (*)(void* context, std::span<const float> spectrum) noexcept;
+  using Sink = void (*)(void* context, std::span<const float> spectrum, const SpectrumSpan& span) noexcept;
 
   template <class F>
-  static void invoke(void* context, std::span<const float> spectrum) noexcept {
-    (*static_cast<F*>(context))(spectrum);
+  static void invoke(void* context, std::span<const float> spectrum, const SpectrumSpan& span) noexcept {
+    if constexpr (std::is_invocable_v<F&, std::span<const float>, const SpectrumSpan&>)
+      (*static_cast<F*>(context))(spectrum, span);
+    else
+      (*static_cast<F*>(context))(spectrum);
   }
 
   SpectrumEstimator(const SpectrumConfig& config, RealFft fft);
   std::uint32_t feed(core::Dtype dtype, const void* block, std::size_t count, Sink sink, void* context) noexcept;
-  bool transform_frame(const float* frame) noexcept;  // N samples; true when a spectrum is due
+  std::uint32_t flush_partial(Sink sink, void* context) noexcept;
+  // N samples starting at offset `start`; true when a spectrum is due.
+  bool transform_frame(const float* frame, std::uint64_t start) noexcept;
   void scale_output() noexcept;
+  void emit(Sink sink, void* context, bool partial) noexcept;
 
   SpectrumConfig config_;
   RealFft fft_;
   std::vector<float> window_;
-  std::vector<float> frame_;    // N samples; frame_[0, fill_) are buffered
+  std::vector<float> frame_;    // N samples; frame_[0, fill_) are buffered, the first at frame_start_
+  std::vector<float> dropped_;  // the hop samples the last slide dropped (before frame_start_)
+  std::vector<float> tail_;     // N: flush()'s last frame
   std::vector<double> average_; // N/2+1 mean |X_k|^2 (linear: the running sum)
   std::vector<float> out_;      // N/2+1, the spectrum handed to the sink
   WindowGains gains_;
@@ -112,6 +149,12 @@ class SpectrumEstimator {
   double density_ = 1;            // psd: 1 / (enbw * fs / N); otherwise 1
   std::uint64_t frames_ = 0;
   std::uint64_t spectra_ = 0;
+  std::uint64_t fed_ = 0;             // samples fed since the last reset
+  std::uint64_t frame_start_ = 0;     // offset of frame_[0]
+  std::uint64_t window_first_ = 0;    // offset of the first sample of the spectrum being built
+  std::uint64_t window_end_ = 0;      // one past the last sample of its newest frame
+  std::uint32_t since_reset_ = 0;     // frames transformed since the last reset (saturating)
+  std::uint64_t dropped_samples_ = 0;
 };
 
 }  // namespace weir::dsp
