@@ -67,7 +67,10 @@ TEST_CASE("20 stops after rotations by size leave no file without a block or a g
     REQUIRE(audit->channels.size() == 1);
     CHECK(audit->channels[0].unaccounted == 0);
     CHECK(audit->channels[0].duplicates == 0);
-    CHECK(audit->channels[0].written == head_of(scratch.arena(), "adc0"));
+    // The run ends at the recorder's last look: a writer stopped after it (and held up meanwhile by
+    // the ring the stopping recorder no longer drained) may publish past what the run counts.
+    if (writer_first) CHECK(audit->channels[0].written == head_of(scratch.arena(), "adc0"));
+    if (!writer_first) CHECK(audit->channels[0].written <= head_of(scratch.arena(), "adc0"));
   }
 }
 
