@@ -221,7 +221,7 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   shard->spectrum = *spectrum;
   for (const auto& [suffix, index] : keys) {
     const bool seconds = index == &shard->live || index == &shard->dead;
-    auto key = detail::add_key(cfg, suffix, seconds ? WEIR_KEY_F64 : WEIR_KEY_U64, 8);
+    auto key = detail::add_key(cfg, suffix, seconds ? WEIR_KEY_F64 : WEIR_KEY_U64, 8, seconds ? "s" : "counts");
     if (!key) return tl::make_unexpected(key.error());
     *index = *key;
   }
@@ -258,7 +258,7 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   if (!axis_units) return tl::make_unexpected(axis_units.error());
   shard->spectrum_axis_units = *axis_units;
   // Declared last, so that the earlier outputs keep their indices.
-  auto out_of_range = detail::add_key(cfg, ".out_of_range", WEIR_KEY_U64, 8);
+  auto out_of_range = detail::add_key(cfg, ".out_of_range", WEIR_KEY_U64, 8, "counts");
   if (!out_of_range) return tl::make_unexpected(out_of_range.error());
   shard->out_of_range = *out_of_range;
   const std::pair<const char*, std::uint32_t*> stamps[] = {{".spectrum.start_ns", &shard->start_ns},
@@ -268,7 +268,7 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   for (const auto& [suffix, index] : stamps) {
     const bool text = index == &shard->window_s_units;
     auto key = detail::add_key(cfg, suffix, text ? WEIR_KEY_TEXT : index == &shard->window_s ? WEIR_KEY_F64 : WEIR_KEY_U64,
-                               text ? 1 : 8);
+                               text ? 1 : 8, index == &shard->start_ns ? "ns" : "");
     if (!key) return tl::make_unexpected(key.error());
     *index = *key;
   }
@@ -276,7 +276,7 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
   if (*events) {
     auto out = detail::add_pulses(cfg, config.max_events, shard->axis_units);
     if (!out) return tl::make_unexpected(out.error());
-    auto dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, 8);
+    auto dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, 8, "counts");
     if (!dropped) return tl::make_unexpected(dropped.error());
     shard->events = true;
     shard->events_out = *out;

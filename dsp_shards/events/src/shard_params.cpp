@@ -82,11 +82,12 @@ core::Result<std::uint32_t> add_output(weir_shard_config& cfg, const char* suffi
 }  // namespace
 
 core::Result<std::uint32_t> add_key(weir_shard_config& cfg, const char* suffix, std::uint32_t key_type,
-                                    std::uint64_t max_bytes) {
+                                    std::uint64_t max_bytes, std::string_view units) {
   weir_shard_output out{};
   out.kind = WEIR_OUTPUT_KEY;
   out.key_type = key_type;
   out.max_bytes = max_bytes;
+  std::memcpy(out.units, units.data(), std::min(units.size(), sizeof out.units - 1));
   return add_output(cfg, suffix, out);
 }
 

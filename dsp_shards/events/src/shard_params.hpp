@@ -4,6 +4,7 @@
 // Messages leave out the kind: the shard adapter puts "<kind>: " in front.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "weir/core/error.hpp"
 #include "weir/dsp/shard_params.hpp"
@@ -21,9 +22,10 @@ namespace weir::dsp::detail {
 /// block size, and a non-empty output base. Empties cfg.outputs.
 [[nodiscard]] core::Result<void> check_input(weir_shard_config& cfg, std::uint32_t dtypes);
 
-/// Declares `<output_base><suffix>` as a key output; returns its index.
+/// Declares `<output_base><suffix>` as a key output in `units` (the host writes them as the text
+/// key `<name>_units`, which recordings store with the key's log); returns its index.
 [[nodiscard]] core::Result<std::uint32_t> add_key(weir_shard_config& cfg, const char* suffix, std::uint32_t key_type,
-                                                  std::uint64_t max_bytes);
+                                                  std::uint64_t max_bytes, std::string_view units = {});
 /// Declares `<output_base><suffix>` as a channel output; returns its index.
 [[nodiscard]] core::Result<std::uint32_t> add_channel(weir_shard_config& cfg, const char* suffix,
                                                       std::uint32_t dtype, double rate_hz,

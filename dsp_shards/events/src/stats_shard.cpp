@@ -139,26 +139,29 @@ core::Result<std::unique_ptr<StatsShard>> StatsShard::configure(weir_shard_confi
   shard->scratch.resize(block);
   shard->block_key.fill(kNoKey);
   shard->window_key.fill(kNoKey);
+  // Every statistic is in the input's units (the moments of a signal in V are in V).
+  const std::string units = cfg.input_units != nullptr ? cfg.input_units : "";
   for (std::size_t s = 0; s < kStatCount; ++s) {
     if (!(*chosen)[s]) continue;
     if (*per_block) {
-      auto key = detail::add_key(cfg, (std::string(".") + kStatNames[s]).c_str(), WEIR_KEY_F64, sizeof(double));
+      auto key = detail::add_key(cfg, (std::string(".") + kStatNames[s]).c_str(), WEIR_KEY_F64, sizeof(double), units);
       if (!key) return tl::make_unexpected(key.error());
       shard->block_key[s] = *key;
     }
     if (w > 0) {
-      auto key = detail::add_key(cfg, (std::string(".window.") + kStatNames[s]).c_str(), WEIR_KEY_F64, sizeof(double));
+      auto key = detail::add_key(cfg, (std::string(".window.") + kStatNames[s]).c_str(), WEIR_KEY_F64, sizeof(double), units);
       if (!key) return tl::make_unexpected(key.error());
       shard->window_key[s] = *key;
     }
   }
-  const auto add = [&cfg](const char* suffix, std::uint32_t type, std::uint64_t bytes, std::uint32_t& index) {
-    auto key = detail::add_key(cfg, suffix, type, bytes);
+  const auto add = [&cfg](const char* suffix, std::uint32_t type, std::uint64_t bytes, std::uint32_t& index,
+                          const char* key_units = "") {
+    auto key = detail::add_key(cfg, suffix, type, bytes, key_units);
     if (key) index = *key;
     return key;
   };
   if (*per_block)
-    if (auto key = add(".block_start_ns", WEIR_KEY_U64, 8, shard->block_start); !key)
+    if (auto key = add(".block_start_ns", WEIR_KEY_U64, 8, shard->block_start, "ns"); !key)
       return tl::make_unexpected(key.error());
   if (w > 0) {
     auto sliding = SlidingMoments::create(static_cast<std::uint32_t>(w / block));
@@ -167,7 +170,7 @@ core::Result<std::unique_ptr<StatsShard>> StatsShard::configure(weir_shard_confi
     shard->clock.emplace(static_cast<std::size_t>(w / block) + 1, cfg.input_rate_hz);
     shard->window_samples = w;
     shard->window_s = static_cast<double>(w) / cfg.input_rate_hz;
-    for (auto key : {add(".window.start_ns", WEIR_KEY_U64, 8, shard->window_start),
+    for (auto key : {add(".window.start_ns", WEIR_KEY_U64, 8, shard->window_start, "ns"),
                      add(".window.partial", WEIR_KEY_U64, 8, shard->window_partial),
                      add(".window.window_s", WEIR_KEY_F64, 8, shard->window_len),
                      add(".window.window_s_units", WEIR_KEY_TEXT, 1, shard->window_len_units)})

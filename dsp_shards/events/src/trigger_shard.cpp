@@ -114,7 +114,7 @@ core::Result<std::unique_ptr<TriggerShard>> TriggerShard::configure(weir_shard_c
   const OutputAxis time{"time", "s", -static_cast<double>(config.pre) * period_s, period_s};
   if (auto framed = set_frames(cfg.outputs[*events], static_cast<std::uint32_t>(total), time); !framed)
     return tl::make_unexpected(framed.error());
-  auto triggers = detail::add_key(cfg, ".triggers", WEIR_KEY_U64, sizeof(std::uint64_t));
+  auto triggers = detail::add_key(cfg, ".triggers", WEIR_KEY_U64, sizeof(std::uint64_t), "counts");
   if (!triggers) return tl::make_unexpected(triggers.error());
   shard->events = *events;
   shard->triggers = *triggers;
@@ -123,7 +123,7 @@ core::Result<std::unique_ptr<TriggerShard>> TriggerShard::configure(weir_shard_c
   auto pulses = detail::add_pulses(cfg, static_cast<std::uint32_t>(*max_pulses),
                                    cfg.input_units != nullptr ? cfg.input_units : "");
   if (!pulses) return tl::make_unexpected(pulses.error());
-  auto pulses_dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, sizeof(std::uint64_t));
+  auto pulses_dropped = detail::add_key(cfg, ".pulses_dropped", WEIR_KEY_U64, sizeof(std::uint64_t), "counts");
   if (!pulses_dropped) return tl::make_unexpected(pulses_dropped.error());
   shard->pulses = *pulses;
   shard->pulses_dropped = *pulses_dropped;

@@ -182,6 +182,14 @@ core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shar
                                             (st == core::KvStatus::key_too_long
                                                  ? " (the arena's keys hold " + num(kv_.key_bytes()) + " bytes)"
                                                  : std::string{}));
+  // A key output's units become the text key <name>_units, which the recorder stores as its log's units.
+  const auto units = field(o.units);
+  if (!units) return fail(Errc::invalid_argument, "units lack a terminating zero");
+  if (!units->empty()) {
+    const std::string units_key = out.name + "_units";
+    if (const core::KvStatus set = kv_.set_text(units_key, *units); set != core::KvStatus::ok)
+      return fail(Errc::invalid_argument, "cannot write the units key '" + units_key + "': " + core::kv_status_text(set));
+  }
   return {};
 }
 

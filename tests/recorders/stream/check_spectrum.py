@@ -55,6 +55,7 @@ def main():
     check(files, "no HDF5 file under " + directory)
     spectra, sums, counts, out_of_range, pileups = [], [], [], [], []
     heights, flags = [], []
+    units_seen = set()
     last = None
     for name in files:
         with h5py.File(name, "r") as f:
@@ -73,6 +74,11 @@ def main():
             counts += list(keys[base + ".counts"]["value"][:])
             out_of_range += list(keys[base + ".out_of_range"]["value"][:])
             pileups += list(keys[base + ".pileups"]["value"][:])
+            # The shard's keys carry their units (the host writes <key>_units from each key output's units).
+            for suffix, want in ((".live_s", "s"), (".dead_s", "s"), (".counts", "counts"), (".pileups", "counts")):
+                if base + suffix in keys and "units" in keys[base + suffix]["value"].attrs:
+                    check(text(keys[base + suffix]["value"].attrs["units"]) == want, name + ": units of " + suffix)
+                    units_seen.add(suffix)
             if key not in keys or keys[key]["value"].ndim != 2:
                 continue  # the key was not an array yet when this file opened
             log = keys[key]
@@ -119,6 +125,7 @@ def main():
     check(last_out <= 0.02 * last_counts, "%d of %d counts out of range" % (last_out, last_counts))
     check(all(b >= a for a, b in zip(sums, sums[1:])), "the spectrum lost counts between changes")
     check(sums[-1] > 1000, "only %d counts" % sums[-1])
+    check(units_seen == {".live_s", ".dead_s", ".counts", ".pileups"}, "keys logged without units: %s" % units_seen)
     # The events: every pulse counted, flagged as the counters count it, binned as the spectrum.
     check(heights, "no NXevent_data for " + base + ".pulses")
     h, fl = np.concatenate(heights), np.concatenate(flags)
