@@ -47,6 +47,16 @@ inline std::size_t recorder_rows(const core::Arena& arena, pid_t pid) {
   return n;
 }
 
+/// Whether the live recorder process pid has read `channel` up to everything its writer published
+/// (its cursor at the head), gap blocks included.
+inline bool recorder_read_up(const core::Arena& arena, const std::string& channel, pid_t pid) {
+  for (const core::ChannelInfo& c : core::list_channels(arena))
+    if (c.name == channel)
+      for (const core::ConsumerInfo& r : c.consumers)
+        if (r.alive && r.pid == static_cast<std::uint32_t>(pid)) return r.cursor >= c.blocks_written;
+  return false;
+}
+
 /// Blocks the recorder process pid has read from `channel` so far (its consumer row).
 inline std::uint64_t recorder_blocks_read(const core::Arena& arena, const std::string& channel, pid_t pid) {
   for (const core::ChannelInfo& c : core::list_channels(arena))

@@ -54,15 +54,7 @@ TEST_CASE("gap blocks are recorded under their writer's reason, one row per cont
     REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
     auto writer = core::ChannelWriter::open(scratch.arena(), "adc0");
     REQUIRE(writer);
-    const auto read_up = [&] {  // the recorder has read everything published
-      return eventually([&] {
-        for (const core::ChannelInfo& c : core::list_channels(scratch.arena()))
-          if (c.name == "adc0")
-            for (const core::ConsumerInfo& r : c.consumers)
-              if (r.alive && r.pid == static_cast<std::uint32_t>(recorder.pid())) return r.cursor >= c.blocks_written;
-        return false;
-      });
-    };
+    const auto read_up = [&] { return eventually([&] { return recorder_read_up(scratch.arena(), "adc0", recorder.pid()); }); };
     publish(*writer, 10);                     // 0..9
     for (int i = 0; i < 100; ++i) {           // 10..109, one block at a time
       writer->skip(1, core::GapReason::source_loss);

@@ -75,15 +75,7 @@ TEST_CASE("after three gaps, a short block and a stalled writer, every sample's 
   REQUIRE(wait_for_recorder(scratch.arena(), recorder, 1, dir.path()));
   auto writer = core::ChannelWriter::open(scratch.arena(), "adc0");
   REQUIRE(writer);
-  const auto read_up = [&] {  // the recorder has read everything published
-    return eventually([&] {
-      for (const core::ChannelInfo& c : core::list_channels(scratch.arena()))
-        if (c.name == "adc0")
-          for (const core::ConsumerInfo& r : c.consumers)
-            if (r.alive && r.pid == static_cast<std::uint32_t>(recorder.pid())) return r.cursor >= c.blocks_written;
-      return false;
-    });
-  };
+  const auto read_up = [&] { return eventually([&] { return recorder_read_up(scratch.arena(), "adc0", recorder.pid()); }); };
   const std::string truth = (dir.path() / "truth.txt").string();
   {
     TruthWriter w(*writer, truth);
