@@ -176,8 +176,8 @@ void compare(Results& results, std::span<const Comparison> comparisons) {
   }
 }
 
-tools::JsonObject row_json(const Row& row) {
-  tools::JsonObject o;
+json::JsonObject row_json(const Row& row) {
+  json::JsonObject o;
   o.text("name", row.name).text("unit", row.unit);
   o.raw("median", number(row.stats.median_ns, kNsDecimals));
   o.raw("min", number(row.stats.min_ns, kNsDecimals));

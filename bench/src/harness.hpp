@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "weir/core/arena.hpp"
-#include "weir/tools/output.hpp"
+#include "weir/json/json.hpp"
 #include "weir/core/clock.hpp"
 
 namespace weir::bench {
@@ -236,7 +236,7 @@ void warn_if_unoptimised();
 /// A number for JSON with `decimals` places; non-finite prints as null.
 [[nodiscard]] std::string json_number(double v, int decimals);
 /// A row as a JSON object (the CLI's writer), so a suite can add fields of its own.
-[[nodiscard]] tools::JsonObject row_json(const Row& row);
+[[nodiscard]] json::JsonObject row_json(const Row& row);
 /// One JSON object per row and line on stdout.
 void print_json(const std::vector<Row>& rows);
 /// An aligned table on stdout under `title` (one line naming the suite, unit and repetitions); a

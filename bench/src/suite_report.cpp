@@ -95,7 +95,7 @@ void Fields::add_bool(std::string_view row, std::string key, bool value) {
 }
 
 void Fields::add_text(std::string_view row, std::string key, std::string_view text) {
-  row_fields(row).push_back({std::move(key), tools::json_quote(text)});
+  row_fields(row).push_back({std::move(key), json::json_quote(text)});
 }
 
 const std::vector<Field>* Fields::of(std::string_view row) const noexcept {
@@ -119,7 +119,7 @@ void print_report(const std::vector<Row>& rows, const Fields& fields, bool json,
   }
   // The harness's JSON object, with the suite's extras after its fields.
   for (const Row& row : rows) {
-    tools::JsonObject o = row_json(row);
+    json::JsonObject o = row_json(row);
     if (const std::vector<Field>* extra = fields.of(row.name))
       for (const Field& f : *extra) o.raw(f.key, f.json);
     std::puts(o.str().c_str());
