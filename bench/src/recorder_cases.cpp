@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codec_cases.hpp"
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
@@ -35,15 +36,16 @@ constexpr double kRecorderTarget = 0.9;  // the recorder's rate over plain write
 constexpr std::string_view kUnitSeconds = "s";
 
 constexpr const char* kUsage =
-    "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot]\n"
+    "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot|codec]\n"
     "  the HDF5 recorder (SWMR) on 1 and 8 channels of 4 KiB f32 blocks, 1 GiB in all, against a\n"
     "  bare H5Dset_extent + H5Dwrite loop and plain write() of the same bytes, with its chunks by\n"
     "  H5Dwrite_chunk and by H5Dwrite; its drain rate; fsync at each rotation (128 MiB files) against\n"
-    "  none; a 1 GiB arena's HDF5 snapshot time\n"
+    "  none; a 1 GiB arena's HDF5 snapshot time; the chunk codecs (deflate, LZ4, zstd, with and\n"
+    "  without HDF5's byte shuffle) on detector-like i16 ADC codes: ratio and MB/s a core\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    64 MiB instead of 1 GiB (for tests)\n"
-    "  --only L   one line: live (1 and 8 channels), drain, fsync or snapshot\n";
+    "  --only L   one line: live (1 and 8 channels), drain, fsync, snapshot or codec\n";
 
 std::string scratch_dir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -84,14 +86,6 @@ core::Result<double> snapshot_seconds(std::uint64_t bytes, const std::string& di
   return static_cast<double>(stats->elapsed_ns) / 1e9;
 }
 
-Row row_of(std::string name, std::string_view unit, std::vector<double> values) {
-  Row row;
-  row.name = std::move(name);
-  row.unit = unit;
-  row.stats = summarize(std::move(values));
-  return row;
-}
-
 }  // namespace
 
 int run_recorder_suite(const std::vector<std::string>& all_args) {
@@ -101,8 +95,8 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
   for (std::size_t i = 0; i < all_args.size(); ++i) {
     if (all_args[i] == "--only" && i + 1 < all_args.size()) {
       only = all_args[++i];
-      if (only != "live" && only != "drain" && only != "fsync" && only != "snapshot") {
-        std::fprintf(stderr, "weir bench recorder: --only takes live, drain, fsync or snapshot\n%s", kUsage);
+      if (only != "live" && only != "drain" && only != "fsync" && only != "snapshot" && only != "codec") {
+        std::fprintf(stderr, "weir bench recorder: --only takes live, drain, fsync, snapshot or codec\n%s", kUsage);
         return kExitUsage;
       }
       continue;
@@ -148,10 +142,10 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
       recorded.push_back(r->mb_per_s);
     }
     if (bare.empty()) continue;
-    results.add_row(row_of("base.hdf5_loop." + suffix, kUnitMBps, bare));
-    results.add_row(row_of("base.write." + suffix, kUnitMBps, written));
-    results.add_row(row_of("record.swmr.h5dwrite." + suffix, kUnitMBps, staged));
-    results.add_row(row_of("record.swmr." + suffix, kUnitMBps, recorded));
+    results.add_row(make_row("base.hdf5_loop." + suffix, kUnitMBps, bare));
+    results.add_row(make_row("base.write." + suffix, kUnitMBps, written));
+    results.add_row(make_row("record.swmr.h5dwrite." + suffix, kUnitMBps, staged));
+    results.add_row(make_row("record.swmr." + suffix, kUnitMBps, recorded));
   }
   if (wants("drain")) {
     std::vector<double> drain, drain_staged, written;
@@ -178,9 +172,9 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
       drain.push_back(r->mb_per_s);
     }
     if (!drain.empty()) {
-      results.add_row(row_of("base.write.drain.1ch", kUnitMBps, written));
-      results.add_row(row_of("record.drain.h5dwrite.1ch", kUnitMBps, drain_staged));
-      results.add_row(row_of("record.drain.1ch", kUnitMBps, drain));
+      results.add_row(make_row("base.write.drain.1ch", kUnitMBps, written));
+      results.add_row(make_row("record.drain.h5dwrite.1ch", kUnitMBps, drain_staged));
+      results.add_row(make_row("record.drain.1ch", kUnitMBps, drain));
       fields.add("record.drain.1ch", "msamples_per_s_f32", results.find("record.drain.1ch")->stats.median_ns / 4, 1);
     }
   }
@@ -209,12 +203,12 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
       synced_durable.push_back(rotation->durable_mb_per_s);
     }
     if (!synced.empty()) {
-      results.add_row(row_of("record.fsync.never.1ch", kUnitMBps, unsynced));
-      results.add_row(row_of("record.fsync.rotation.1ch", kUnitMBps, synced));
+      results.add_row(make_row("record.fsync.never.1ch", kUnitMBps, unsynced));
+      results.add_row(make_row("record.fsync.rotation.1ch", kUnitMBps, synced));
       // Until every file is on disk (each fsynced after the recording): the sustained figure, where
       // the kernel's write-back is paid for in both cases.
-      results.add_row(row_of("record.durable.never.1ch", kUnitMBps, unsynced_durable));
-      results.add_row(row_of("record.durable.rotation.1ch", kUnitMBps, synced_durable));
+      results.add_row(make_row("record.durable.never.1ch", kUnitMBps, unsynced_durable));
+      results.add_row(make_row("record.durable.rotation.1ch", kUnitMBps, synced_durable));
       fields.add("record.fsync.rotation.1ch", "rotate_mib", kFsyncRotateBytes >> 20);
     }
   }
@@ -229,10 +223,11 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
       seconds.push_back(*s);
     }
     if (!seconds.empty()) {
-      results.add_row(row_of("snapshot.hdf5", kUnitSeconds, seconds));
+      results.add_row(make_row("snapshot.hdf5", kUnitSeconds, seconds));
       fields.add("snapshot.hdf5", "arena_mib", total >> 20);
     }
   }
+  if (wants("codec")) run_codec_line(config, results, fields);
   // A row has one baseline: plain write() of the same bytes, the floor; the bare HDF5 loop's ratio
   // is a field.
   for (const char* suffix : {"1ch", "8ch"}) {

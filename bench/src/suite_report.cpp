@@ -60,6 +60,14 @@ std::optional<Config> parse_suite_options(const std::vector<std::string>& args, 
   return config;
 }
 
+Row make_row(std::string name, std::string_view unit, std::vector<double> values) {
+  Row row;
+  row.name = std::move(name);
+  row.unit = unit;
+  row.stats = summarize(std::move(values));
+  return row;
+}
+
 void compare_at_least(Results& results, std::span<const AtLeast> comparisons) {
   for (const AtLeast& c : comparisons) {
     Row* row = nullptr;

@@ -33,6 +33,9 @@ struct AtLeast {
   double limit;
 };
 
+/// A row of `values` (rates, times: the row's unit) summarised: median, min, max.
+[[nodiscard]] Row make_row(std::string name, std::string_view unit, std::vector<double> values);
+
 /// Fills in baseline, ratio, target (">=0.7") and pass; missing rows or baselines are skipped.
 void compare_at_least(Results& results, std::span<const AtLeast> comparisons);
 
