@@ -15,6 +15,10 @@ std::vector<std::string> bench_arguments(const BenchOptions& options) {
   std::vector<std::string> args{options.suite, "--reps", fmt::format("{}", options.reps)};
   if (options.quick) args.emplace_back("--quick");
   if (options.json) args.emplace_back("--json");
+  if (!options.only.empty()) {
+    args.emplace_back("--only");
+    args.push_back(options.only);
+  }
   return args;
 }
 
@@ -38,6 +42,10 @@ int run_bench_any(const AllBenchOptions& options) {
     p.reps = options.suite.reps;
     return run_bench_pipeline(p);
   }
+  if (!options.suite.only.empty() && options.suite.suite != "recorder") {
+    print_error("weir bench: --only is an option of the recorder suite only");
+    return kExitUsage;
+  }
   if (options.pipeline_options) {
     print_error("weir bench: --channels, --rate, --block, --duration, --fir, --processes, --threads, --batch-ms and --dir are "
                 "options of the pipeline suite only");
@@ -59,6 +67,8 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--quick", options->quick, "short runs, for a smoke test");
   add_json_flag(*sub, options->json);
+  sub->add_option("--only", options->only, "recorder: one line")
+      ->check(CLI::IsMember({"live", "drain", "fsync", "snapshot", "codec"}));
   const auto mark = [all](auto) { all->pipeline_options = true; };
   sub->add_option("--channels", pipe->channels, "pipeline: simulated f32 channels")->capture_default_str()->each(mark);
   sub->add_option("--rate", pipe->rate_msps, "pipeline: aggregate input, MS/s")->capture_default_str()->each(mark);

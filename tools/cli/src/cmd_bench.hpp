@@ -12,9 +12,11 @@ struct BenchOptions {
   int reps = kDefaultBenchReps;
   bool quick = false;        // shorter runs for smoke tests
   bool json = false;         // one JSON object on stdout
+  std::string only;          // the recorder suite: one line (live, drain, fsync, snapshot, codec); "" all
 };
 
-/// The argument list handed to weir::bench::run_bench: {"kv", "--reps", "N", ["--quick"], ["--json"]}.
+/// The argument list handed to weir::bench::run_bench: {"kv", "--reps", "N", ["--quick"], ["--json"],
+/// ["--only", LINE]}.
 [[nodiscard]] std::vector<std::string> bench_arguments(const BenchOptions& options);
 
 /// Runs the benchmark suite and returns the process exit code. Thread: main only.
