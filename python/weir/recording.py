@@ -48,7 +48,7 @@ def _escape(name):
 def read_channel(path, channel):
     """The samples of `channel` in the recording file `path` and the true time of each. Raises
     KeyError naming the channel and the file when the file has no such channel, and ValueError
-    when its time axis is not one of the recording format's."""
+    naming the file when its format is newer than this module reads."""
     with h5py.File(path, "r") as f:
         link = _escape(channel) if channel != "." else "%2E"
         if "entry" not in f or link not in f["entry"]:
@@ -66,7 +66,8 @@ def read_channel(path, channel):
         samples = data[...].reshape(-1)[place] if total else np.zeros(0, dtype=data.dtype)
         rate = float(data.attrs["sample_rate_hz"])
         time = g["time"]
-        if data.ndim == 2 and time.shape == (data.shape[0],):
+        major = int(_text(f.attrs.get("weir_format", "weir-recording 1")).split()[-1].split(".")[0])
+        if major >= 2:
             # Format 2: the row's time and the column's (a frame channel's columns are its axis, so
             # its elements take the row's time plus their place in the flat stream).
             origin = _epoch_ns(time.attrs["start"])
@@ -78,12 +79,12 @@ def read_channel(path, channel):
             else:
                 within = col / rate
             times = origin + np.round((time[...][row] + within) * NS_PER_S).astype(np.int64)
-        elif time.shape == (2,):
+        elif major == 1:
             # Format 1: (start, step) holds only until a gap; the block tables are exact.
             stamps = g["block_realtime_ns"][...].astype(np.int64)[:n]
             in_block = np.arange(total) - np.repeat(starts, counts)
             times = np.repeat(stamps, counts) + np.round(in_block * NS_PER_S / rate).astype(np.int64)
         else:
-            raise ValueError(f"'{path}' /entry/{link}/time has shape {time.shape}: not a weir recording's time axis")
+            raise ValueError(f"'{path}' is recording format {major}: this module reads formats 1 and 2")
         return RecordedChannel(name=channel, samples=samples, times_ns=times, rate_hz=rate,
                                units=_text(data.attrs.get("units", "")), gaps=g["gaps"][...])
