@@ -67,7 +67,7 @@ def read_channel(path, channel):
         rate = float(data.attrs["sample_rate_hz"])
         time = g["time"]
         major = int(_text(f.attrs.get("weir_format", "weir-recording 1")).split()[-1].split(".")[0])
-        if major >= 2:
+        if major == 2:
             # Format 2: the row's time and the column's (a frame channel's columns are its axis, so
             # its elements take the row's time plus their place in the flat stream).
             origin = _epoch_ns(time.attrs["start"])
