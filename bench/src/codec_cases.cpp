@@ -47,16 +47,17 @@ double thread_cpu_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// The simulator's detector pulses as i16 ADC codes.
+// The simulator's detector pulses as i16 ADC codes; empty if the generator cannot be made.
 std::vector<std::byte> detector_codes(std::uint64_t bytes) {
   acq::SignalConfig signal;
   signal.kind = acq::SignalKind::pulses;
   signal.sample_rate_hz = kRateHz;
   signal.pulses.count_rate_hz = kCountRateHz;
   const auto samples = static_cast<std::uint32_t>(bytes / sizeof(std::int16_t));
-  std::vector<std::byte> out(bytes);
   auto generator = acq::SignalGenerator::create(signal, samples);
-  if (generator) (void)generator->fill(core::Dtype::i16, out, samples, kFullScaleV);
+  if (!generator) return {};
+  std::vector<std::byte> out(bytes);
+  (void)generator->fill(core::Dtype::i16, out, samples, kFullScaleV);
   return out;
 }
 
@@ -119,6 +120,10 @@ CodecResult run_codec(const CodecCase& c, const std::vector<std::byte>& data, st
 
 void run_codec_line(const Config& config, Results& results, Fields& fields) {
   const std::vector<std::byte> data = detector_codes(config.quick ? kQuickCodecBytes : kCodecBytes);
+  if (data.empty()) {
+    results.note_error("codec", "the simulator's pulse generator could not be made");
+    return;
+  }
   std::vector<std::byte> shuffled(rec::kTargetChunkBytes);
   std::vector<std::byte> out(std::max<std::size_t>(
       {compressBound(rec::kTargetChunkBytes), static_cast<std::size_t>(LZ4_compressBound(rec::kTargetChunkBytes)),

@@ -4,6 +4,7 @@
 // script's output parsed into facts.
 #include <doctest/doctest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +46,15 @@ inline std::size_t recorder_rows(const core::Arena& arena, pid_t pid) {
     for (const core::ConsumerInfo& r : c.consumers)
       if (r.alive && r.pid == static_cast<std::uint32_t>(pid) && r.kind == "record:hdf5" && r.name == "recorder") ++n;
   return n;
+}
+
+/// Stops a recorder with SIGTERM and requires that it stopped cleanly (exit 0), its output shown if not.
+inline void stop_cleanly(Program& recorder) {
+  recorder.signal(SIGTERM);
+  const Exit done = recorder.wait();
+  INFO(done.out << done.err);
+  REQUIRE(done.exited);
+  REQUIRE(done.code == 0);
 }
 
 /// Whether the live recorder process pid has read `channel` up to everything its writer published

@@ -10,6 +10,7 @@ values are each sample's stream index (f32, exact below 2^24), so every sample s
 Prints "ok times N samples, max error E s, within one period: P %" and
 "ok size time_axes B bytes of F (X %), data D bytes", or "error ..." lines, and exits 1 on an error.
 """
+import os
 import sys
 
 import h5py
@@ -66,7 +67,6 @@ def main():
               f"within one period: {within:.4f} %")
         axes_bytes = sum(g[name].id.get_storage_size() for name in axes)
         data_bytes = signal.id.get_storage_size()
-    import os
     file_bytes = os.path.getsize(path)
     print(f"ok size time_axes {axes_bytes} bytes of {file_bytes} ({100.0 * axes_bytes / file_bytes:.3f} %), "
           f"data {data_bytes} bytes")

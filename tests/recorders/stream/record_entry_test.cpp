@@ -30,10 +30,7 @@ TEST_CASE("every rotated file has its own NeXus title, start and end time, and o
     SimWriter writer(scratch.arena(), sim);
     REQUIRE(eventually([&] { return h5_files(dir.path()).size() >= 3; }));
   }
-  recorder.signal(SIGTERM);
-  const Exit done = recorder.wait();
-  INFO(done.out << done.err);
-  REQUIRE(done.code == 0);
+  stop_cleanly(recorder);
   const auto files = h5_files(dir.path());
   REQUIRE(files.size() >= 3);
   std::string previous_start;

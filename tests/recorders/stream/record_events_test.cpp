@@ -75,10 +75,7 @@ TEST_CASE("an event channel is recorded as NXevent_data too: every event of ever
   writer->skip(5, core::GapReason::source_loss);
   publish(*writer, 40);
   REQUIRE(eventually([&] { return recorder_blocks_read(scratch.arena(), "det0.events", recorder.pid()) >= 70; }));
-  recorder.signal(SIGTERM);
-  const Exit done = recorder.wait();
-  INFO(done.out << done.err);
-  CHECK(done.code == 0);
+  stop_cleanly(recorder);
 
   const auto files = h5_files(dir.path());
   REQUIRE(files.size() == 1);

@@ -73,11 +73,7 @@ TEST_CASE("gap blocks are recorded under their writer's reason, one row per cont
     constexpr std::uint64_t kWritten = 1133;
     REQUIRE(writer->next_sequence() == kWritten);
     REQUIRE(read_up());
-    recorder.signal(SIGTERM);
-    const Exit done = recorder.wait();
-    INFO(done.out << done.err);
-    REQUIRE(done.exited);
-    CHECK(done.code == 0);
+    stop_cleanly(recorder);
 
     const auto files = h5_files(dir.path());
     REQUIRE(files.size() == 1);

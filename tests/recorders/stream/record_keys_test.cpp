@@ -46,10 +46,7 @@ TEST_CASE("keys are logged in their own number type with their units; a new numb
   REQUIRE(kv.set_f64("k.offset", 0.5) == core::KvStatus::ok);  // no i64 holds it: a new file of f64
   REQUIRE(eventually([&] { return h5_files(dir.path()).size() >= 2; }));
   std::this_thread::sleep_for(300ms);
-  recorder.signal(SIGTERM);
-  const Exit done = recorder.wait();
-  INFO(done.out << done.err);
-  REQUIRE(done.code == 0);
+  stop_cleanly(recorder);
   const auto files = h5_files(dir.path());
   REQUIRE(files.size() == 2);
   const std::string script =

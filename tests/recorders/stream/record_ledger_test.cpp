@@ -17,15 +17,6 @@ using namespace weir::test;
 
 namespace {
 
-// Stops a recorder with SIGTERM and checks it stopped cleanly.
-void stop_cleanly(Program& recorder) {
-  recorder.signal(SIGTERM);
-  const Exit done = recorder.wait();
-  INFO(done.out << done.err);
-  CHECK(done.exited);
-  CHECK(done.code == 0);
-}
-
 }  // namespace
 
 TEST_SUITE("recorders.stream.ledger") {

@@ -47,10 +47,7 @@ TEST_CASE("20 stops after rotations by size leave no file without a block or a g
         std::this_thread::sleep_for(50ms);
       }
     }
-    recorder.signal(SIGTERM);
-    const Exit done = recorder.wait();
-    INFO(done.out << done.err);
-    CHECK(done.code == 0);
+    stop_cleanly(recorder);
     const auto files = h5_files(dir.path());
     CHECK(files.size() >= 4);
     const std::vector<Facts> facts = inspect_all(files);
@@ -94,10 +91,7 @@ TEST_CASE("a channel that appears just before a stop leaves no file without a bl
   make_channels(scratch.arena(), sim_options({"adc1"}, 1000, 0));
   REQUIRE(eventually([&] { return recorder_rows(scratch.arena(), recorder.pid()) == 2; }));
   std::this_thread::sleep_for(200ms);
-  recorder.signal(SIGTERM);
-  const Exit done = recorder.wait();
-  INFO(done.out << done.err);
-  CHECK(done.code == 0);
+  stop_cleanly(recorder);
   const auto files = h5_files(dir.path());
   CHECK(files.size() >= 2);
   const std::vector<Facts> facts = inspect_all(files);

@@ -96,11 +96,7 @@ TEST_CASE("after three gaps, a short block and a stalled writer, every sample's 
     w.skip(4 * kRing, core::GapReason::late);  // gap 3, longer than the ring
     paced(100);
   }
-  recorder.signal(SIGTERM);
-  const Exit done = recorder.wait();
-  INFO(done.out << done.err);
-  REQUIRE(done.exited);
-  CHECK(done.code == 0);
+  stop_cleanly(recorder);
 
   const auto files = h5_files(dir.path());
   REQUIRE(files.size() == 1);
