@@ -147,7 +147,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   options.channels = {"bench*"};
   options.out = (std::filesystem::path(o.dir) / (tag + ".h5")).string();
   options.flush_ms = o.flush_ms;
-  options.codec = o.codec;
+  options.codec.codec = o.codec;
   options.encode_threads = o.encode_threads;
   options.min_free_bytes = 0;
   options.from_oldest = o.prefill;
@@ -282,12 +282,19 @@ core::Result<RecorderBenchResult> bench_plain_write(const RecorderBenchOptions& 
       (std::filesystem::path(o.dir) / ("weir-bench-write-" + std::to_string(getpid()) + ".bin")).string();
   std::error_code ec;
   std::filesystem::remove(file, ec);
-  const std::vector<std::byte> blocks = make_blocks(o);
+  std::vector<std::byte> blocks = make_blocks(o);
+  const std::uint64_t total = std::uint64_t{o.channels} * o.blocks * o.block_bytes;
+  if (o.cold_source) {  // the blocks in turn, laid out over the whole data as a ring would hold them
+    std::vector<std::byte> whole(total);
+    for (std::uint64_t at = 0; at < total; at += blocks.size())
+      std::memcpy(whole.data() + at, blocks.data(), std::min<std::uint64_t>(blocks.size(), total - at));
+    blocks = std::move(whole);
+  }
   const std::byte* bytes = blocks.data();
   const std::uint64_t source_bytes = blocks.size();
   const std::uint64_t call_bytes =
       std::min<std::uint64_t>(source_bytes, rec::data_chunk_samples(samples, sample_bytes(o)) * sample_bytes(o));
-  const std::uint64_t total = std::uint64_t{o.channels} * o.blocks * o.block_bytes;
+  std::vector<std::byte> staging(o.copy_first ? call_bytes : 0);
   const std::int64_t start = core::monotonic_ns();
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return core::fail(core::Errc::io_error, "bench: open " + file + ": " + std::strerror(errno));
@@ -295,7 +302,12 @@ core::Result<RecorderBenchResult> bench_plain_write(const RecorderBenchOptions& 
   while (done < total) {
     const std::uint64_t at = done % source_bytes;
     const std::uint64_t n = std::min({call_bytes, total - done, source_bytes - at});
-    const ssize_t w = ::write(fd, bytes + at, n);
+    const std::byte* from = bytes + at;
+    if (o.copy_first) {
+      std::memcpy(staging.data(), from, n);
+      from = staging.data();
+    }
+    const ssize_t w = ::write(fd, from, n);
     if (w <= 0) {
       const int err = errno;
       (void)::close(fd);

@@ -152,7 +152,7 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
     results.add_row(make_row("record.swmr." + suffix, kUnitMBps, recorded));
   }
   if (wants("drain")) {
-    std::vector<double> drain, drain_staged, written;
+    std::vector<double> drain, drain_staged, written, written_cold, copied_written;
     for (int rep = 0; rep < config.reps; ++rep) {
       RecorderBenchOptions o;
       o.dir = dir;
@@ -161,22 +161,32 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
       o.blocks = (config.quick ? kQuickTotalBytes : kDrainBytes) / kBlockBytes;
       o.prefill = true;
       auto plain = bench_plain_write(o);
+      o.cold_source = true;
+      auto cold = bench_plain_write(o);
+      o.copy_first = true;
+      auto copied = bench_plain_write(o);
       o.staged = true;
       auto via_h5dwrite = bench_record(o);
       o.staged = false;
       auto r = bench_record(o);
-      if (!plain || !via_h5dwrite || !r) {
+      if (!plain || !cold || !copied || !via_h5dwrite || !r) {
         results.note_error("record.drain.1ch", !plain ? plain.error().what
+                                               : !cold ? cold.error().what
+                                               : !copied ? copied.error().what
                                                : !via_h5dwrite ? via_h5dwrite.error().what
                                                                : r.error().what);
         break;
       }
       written.push_back(plain->mb_per_s);
+      written_cold.push_back(cold->mb_per_s);
+      copied_written.push_back(copied->mb_per_s);
       drain_staged.push_back(via_h5dwrite->mb_per_s);
       drain.push_back(r->mb_per_s);
     }
     if (!drain.empty()) {
       results.add_row(make_row("base.write.drain.1ch", kUnitMBps, written));
+      results.add_row(make_row("base.write.cold.drain.1ch", kUnitMBps, written_cold));
+      results.add_row(make_row("base.copy_write.cold.drain.1ch", kUnitMBps, copied_written));
       results.add_row(make_row("record.drain.h5dwrite.1ch", kUnitMBps, drain_staged));
       results.add_row(make_row("record.drain.1ch", kUnitMBps, drain));
       fields.add("record.drain.1ch", "msamples_per_s_f32", results.find("record.drain.1ch")->stats.median_ns / 4, 1);
@@ -247,6 +257,8 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
                                  {"record.swmr.h5dwrite.8ch", "base.write.8ch", 0},
                                  {"record.drain.1ch", "base.write.drain.1ch", kRecorderTarget},
                                  {"record.drain.h5dwrite.1ch", "base.write.drain.1ch", 0},
+                                 {"base.write.cold.drain.1ch", "base.write.drain.1ch", 0},
+                                 {"base.copy_write.cold.drain.1ch", "base.write.drain.1ch", 0},
                                  {"record.fsync.rotation.1ch", "record.fsync.never.1ch", 0},
                                  {"record.durable.rotation.1ch", "record.durable.never.1ch", kFsyncTarget}};
   compare_at_least(results, comparisons);

@@ -7,6 +7,21 @@
 
 namespace weir::rec {
 
+namespace {
+
+core::Result<CodecChoice> parse_choice(std::string_view name) {
+  if (name == "auto") return CodecChoice{{}, true};
+  auto chosen = codec::parse(name);
+  if (!chosen) return tl::make_unexpected(chosen.error());
+  return CodecChoice{*chosen, false};
+}
+
+bool is_integer(core::Dtype dtype) noexcept {
+  return dtype != core::Dtype::f32 && dtype != core::Dtype::f64 && dtype != core::Dtype::c64;
+}
+
+}  // namespace
+
 core::Result<void> parse_codecs(std::string_view text, RecordOptions& options) {
   RecordOptions parsed;
   std::size_t from = 0;
@@ -16,7 +31,7 @@ core::Result<void> parse_codecs(std::string_view text, RecordOptions& options) {
     from = comma + 1;
     if (item.empty()) return core::fail(core::Errc::invalid_argument, "--codec '" + std::string(text) + "': an empty item");
     const std::size_t eq = item.find('=');
-    auto chosen = codec::parse(eq == std::string_view::npos ? item : item.substr(eq + 1));
+    auto chosen = parse_choice(eq == std::string_view::npos ? item : item.substr(eq + 1));
     if (!chosen) return tl::make_unexpected(core::with_context(chosen.error(), "--codec " + std::string(item)));
     if (eq == std::string_view::npos) {
       parsed.codec = *chosen;
@@ -30,17 +45,16 @@ core::Result<void> parse_codecs(std::string_view text, RecordOptions& options) {
   return {};
 }
 
-codec::Codec codec_for(const RecordOptions& options, std::string_view name) {
+codec::Codec codec_for(const RecordOptions& options, std::string_view name, core::Dtype dtype) {
   const std::string channel(name);
+  CodecChoice choice = options.codec;
   for (const CodecRule& rule : options.codecs)
-    if (fnmatch(rule.pattern.c_str(), channel.c_str(), 0) == 0) return rule.codec;
-  return options.codec;
-}
-
-std::string codecs_text(const RecordOptions& options) {
-  std::string text = codec::name(options.codec);
-  for (const CodecRule& rule : options.codecs) text += "," + rule.pattern + "=" + codec::name(rule.codec);
-  return text;
+    if (fnmatch(rule.pattern.c_str(), channel.c_str(), 0) == 0) {
+      choice = rule.choice;
+      break;
+    }
+  if (!choice.automatic) return choice.codec;
+  return is_integer(dtype) ? kAutoIntegerCodec : codec::Codec{};
 }
 
 }  // namespace weir::rec

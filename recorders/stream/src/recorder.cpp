@@ -329,7 +329,7 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   info.ring_blocks = c.ring_blocks;
   info.policy = core::policy_name(options_.policy);
   info.frame = c.frame;
-  info.codec = codec_for(options_, c.name);
+  info.codec = codec_for(options_, c.name, c.dtype);
   const std::uint64_t dropped = d.dropped_at_source.load(std::memory_order_relaxed);
   Follow follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss};
   follow.opening = std::move(opening);

@@ -117,7 +117,7 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
     return core::fail(core::Errc::invalid_argument, "--compress and --codec: name the codec once (--compress " +
                                                         std::to_string(a.compress) + " is --codec shuffle+deflate:" +
                                                         std::to_string(a.compress) + ")");
-  if (a.compress > 0) o.codec = codec::Codec{codec::Method::deflate, true, a.compress};
+  if (a.compress > 0) o.codec.codec = codec::Codec{codec::Method::deflate, true, a.compress};
   if (!a.codec.empty())
     if (auto ok = rec::parse_codecs(a.codec, o); !ok) return tl::make_unexpected(ok.error());
   o.encode_threads = a.encode_threads;
@@ -268,7 +268,8 @@ void add_record_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(0, 9));
   sub->add_option("--codec", args->codec,
                   "channel data's codec: NAME, or comma-separated NAME and PATTERN=NAME items (the first matching "
-                  "pattern wins); NAME: none, lz4, shuffle+lz4, bitshuffle+lz4, deflate[:1-9], shuffle+deflate[:1-9], "
+                  "pattern wins); NAME: auto (shuffle+lz4 on integer channels, none on floats), none, lz4, shuffle+lz4, "
+                  "bitshuffle+lz4, deflate[:1-9], shuffle+deflate[:1-9], "
                   "zstd[:1-22], shuffle+zstd[:1-22]");
   sub->add_option("--encode-threads", args->encode_threads, "threads encoding chunks (default: one per CPU, at most 8)")
       ->check(CLI::Range(1U, 64U));

@@ -86,7 +86,7 @@ Result<void> check_recorder(const config::RecordDecl& r, bool for_run) {
   if (compress != 0 && (compress < 1 || compress > 9 || compress != std::floor(compress)))
     return tl::make_unexpected(config::error_at(r.origin, fmt::format("record \"{}\": 'compress' = {}: levels are 1..9",
                                                                       r.name, r.params.at("compress"))));
-  if (compress > 0) o.codec = codec::Codec{codec::Method::deflate, true, static_cast<int>(compress)};
+  if (compress > 0) o.codec.codec = codec::Codec{codec::Method::deflate, true, static_cast<int>(compress)};
   if (const auto it = r.params.find("codec"); it != r.params.end())
     if (auto ok = rec::parse_codecs(it->second, o); !ok)
       return tl::make_unexpected(config::error_at(r.origin, fmt::format("record \"{}\": 'codec': {}", r.name, ok.error().what)));

@@ -28,6 +28,11 @@ struct RecorderBenchOptions {
                                        // H5Dwrite_chunk (RecordOptions::staged_writes): the path before
   rec::FsyncPolicy fsync = rec::FsyncPolicy::never;  // the durability policy (the recorder's default is rotation)
   std::uint64_t rotate_bytes = 0;      // the next file at this size (0: one file)
+  // bench_plain_write only: the source is one buffer as large as the data (as cold as the recorder's
+  // ring after a prefill), not the blocks in turn (hot in cache); with copy_first each call's bytes
+  // are first copied into a chunk-sized buffer (the recorder's one copy into its chunk).
+  bool cold_source = false;
+  bool copy_first = false;
 };
 
 struct RecorderBenchResult {
