@@ -125,7 +125,7 @@ core::Result<RecorderBenchResult> bench_record(const RecorderBenchOptions& o) {
   options.channels = {"bench*"};
   options.out = (std::filesystem::path(o.dir) / (tag + ".h5")).string();
   options.flush_ms = o.flush_ms;
-  options.compress = o.compress;
+  if (o.compress > 0) options.codec = codec::Codec{codec::Method::deflate, true, o.compress};
   options.min_free_bytes = 0;
   options.from_oldest = o.prefill;
   options.staged_writes = o.staged;

@@ -1,0 +1,46 @@
+// --codec: which codec each recorded channel's data chunks go through (recorder.hpp).
+#include <fnmatch.h>
+
+#include <string>
+
+#include "weir/recorder/recorder.hpp"
+
+namespace weir::rec {
+
+core::Result<void> parse_codecs(std::string_view text, RecordOptions& options) {
+  RecordOptions parsed;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    const std::string_view item = text.substr(from, comma - from);
+    from = comma + 1;
+    if (item.empty()) return core::fail(core::Errc::invalid_argument, "--codec '" + std::string(text) + "': an empty item");
+    const std::size_t eq = item.find('=');
+    auto chosen = codec::parse(eq == std::string_view::npos ? item : item.substr(eq + 1));
+    if (!chosen) return tl::make_unexpected(core::with_context(chosen.error(), "--codec " + std::string(item)));
+    if (eq == std::string_view::npos) {
+      parsed.codec = *chosen;
+      continue;
+    }
+    if (eq == 0) return core::fail(core::Errc::invalid_argument, "--codec " + std::string(item) + ": no channel pattern before '='");
+    parsed.codecs.push_back(CodecRule{std::string(item.substr(0, eq)), *chosen});
+  }
+  options.codec = parsed.codec;
+  options.codecs = std::move(parsed.codecs);
+  return {};
+}
+
+codec::Codec codec_for(const RecordOptions& options, std::string_view name) {
+  const std::string channel(name);
+  for (const CodecRule& rule : options.codecs)
+    if (fnmatch(rule.pattern.c_str(), channel.c_str(), 0) == 0) return rule.codec;
+  return options.codec;
+}
+
+std::string codecs_text(const RecordOptions& options) {
+  std::string text = codec::name(options.codec);
+  for (const CodecRule& rule : options.codecs) text += "," + rule.pattern + "=" + codec::name(rule.codec);
+  return text;
+}
+
+}  // namespace weir::rec
