@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec_cases.hpp"
+#include "recorder_codec_cases.hpp"
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
@@ -36,7 +37,7 @@ constexpr double kRecorderTarget = 0.9;  // the recorder's rate over plain write
 constexpr std::string_view kUnitSeconds = "s";
 
 constexpr const char* kUsage =
-    "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot|codec]\n"
+    "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot|codec|encoded]\n"
     "  the HDF5 recorder (SWMR) on 1 and 8 channels of 4 KiB f32 blocks, 1 GiB in all, against a\n"
     "  bare H5Dset_extent + H5Dwrite loop and plain write() of the same bytes, with its chunks by\n"
     "  H5Dwrite_chunk and by H5Dwrite; its drain rate; fsync at each rotation (128 MiB files) against\n"
@@ -45,7 +46,8 @@ constexpr const char* kUsage =
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    64 MiB instead of 1 GiB (for tests)\n"
-    "  --only L   one line: live (1 and 8 channels), drain, fsync, snapshot or codec\n";
+    "  --only L   one line: live (1 and 8 channels), drain, fsync, snapshot, codec or encoded (the recorder\n"
+    "             draining i16 detector codes through each codec)\n";
 
 std::string scratch_dir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -95,8 +97,10 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
   for (std::size_t i = 0; i < all_args.size(); ++i) {
     if (all_args[i] == "--only" && i + 1 < all_args.size()) {
       only = all_args[++i];
-      if (only != "live" && only != "drain" && only != "fsync" && only != "snapshot" && only != "codec") {
-        std::fprintf(stderr, "weir bench recorder: --only takes live, drain, fsync, snapshot or codec\n%s", kUsage);
+      if (only != "live" && only != "drain" && only != "fsync" && only != "snapshot" && only != "codec" &&
+          only != "encoded") {
+        std::fprintf(stderr, "weir bench recorder: --only takes live, drain, fsync, snapshot, codec or encoded\n%s",
+                     kUsage);
         return kExitUsage;
       }
       continue;
@@ -228,6 +232,7 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
     }
   }
   if (wants("codec")) run_codec_line(config, results, fields);
+  if (wants("encoded")) run_encoded_line(config, dir, results, fields);
   // A row has one baseline: plain write() of the same bytes, the floor; the bare HDF5 loop's ratio
   // is a field.
   for (const char* suffix : {"1ch", "8ch"}) {
