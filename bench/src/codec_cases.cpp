@@ -11,19 +11,25 @@
 #include <vector>
 
 #include "codec_cases.hpp"
-#include "weir/acq/signal_generator.hpp"
+#include "detector_codes.hpp"
 #include "weir/codec/codec.hpp"
 #include "weir/recorder/format.hpp"
 
 namespace weir::bench {
 
+std::string codec_row_part(std::string_view codec) {
+  std::string text;
+  for (const char c : codec) {
+    if (c == '+') text += '_';
+    else if (c != ':') text += c;
+  }
+  return text;
+}
+
 namespace {
 
 constexpr std::uint64_t kCodecBytes = 64ULL << 20;      // i16 codes compressed per case
 constexpr std::uint64_t kQuickCodecBytes = 8ULL << 20;  // ... with --quick
-constexpr double kFullScaleV = 10.0;                    // +-10 V over the i16 range: 0.31 mV an LSB
-constexpr double kRateHz = 1e6;
-constexpr double kCountRateHz = 20'000;                 // pulses a second: busy (one per 50 us decay time)
 constexpr const char* kCodecs[] = {"deflate:1", "shuffle+deflate:1", "lz4",   "shuffle+lz4",    "zstd:1",
                                    "shuffle+zstd:1", "zstd:3", "shuffle+zstd:3", "bitshuffle+lz4"};
 
@@ -37,33 +43,12 @@ double thread_cpu_s() {
 // gave the byte-shuffle codecs the same ratios to the third digit, and bitshuffle 1.327 for 1.372.)
 struct DataSet {
   const char* suffix;
-  double baseline_v;
 };
-constexpr DataSet kDataSets[] = {{"i16", 0.0}};
+constexpr DataSet kDataSets[] = {{"i16"}};
 
 // A codec's row: "shuffle+zstd:1" on "i16" -> "codec.shuffle_zstd1.i16".
 std::string row_name(std::string_view codec, std::string_view suffix) {
-  std::string text;
-  for (const char c : codec) {
-    if (c == '+') text += '_';
-    else if (c != ':') text += c;
-  }
-  return "codec." + text + "." + std::string(suffix);
-}
-
-// The simulator's detector pulses as i16 ADC codes; empty if the generator cannot be made.
-std::vector<std::byte> detector_codes(std::uint64_t bytes, double baseline_v) {
-  acq::SignalConfig signal;
-  signal.kind = acq::SignalKind::pulses;
-  signal.offset = baseline_v;
-  signal.sample_rate_hz = kRateHz;
-  signal.pulses.count_rate_hz = kCountRateHz;
-  const auto samples = static_cast<std::uint32_t>(bytes / sizeof(std::int16_t));
-  auto generator = acq::SignalGenerator::create(signal, samples);
-  if (!generator) return {};
-  std::vector<std::byte> out(bytes);
-  (void)generator->fill(core::Dtype::i16, out, samples, kFullScaleV);
-  return out;
+  return "codec." + codec_row_part(codec) + "." + std::string(suffix);
 }
 
 struct CodecResult {
@@ -96,12 +81,8 @@ std::string check_round_trip(codec::Encoder& encoder, std::size_t element_bytes,
   return std::equal(back->begin(), back->end(), chunk.begin()) ? std::string() : "decoded chunk differs from the input";
 }
 
-}  // namespace
-
-namespace {
-
 void run_data_set(const Config& config, const DataSet& set, Results& results, Fields& fields) {
-  const std::vector<std::byte> data = detector_codes(config.quick ? kQuickCodecBytes : kCodecBytes, set.baseline_v);
+  const std::vector<std::byte> data = detector_codes(config.quick ? kQuickCodecBytes : kCodecBytes);
   if (data.size() < rec::kTargetChunkBytes) {
     results.note_error("codec", "the simulator's pulse generator could not be made");
     return;

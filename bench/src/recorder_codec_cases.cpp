@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "codec_cases.hpp"
 #include "weir/bench/recorder_bench.hpp"
 #include "weir/codec/codec.hpp"
 
@@ -20,16 +21,6 @@ constexpr std::uint64_t kQuickEncodedBytes = 32ULL << 20;  // ... with --quick
 constexpr std::uint32_t kEncodedBlockBytes = 16384;        // 8192 i16 samples a block
 constexpr const char* kCodecs[] = {"none",          "lz4",           "shuffle+lz4", "bitshuffle+lz4",
                                    "shuffle+deflate:1", "shuffle+zstd:1"};
-
-// A codec's name as part of a row name: "shuffle+deflate:1" -> "shuffle_deflate1".
-std::string row_part(std::string_view name) {
-  std::string out;
-  for (const char c : name) {
-    if (c == '+') out += '_';
-    else if (c != ':') out += c;
-  }
-  return out;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -61,13 +52,13 @@ void run_encoded_line(const Config& config, const std::string& dir, Results& res
     for (std::size_t i = 0; i < kCases; ++i) {
       auto chosen = codec::parse(kCodecs[i]);
       if (!chosen) {
-        results.note_error("record.enc." + row_part(kCodecs[i]) + ".i16", chosen.error().what);
+        results.note_error("record.enc." + codec_row_part(kCodecs[i]) + ".i16", chosen.error().what);
         return;
       }
       o.codec = *chosen;
       auto r = bench_record(o);
       if (!r) {
-        results.note_error("record.enc." + row_part(kCodecs[i]) + ".i16", r.error().what);
+        results.note_error("record.enc." + codec_row_part(kCodecs[i]) + ".i16", r.error().what);
         return;
       }
       rate[i].push_back(r->mb_per_s);
@@ -79,7 +70,7 @@ void run_encoded_line(const Config& config, const std::string& dir, Results& res
   results.add_row(make_row("base.write.enc.i16", kUnitMBps, written));
   std::vector<AtLeast> comparisons;
   for (std::size_t i = 0; i < kCases; ++i) {
-    const std::string name = "record.enc." + row_part(kCodecs[i]) + ".i16";
+    const std::string name = "record.enc." + codec_row_part(kCodecs[i]) + ".i16";
     results.add_row(make_row(name, kUnitMBps, rate[i]));
     fields.add(name, "ratio", median(ratio[i]), 3);
     fields.add(name, "mb_per_cpu_s", median(per_cpu[i]), 0);
