@@ -34,22 +34,6 @@ tl::unexpected<core::Error> refuse(const std::string& why) {
   return core::fail(core::Errc::invalid_argument, "sim: " + why);
 }
 
-bool is_float(core::Dtype dtype) noexcept {
-  switch (dtype) {
-    case core::Dtype::f32:
-    case core::Dtype::f64:
-    case core::Dtype::c64: return true;
-    case core::Dtype::i8:
-    case core::Dtype::u8:
-    case core::Dtype::i16:
-    case core::Dtype::u16:
-    case core::Dtype::i32:
-    case core::Dtype::u32:
-    case core::Dtype::i64: return false;
-  }
-  return false;
-}
-
 SignalConfig signal_for(const SimOptions& options, std::size_t channel) {
   SignalConfig config = options.signal;
   config.sample_rate_hz = options.rate_hz;
@@ -124,7 +108,7 @@ core::Result<SimReport> run_sim(const core::Arena& arena, const SimOptions& opti
     spec.name = options.channels[i];
     spec.dtype = options.dtype;
     spec.rate_hz = options.rate_hz;
-    spec.units = !options.units.empty() ? options.units : is_float(options.dtype) ? "V" : "counts";
+    spec.units = !options.units.empty() ? options.units : !core::dtype_is_integer(options.dtype) ? "V" : "counts";
     spec.labels = options.labels;
     spec.samples_per_block = options.block_samples;
     spec.ring_blocks = options.ring_blocks;

@@ -46,6 +46,10 @@ std::uint32_t dtype_bytes(Dtype dtype) noexcept {
   return 0;
 }
 
+bool dtype_is_integer(Dtype dtype) noexcept {
+  return dtype != Dtype::f32 && dtype != Dtype::f64 && dtype != Dtype::c64 && dtype_bytes(dtype) != 0;
+}
+
 Result<ConsumerPolicy> parse_policy(std::string_view text) {
   if (text == "lossy") return ConsumerPolicy::lossy;
   if (text == "lossless") return ConsumerPolicy::lossless;

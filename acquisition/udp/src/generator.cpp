@@ -16,6 +16,7 @@
 
 #include "udp_socket.hpp"
 #include "weir/acq/signal_generator.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/udp/raw_packet.hpp"
 #include "weir/udp/vita49.hpp"
@@ -56,22 +57,6 @@ void fill(core::Dtype dtype, std::byte* out, std::uint32_t id, std::uint64_t fir
     case core::Dtype::f64: fill_as<double>(out, id, first, count); break;
     case core::Dtype::c64: fill_as<std::uint64_t>(out, id, first, count); break;  // any bits will do
   }
-}
-
-bool integer_dtype(core::Dtype dtype) noexcept {
-  switch (dtype) {
-    case core::Dtype::i8:
-    case core::Dtype::u8:
-    case core::Dtype::i16:
-    case core::Dtype::u16:
-    case core::Dtype::i32:
-    case core::Dtype::u32:
-    case core::Dtype::i64: return true;
-    case core::Dtype::f32:
-    case core::Dtype::f64:
-    case core::Dtype::c64: return false;
-  }
-  return false;
 }
 
 // The pulses of stream `id`: the simulator's detector pulses at 1 V height scale, with a baseline
@@ -198,7 +183,7 @@ core::Result<void> validate(const UdpGenOptions& o) {
   if (o.burst == 0) return refuse("burst must be at least 1 packet");
   if (o.batch == 0 || o.batch > kUdpMaxBatch) return refuse(fmt::format("batch must be 1 to {}", kUdpMaxBatch));
   if (o.signal == UdpGenSignal::pulses) {
-    if (!integer_dtype(o.dtype)) return refuse("the pulses signal is ADC codes: it needs an integer dtype (i8 ... i64)");
+    if (!core::dtype_is_integer(o.dtype)) return refuse("the pulses signal is ADC codes: it needs an integer dtype (i8 ... i64)");
     if (!std::isfinite(o.noise_lsb) || o.noise_lsb < 0)
       return refuse(fmt::format("noise must be a number of LSB >= 0, not {}", o.noise_lsb));
     if (auto g = pulses_generator(o, o.first_stream_id); !g) return refuse("pulses: " + g.error().what);

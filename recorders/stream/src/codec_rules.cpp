@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "weir/core/channel.hpp"
 #include "weir/recorder/recorder.hpp"
 
 namespace weir::rec {
@@ -14,10 +15,6 @@ core::Result<CodecChoice> parse_choice(std::string_view name) {
   auto chosen = codec::parse(name);
   if (!chosen) return tl::make_unexpected(chosen.error());
   return CodecChoice{*chosen, false};
-}
-
-bool is_integer(core::Dtype dtype) noexcept {
-  return dtype != core::Dtype::f32 && dtype != core::Dtype::f64 && dtype != core::Dtype::c64;
 }
 
 }  // namespace
@@ -54,7 +51,7 @@ codec::Codec codec_for(const RecordOptions& options, std::string_view name, core
       break;
     }
   if (!choice.automatic) return choice.codec;
-  return is_integer(dtype) ? kAutoIntegerCodec : codec::Codec{};
+  return core::dtype_is_integer(dtype) ? kAutoIntegerCodec : codec::Codec{};
 }
 
 }  // namespace weir::rec

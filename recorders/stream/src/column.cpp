@@ -129,16 +129,7 @@ core::Result<void> Column::write_range(std::uint64_t first, std::uint64_t count,
 }
 
 core::Result<void> Column::write_whole_chunk(const std::byte* data) {
-  const std::uint64_t end = base_ + chunk_;
-  if (auto ok = extend_to(end); !ok) return ok;
-  const hsize_t offset[2] = {base_, 0};
-  if (auto ok = h5::check(H5Dwrite_chunk(dataset_.get(), H5P_DEFAULT, 0, offset, chunk_ * element_bytes_, data),
-                          "H5Dwrite_chunk", what_);
-      !ok)
-    return ok;
-  written_ = std::max(written_, end);
-  ++direct_chunks_;
-  return {};
+  return write_encoded(base_, std::span<const std::byte>(data, chunk_ * element_bytes_), base_ + chunk_);
 }
 
 void Column::replace_last(const void* element) noexcept {

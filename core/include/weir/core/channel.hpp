@@ -21,6 +21,8 @@ namespace weir::core {
 [[nodiscard]] Result<Dtype> parse_dtype(std::string_view text);
 [[nodiscard]] const char* dtype_name(Dtype dtype) noexcept;
 [[nodiscard]] std::uint32_t dtype_bytes(Dtype dtype) noexcept;
+/// Whether samples of `dtype` are integers (ADC codes: i8 ... i64), not floats (f32, f64, c64).
+[[nodiscard]] bool dtype_is_integer(Dtype dtype) noexcept;
 [[nodiscard]] Result<ConsumerPolicy> parse_policy(std::string_view text);
 [[nodiscard]] const char* policy_name(ConsumerPolicy policy) noexcept;
 
