@@ -75,6 +75,8 @@ class TopK {
   [[nodiscard]] bool wants(float rank) const noexcept {
     return size_ < heap_.size() ? !std::isnan(rank) : rank > heap_[0].score;
   }
+  // Whether a rank of at most `bound` could enter; a NaN bound could.
+  [[nodiscard]] bool may_want(float bound) const noexcept { return size_ < heap_.size() || !(bound <= heap_[0].score); }
   void push(std::uint32_t slot, std::uint32_t generation, float rank) noexcept {
     if (size_ == heap_.size()) {
       std::pop_heap(heap_.begin(), heap_.end(), worse_first);
@@ -229,20 +231,54 @@ class Scan {
   std::size_t deferred_count_ = 0;
 };
 
+// The batch's queries and their norms, as search() computes them for each query alone.
+struct BatchQueries {
+  const float* data;       // n queries of dim floats, back to back
+  const float* inv_norms;  // 1 / |q| (0 for a zero query), as ScanContext::inv_query_norm
+  const float* norms;      // |q|
+  const float* squares;    // |q|^2
+  std::uint32_t n;
+};
+
 // A batched pass: every block of kSearchBatchRows rows is scored against every query of the batch
-// (tiles of four queries by four rows where the code path has a tile kernel) between one epoch load
-// and one re-check per row, then offered to each query's heap in row order, as Scan offers them: the
-// heaps see the same ranks in the same order, so they end the same. Rows held by a writer take the
-// one-row path of Scan (a few attempts, then the second pass), scoring every query.
+// between one epoch load and one re-check per row, then offered to each query's heap in row order, as
+// Scan offers them: the heaps see the same ranks in the same order, so they end the same. Where the
+// code path has a panel kernel, it estimates every pair (sixteen queries by eight rows at a time); a
+// pair whose estimate, plus the bound on how far it can be from the row kernel's result, still beats
+// its query's worst hit is scored again by the row kernel, in the same window, and only that exact
+// score is offered. Other pairs cannot enter the heap (it only gets harder to enter), so skipping them
+// changes nothing. Without a panel, tiles of four by four (bit-identical to the row kernel) score every
+// pair. Rows held by a writer take the one-row path of Scan (a few attempts, then the second pass).
 template <Metric M>
 class BatchScan {
  public:
-  BatchScan(const ScanContext& c, const float* queries, const float* inv_norms, std::uint32_t n,
-            detail::TileKernel tile, std::span<VectorHit> out, std::size_t k) noexcept
-      : c_(c), inv_norms_(inv_norms), n_(n), tile_(tile) {
-    for (std::uint32_t q = 0; q < n; ++q) {
-      queries_[q] = queries + std::size_t{q} * c.dim;
+  BatchScan(const ScanContext& c, const BatchQueries& queries, const detail::KernelTable& table,
+            std::span<VectorHit> out, std::size_t k) noexcept
+      : c_(c),
+        inv_norms_(queries.inv_norms),
+        norms_(queries.norms),
+        squares_(queries.squares),
+        n_(queries.n),
+        all_(queries.n == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << queries.n) - 1U),
+        tile_(M == Metric::l2 ? table.l2sq_tile : table.dot_tile),
+        panel_(c.dim <= kSearchPanelDims ? table.dot_panel : nullptr),
+        slack_(detail::panel_slack(c.dim)) {
+    for (std::uint32_t q = 0; q < n_; ++q) {
+      queries_[q] = queries.data + std::size_t{q} * c.dim;
       tops_[q] = TopK(out.subspan(q * k, k));
+    }
+    if (panel_ == nullptr) return;
+    // A panel costs as much for one query as for sixteen: a short last group goes to the tiles.
+    const std::uint32_t rest = n_ % detail::kPanelQueries;
+    panel_n_ = n_ - (rest < kSearchPanelMinQueries ? rest : 0);
+    const std::uint32_t groups = (panel_n_ + detail::kPanelQueries - 1) / detail::kPanelQueries;
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      float* qt = qt_.data() + std::size_t{g} * detail::kPanelQueries * c.dim;
+      for (std::uint32_t j = 0; j < detail::kPanelQueries; ++j) {
+        const std::uint32_t q = g * detail::kPanelQueries + j;
+        for (std::uint32_t i = 0; i < c.dim; ++i)
+          qt[std::size_t{i} * detail::kPanelQueries + j] = q < panel_n_ ? queries_[q][i] : 0.0F;
+      }
     }
   }
 
@@ -283,6 +319,7 @@ class BatchScan {
         st.seen.generation = r.generation.load(std::memory_order_relaxed);
         st.seen.norm = std::bit_cast<float>(r.norm_bits.load(std::memory_order_relaxed));
         st.live = live;
+        live_norms_[live] = st.seen.norm;
         live_rows_[live++] = c_.row_data(i);
       }
     }
@@ -295,7 +332,7 @@ class BatchScan {
         case Kind::torn: ++stats_->skipped_torn; break;
         case Kind::live:
           if (c_.row(i).epoch.load(std::memory_order_relaxed) == st.seen.epoch) {
-            consider(i, st.seen, &raw_[st.live], kSearchBatchRows);
+            consider(i, st.seen, &raw_[st.live], kSearchBatchRows, wanted_[st.live]);
           } else {
             one_row(i);
           }
@@ -305,10 +342,14 @@ class BatchScan {
     }
   }
 
-  // raw_[q * kSearchBatchRows + l]: query q against the block's live row l.
+  // raw_[q * kSearchBatchRows + l]: query q against the block's live row l, for the queries in
+  // wanted_[l]; the row kernel's result (or one bit-identical to it).
   void score_live(std::uint32_t live) noexcept {
+    const std::uint32_t tiled = panel_n_ == 32 ? 0U : all_ & ~((std::uint32_t{1} << panel_n_) - 1U);
+    std::fill_n(wanted_.begin(), live, tiled);
+    if (panel_n_ != 0) score_panels(live);
     float tile_out[detail::kTileSide * detail::kTileSide];
-    for (std::uint32_t q = 0; q < n_; q += detail::kTileSide) {
+    for (std::uint32_t q = panel_n_; q < n_; q += detail::kTileSide) {
       const bool whole_q = q + detail::kTileSide <= n_;
       for (std::uint32_t l = 0; l < live; l += detail::kTileSide) {
         if (tile_ != nullptr && whole_q && l + detail::kTileSide <= live) {
@@ -325,12 +366,55 @@ class BatchScan {
     }
   }
 
-  // raw[q * stride]: query q's raw score of row i. The slot check runs once per row, and only when
-  // some query would take it.
-  void consider(std::uint32_t i, const Scored& s, const float* raw, std::size_t stride) noexcept {
+  void score_panels(std::uint32_t live) noexcept {
+    alignas(64) std::array<float, std::size_t{detail::kPanelRows} * detail::kPanelQueries> est;
+    std::array<const float*, detail::kPanelRows> rows{};
+    std::array<const float*, detail::kPanelRows> next{};
+    for (std::uint32_t l = 0; l < live; l += detail::kPanelRows) {
+      const std::uint32_t m = std::min(detail::kPanelRows, live - l);
+      for (std::uint32_t r = 0; r < detail::kPanelRows; ++r) {
+        rows[r] = live_rows_[l + std::min(r, m - 1)];  // a short panel repeats its last row
+        const std::uint32_t ahead = l + detail::kPanelRows + r;
+        next[r] = ahead < live ? live_rows_[ahead] : rows[r];
+      }
+      for (std::uint32_t g = 0; g < panel_n_; g += detail::kPanelQueries) {
+        panel_(qt_.data() + std::size_t{g} * c_.dim, rows.data(), next.data(), c_.dim, est.data());
+        const std::uint32_t group = std::min(detail::kPanelQueries, panel_n_ - g);
+        for (std::uint32_t r = 0; r < m; ++r) {
+          const float norm = live_norms_[l + r];
+          const float inv_norm = norm > 0.0F ? 1.0F / norm : 0.0F;  // cosine ranks of zero rows are 0 either way
+          for (std::uint32_t j = 0; j < group; ++j) {
+            const std::uint32_t q = g + j;
+            const float dot = est[std::size_t{r} * detail::kPanelQueries + j];
+            if (!tops_[q].may_want(bound(q, dot, norm, inv_norm))) continue;
+            raw_[q * kSearchBatchRows + l + r] = c_.kernel(queries_[q], rows[r], c_.dim);
+            wanted_[l + r] |= std::uint32_t{1} << q;
+          }
+        }
+      }
+    }
+  }
+
+  // The highest rank the row kernel can give a pair whose panel dot product is `dot`.
+  [[nodiscard]] float bound(std::uint32_t q, float dot, float norm, float inv_norm) const noexcept {
+    constexpr float kUnderflow = std::numeric_limits<float>::min() * static_cast<float>(kSearchPanelDims);
+    if constexpr (M == Metric::cosine) {
+      return dot * inv_norms_[q] * inv_norm + slack_;
+    } else if constexpr (M == Metric::dot) {
+      return dot + slack_ * norms_[q] * norm + kUnderflow;
+    } else {
+      const float reach = norms_[q] + norm;
+      return -(squares_[q] - 2.0F * dot + norm * norm) + slack_ * reach * reach + kUnderflow;
+    }
+  }
+
+  // raw[q * stride]: query q's raw score of row i, for the queries in `wanted`. The slot check runs
+  // once per row, and only when some query would take it.
+  void consider(std::uint32_t i, const Scored& s, const float* raw, std::size_t stride, std::uint32_t wanted) noexcept {
     ++stats_->rows_scored;
     int holds = -1;  // unknown
     for (std::uint32_t q = 0; q < n_; ++q) {
+      if ((wanted >> q & 1U) == 0) continue;
       const float rank = rank_of<M>(raw[q * stride], s.norm, inv_norms_[q]);
       if (!tops_[q].wants(rank)) continue;
       if (holds < 0) holds = detail::slot_holds(c_.slot(i), s.generation) ? 1 : 0;
@@ -358,7 +442,7 @@ class BatchScan {
     Scored s;
     for (int attempt = 1;; ++attempt) {
       switch (read_one(i, s)) {
-        case RowRead::scored: consider(i, s, one_raw_.data(), 1); return;
+        case RowRead::scored: consider(i, s, one_raw_.data(), 1, all_); return;
         case RowRead::absent: return;
         case RowRead::torn: ++stats_->skipped_torn; return;
         case RowRead::held: break;
@@ -384,7 +468,7 @@ class BatchScan {
       for (int spins = 0;;) {
         const RowRead got = read_one(held.row, s);
         if (got == RowRead::scored) {
-          consider(held.row, s, one_raw_.data(), 1);
+          consider(held.row, s, one_raw_.data(), 1, all_);
           break;
         }
         if (got == RowRead::absent) break;
@@ -412,14 +496,24 @@ class BatchScan {
     }
   }
 
+  static_assert(kSearchBatchQueries <= 32, "wanted_ holds one bit per query");
   const ScanContext& c_;
   const float* inv_norms_;
+  const float* norms_;
+  const float* squares_;
   std::uint32_t n_;
+  std::uint32_t all_;  // a bit for every query of the pass
   detail::TileKernel tile_;
+  detail::PanelKernel panel_;
+  std::uint32_t panel_n_ = 0;  // queries [0, panel_n_) go through the panels, the rest through the tiles
+  float slack_;
   SearchStats* stats_ = nullptr;
+  alignas(64) std::array<float, std::size_t{kSearchBatchQueries} * kSearchPanelDims> qt_;  // filled for panel_ only
   std::array<const float*, kSearchBatchQueries> queries_{};
   std::array<TopK, kSearchBatchQueries> tops_{};
   std::array<const float*, kSearchBatchRows> live_rows_{};
+  std::array<float, kSearchBatchRows> live_norms_{};
+  std::array<std::uint32_t, kSearchBatchRows> wanted_{};
   std::array<RowState, kSearchBatchRows> states_{};
   std::array<float, std::size_t{kSearchBatchQueries} * kSearchBatchRows> raw_{};
   std::array<float, kSearchBatchQueries> one_raw_{};
@@ -428,12 +522,12 @@ class BatchScan {
 };
 
 template <Metric M>
-void run_batch(const ScanContext& c, const float* queries, const float* inv_norms, std::uint32_t n,
-               detail::TileKernel tile, std::span<VectorHit> out, std::size_t k, std::span<std::size_t> counts,
-               std::int64_t wait_ns, SearchStats& stats) noexcept {
-  BatchScan<M> scan(c, queries, inv_norms, n, tile, out, k);
+void run_batch(const ScanContext& c, const BatchQueries& queries, const detail::KernelTable& table,
+               std::span<VectorHit> out, std::size_t k, std::span<std::size_t> counts, std::int64_t wait_ns,
+               SearchStats& stats) noexcept {
+  BatchScan<M> scan(c, queries, table, out, k);
   scan.run(wait_ns, stats, counts);
-  for (std::uint32_t q = 0; q < n; ++q)
+  for (std::uint32_t q = 0; q < queries.n; ++q)
     for (std::size_t i = 0; i < counts[q]; ++i) out[q * k + i].score = finish<M>(out[q * k + i].score);
 }
 
@@ -513,28 +607,27 @@ VectorStatus VectorStore::search_batch(std::span<const float> queries, const Sea
   const bool l2 = options.metric == Metric::l2;
   const ScanContext c{header_,     rows_base_, slots_base_, row_stride_, slot_stride_, rows_, dim_, !read_only_,
                       nullptr,     0.0F,       l2 ? table->l2sq : table->dot};
-  const detail::TileKernel tile = l2 ? table->l2sq_tile : table->dot_tile;
   std::array<float, kSearchBatchQueries> inv_norms{};
+  std::array<float, kSearchBatchQueries> norms{};
+  std::array<float, kSearchBatchQueries> squares{};
   for (std::size_t first = 0; first < n; first += kSearchBatchQueries) {
     const auto group = static_cast<std::uint32_t>(std::min<std::size_t>(kSearchBatchQueries, n - first));
     for (std::uint32_t q = 0; q < group; ++q) {
       double norm = 0.0;
       (void)query_norm(queries.subspan((first + q) * dim_, dim_), norm);  // finite: checked above
       inv_norms[q] = inverse_norm(norm);
+      norms[q] = static_cast<float>(norm);
+      squares[q] = static_cast<float>(norm * norm);
     }
-    const float* at = queries.data() + first * dim_;
+    const BatchQueries at{queries.data() + first * dim_, inv_norms.data(), norms.data(), squares.data(), group};
     const std::span<VectorHit> hits = out.subspan(first * k, std::size_t{group} * k);
     const std::span<std::size_t> group_counts = counts.subspan(first, group);
     switch (options.metric) {
       case Metric::cosine:
-        run_batch<Metric::cosine>(c, at, inv_norms.data(), group, tile, hits, k, group_counts, options.wait_ns, s);
+        run_batch<Metric::cosine>(c, at, *table, hits, k, group_counts, options.wait_ns, s);
         break;
-      case Metric::dot:
-        run_batch<Metric::dot>(c, at, inv_norms.data(), group, tile, hits, k, group_counts, options.wait_ns, s);
-        break;
-      case Metric::l2:
-        run_batch<Metric::l2>(c, at, inv_norms.data(), group, tile, hits, k, group_counts, options.wait_ns, s);
-        break;
+      case Metric::dot: run_batch<Metric::dot>(c, at, *table, hits, k, group_counts, options.wait_ns, s); break;
+      case Metric::l2: run_batch<Metric::l2>(c, at, *table, hits, k, group_counts, options.wait_ns, s); break;
     }
   }
   return VectorStatus::ok;
