@@ -23,7 +23,8 @@ __attribute__((target("avx512f"), always_inline)) inline void panel_step(const f
 
 __attribute__((target("avx512f"))) void score_panel_avx512(const float* qt, const float* const* v,
                                                            const float* const* next, std::uint32_t n,
-                                                           float* out) noexcept {
+                                                           const PanelBound& bound, const PanelRowTerms& row,
+                                                           std::uint16_t* wanted) noexcept {
   __m512 acc[kPanelRows];
 #pragma GCC unroll 8
   for (auto& a : acc) a = _mm512_setzero_ps();
@@ -35,8 +36,16 @@ __attribute__((target("avx512f"))) void score_panel_avx512(const float* qt, cons
     for (std::uint32_t k = 0; k < kFloatsPerLine; ++k) panel_step<kPanelRows>(qt, v, i + k, acc);
   }
   for (; i < n; ++i) panel_step<kPanelRows>(qt, v, i, acc);
+  const __m512 a = _mm512_load_ps(bound.a);
+  const __m512 b = _mm512_load_ps(bound.b);
+  const __m512 c = _mm512_load_ps(bound.c);
+  const __m512 worst = _mm512_load_ps(bound.worst);
 #pragma GCC unroll 8
-  for (std::uint32_t r = 0; r < kPanelRows; ++r) _mm512_storeu_ps(out + std::size_t{kPanelQueries} * r, acc[r]);
+  for (std::uint32_t r = 0; r < kPanelRows; ++r) {
+    __m512 t = _mm512_mul_ps(_mm512_mul_ps(acc[r], a), _mm512_set1_ps(row.a[r]));
+    t = _mm512_add_ps(_mm512_add_ps(t, b), _mm512_add_ps(_mm512_mul_ps(c, _mm512_set1_ps(row.c[r])), _mm512_set1_ps(row.d[r])));
+    wanted[r] = static_cast<std::uint16_t>(_mm512_cmp_ps_mask(t, worst, _CMP_NLE_UQ));  // NaN: wanted
+  }
 }
 
 }  // namespace weir::core::detail

@@ -75,8 +75,10 @@ class TopK {
   [[nodiscard]] bool wants(float rank) const noexcept {
     return size_ < heap_.size() ? !std::isnan(rank) : rank > heap_[0].score;
   }
-  // Whether a rank of at most `bound` could enter; a NaN bound could.
-  [[nodiscard]] bool may_want(float bound) const noexcept { return size_ < heap_.size() || !(bound <= heap_[0].score); }
+  // The rank a newcomer must beat: -inf while the heap is not full.
+  [[nodiscard]] float worst() const noexcept {
+    return size_ < heap_.size() ? -std::numeric_limits<float>::infinity() : heap_[0].score;
+  }
   void push(std::uint32_t slot, std::uint32_t generation, float rank) noexcept {
     if (size_ == heap_.size()) {
       std::pop_heap(heap_.begin(), heap_.end(), worse_first);
@@ -278,6 +280,7 @@ class BatchScan {
         const std::uint32_t q = g * detail::kPanelQueries + j;
         for (std::uint32_t i = 0; i < c.dim; ++i)
           qt[std::size_t{i} * detail::kPanelQueries + j] = q < panel_n_ ? queries_[q][i] : 0.0F;
+        set_bound_terms(bounds_[g], j, q < panel_n_ ? q : kNoQuery);
       }
     }
   }
@@ -300,6 +303,11 @@ class BatchScan {
   };
 
   void block(std::uint32_t first, std::uint32_t end) noexcept {
+    if (panel_ != nullptr) {  // the next block's header lines and first rows load while this one is scored
+      const std::uint32_t ahead_end = std::min(c_.rows, end + kSearchBatchRows);
+      for (std::uint32_t i = end; i < ahead_end; ++i) __builtin_prefetch(&c_.row(i));
+      for (std::uint32_t r = 0; r < detail::kPanelRows; ++r) next_block_[r] = c_.row_data(std::min(end + r, c_.rows - 1));
+    }
     std::uint32_t live = 0;
     for (std::uint32_t i = first; i < end; ++i) {
       RowState& st = states_[i - first];
@@ -366,45 +374,72 @@ class BatchScan {
     }
   }
 
+  static constexpr std::uint32_t kNoQuery = ~std::uint32_t{0};  // a panel lane without a query
+
+  // The highest rank the row kernel can give a pair whose panel dot product is d, as PanelBound's
+  // terms: cosine d / (|q| |x|) + slack; dot d + slack |q| |x|; l2 minus the squared distance by
+  // norms, |q|^2 - 2d + |x|^2, plus slack (|q| + |x|)^2 (plus, for both, room for underflow).
+  void set_bound_terms(detail::PanelBound& b, std::uint32_t j, std::uint32_t q) const noexcept {
+    constexpr float kUnderflow = std::numeric_limits<float>::min() * static_cast<float>(kSearchPanelDims);
+    b.worst[j] = std::numeric_limits<float>::infinity();  // an empty lane never wants a row
+    b.a[j] = b.b[j] = b.c[j] = 0.0F;
+    if (q == kNoQuery) return;
+    if constexpr (M == Metric::cosine) {
+      b.a[j] = inv_norms_[q];
+      b.b[j] = slack_;
+    } else if constexpr (M == Metric::dot) {
+      b.a[j] = 1.0F;
+      b.b[j] = kUnderflow;
+      b.c[j] = slack_ * norms_[q];
+    } else {
+      b.a[j] = 2.0F;
+      b.b[j] = (slack_ - 1.0F) * squares_[q] + kUnderflow;
+      b.c[j] = 2.0F * slack_ * norms_[q];
+    }
+  }
+
+  [[nodiscard]] detail::PanelRowTerms row_terms(std::uint32_t l, std::uint32_t m) const noexcept {
+    detail::PanelRowTerms t{};
+    for (std::uint32_t r = 0; r < m; ++r) {
+      const float norm = live_norms_[l + r];
+      if constexpr (M == Metric::cosine) {
+        t.a[r] = norm > 0.0F ? 1.0F / norm : 0.0F;  // cosine ranks of zero rows are 0 either way
+      } else {
+        t.a[r] = 1.0F;
+        t.c[r] = norm;
+        if constexpr (M == Metric::l2) t.d[r] = (slack_ - 1.0F) * norm * norm;
+      }
+    }
+    return t;
+  }
+
   void score_panels(std::uint32_t live) noexcept {
-    alignas(64) std::array<float, std::size_t{detail::kPanelRows} * detail::kPanelQueries> est;
     std::array<const float*, detail::kPanelRows> rows{};
     std::array<const float*, detail::kPanelRows> next{};
+    std::array<std::uint16_t, detail::kPanelRows> panel_wanted{};
+    for (std::uint32_t q = 0; q < panel_n_; ++q)
+      bounds_[q / detail::kPanelQueries].worst[q % detail::kPanelQueries] = tops_[q].worst();
     for (std::uint32_t l = 0; l < live; l += detail::kPanelRows) {
       const std::uint32_t m = std::min(detail::kPanelRows, live - l);
       for (std::uint32_t r = 0; r < detail::kPanelRows; ++r) {
         rows[r] = live_rows_[l + std::min(r, m - 1)];  // a short panel repeats its last row
         const std::uint32_t ahead = l + detail::kPanelRows + r;
-        next[r] = ahead < live ? live_rows_[ahead] : rows[r];
+        next[r] = ahead < live ? live_rows_[ahead] : next_block_[r];
       }
+      const detail::PanelRowTerms terms = row_terms(l, m);
       for (std::uint32_t g = 0; g < panel_n_; g += detail::kPanelQueries) {
-        panel_(qt_.data() + std::size_t{g} * c_.dim, rows.data(), next.data(), c_.dim, est.data());
-        const std::uint32_t group = std::min(detail::kPanelQueries, panel_n_ - g);
+        panel_(qt_.data() + std::size_t{g} * c_.dim, rows.data(), next.data(), c_.dim, bounds_[g / detail::kPanelQueries],
+               terms, panel_wanted.data());
+        const std::uint32_t lanes = std::min(detail::kPanelQueries, panel_n_ - g);
+        const std::uint32_t lane_mask = (std::uint32_t{1} << lanes) - 1U;
         for (std::uint32_t r = 0; r < m; ++r) {
-          const float norm = live_norms_[l + r];
-          const float inv_norm = norm > 0.0F ? 1.0F / norm : 0.0F;  // cosine ranks of zero rows are 0 either way
-          for (std::uint32_t j = 0; j < group; ++j) {
-            const std::uint32_t q = g + j;
-            const float dot = est[std::size_t{r} * detail::kPanelQueries + j];
-            if (!tops_[q].may_want(bound(q, dot, norm, inv_norm))) continue;
+          for (std::uint32_t bits = panel_wanted[r] & lane_mask; bits != 0; bits &= bits - 1) {
+            const std::uint32_t q = g + static_cast<std::uint32_t>(std::countr_zero(bits));
             raw_[q * kSearchBatchRows + l + r] = c_.kernel(queries_[q], rows[r], c_.dim);
             wanted_[l + r] |= std::uint32_t{1} << q;
           }
         }
       }
-    }
-  }
-
-  // The highest rank the row kernel can give a pair whose panel dot product is `dot`.
-  [[nodiscard]] float bound(std::uint32_t q, float dot, float norm, float inv_norm) const noexcept {
-    constexpr float kUnderflow = std::numeric_limits<float>::min() * static_cast<float>(kSearchPanelDims);
-    if constexpr (M == Metric::cosine) {
-      return dot * inv_norms_[q] * inv_norm + slack_;
-    } else if constexpr (M == Metric::dot) {
-      return dot + slack_ * norms_[q] * norm + kUnderflow;
-    } else {
-      const float reach = norms_[q] + norm;
-      return -(squares_[q] - 2.0F * dot + norm * norm) + slack_ * reach * reach + kUnderflow;
     }
   }
 
@@ -513,6 +548,8 @@ class BatchScan {
   std::array<TopK, kSearchBatchQueries> tops_{};
   std::array<const float*, kSearchBatchRows> live_rows_{};
   std::array<float, kSearchBatchRows> live_norms_{};
+  std::array<const float*, detail::kPanelRows> next_block_{};  // the next block's first rows, to prefetch
+  std::array<detail::PanelBound, (kSearchBatchQueries + detail::kPanelQueries - 1) / detail::kPanelQueries> bounds_{};
   std::array<std::uint32_t, kSearchBatchRows> wanted_{};
   std::array<RowState, kSearchBatchRows> states_{};
   std::array<float, std::size_t{kSearchBatchQueries} * kSearchBatchRows> raw_{};
