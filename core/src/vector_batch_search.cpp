@@ -382,6 +382,8 @@ VectorStatus VectorStore::search_batch(std::span<const float> queries, const Sea
   SearchStats& s = stats != nullptr ? *stats : local;
   s = SearchStats{};
   if (k == 0) return VectorStatus::ok;
+  // One query: the one-query scan is that query's answer, and it prefetches for one query's pace.
+  if (n == 1) return search(queries, options, out, counts[0], &s);
 
   const bool l2 = options.metric == Metric::l2;
   const ScanContext c{header_,     rows_base_, slots_base_, row_stride_, slot_stride_, rows_, dim_, !read_only_,
