@@ -241,8 +241,8 @@ class BatchScan {
   void consider(std::uint32_t i, const Scored& s, const float* raw, std::size_t stride, std::uint32_t wanted) noexcept {
     ++stats_->rows_scored;
     int holds = -1;  // unknown
-    for (std::uint32_t q = 0; q < n_; ++q) {
-      if ((wanted >> q & 1U) == 0) continue;
+    for (std::uint32_t bits = wanted; bits != 0; bits &= bits - 1) {
+      const auto q = static_cast<std::uint32_t>(std::countr_zero(bits));
       const float rank = rank_of<M>(raw[q * stride], s.norm, inv_norms_[q]);
       if (!tops_[q].wants(rank)) continue;
       if (holds < 0) holds = detail::slot_holds(c_.slot(i), s.generation) ? 1 : 0;
