@@ -17,6 +17,7 @@
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
+#include "vector_sgemm.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/vector_store.hpp"
 
@@ -41,6 +42,7 @@ constexpr std::size_t kLanes = 8;                       // independent accumulat
 constexpr double kSearchOverStream = 1.25;              // target: a search takes at most this times one read of its bytes
 constexpr std::uint32_t kBatch = 16;                    // queries per batched search (search_batch)
 constexpr double kBatchOverSingle = 0.1;                // target: a batched query takes at most this of a batch-of-one query
+constexpr double kBatchOverSgemm = 1.2;                 // target: a batched query takes at most this times its share of the sgemm
 constexpr float kScoreTolerance = 1e-3F;                // relative: kernels sum in different orders
 constexpr double kNsPerMs = 1e6;
 constexpr double kBytesPerGB = 1e9;
@@ -50,7 +52,8 @@ constexpr int kRatioDecimals = 3;
 constexpr const char* kUsage =
     "usage: weir bench vectors [--json] [--reps N] [--quick]\n"
     "  top-10 search over 100k x 768 vectors, one thread, against a plain dot-product loop and a\n"
-    "  plain read of the same bytes; batched searches of 1 and 16 queries per pass\n"
+    "  plain read of the same bytes; batched searches of 1 and 16 queries per pass, against an\n"
+    "  OpenBLAS sgemm of the 16 queries and a contiguous copy of the vectors\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    10k vectors and a tenth of the time per repetition (for tests)\n";
@@ -59,6 +62,8 @@ constexpr std::string_view kStreamName = "base.mem.stream";
 constexpr std::string_view kDotLoopName = "base.vec.dot_loop";
 constexpr std::string_view kBatch1Name = "vec.batch1.top10.cosine";
 constexpr std::string_view kBatch16Name = "vec.batch16.top10.cosine";
+constexpr std::string_view kSgemmName = "base.vec.sgemm16";                        // the batch's floor
+constexpr std::string_view kBatch16SgemmName = "vec.batch16.top10.cosine.vs_sgemm";  // batch16's line against it
 
 struct MetricCase {
   const char* name;
@@ -78,6 +83,7 @@ constexpr Comparison kComparisons[] = {
     {kDotLoopName, kStreamName, Goal::none, 0.0},
     {kBatch1Name, "vec.search.top10.cosine", Goal::none, 0.0},
     {kBatch16Name, kBatch1Name, Goal::ratio_at_most, kBatchOverSingle},
+    {kBatch16SgemmName, kSgemmName, Goal::ratio_at_most, kBatchOverSgemm},
 };
 
 class Random {  // splitmix64: fixed, fast, and the same everywhere
@@ -364,8 +370,23 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
     }
   }
 
+  // The sgemm floor scores the same batch against a contiguous copy of the same vectors.
+  std::vector<const float*> vector_data;
+  for (const std::uint32_t r : rows.present_rows)
+    vector_data.push_back(reinterpret_cast<const float*>(rows.base + r * rows.stride + sizeof(core::VectorRowHeader)));
+  SgemmFloor sgemm(vector_data, kDim, batch);
+  (void)sgemm.run();
+  for (const std::uint32_t q : {0U, kBatch - 1}) {
+    for (const std::size_t r : {std::size_t{0}, vector_data.size() - 1}) {
+      float dot = 0.0F;
+      for (std::uint32_t i = 0; i < kDim; ++i) dot += batch[std::size_t{q} * kDim + i] * vector_data[r][i];
+      if (!close_enough(sgemm.score(q, static_cast<std::uint32_t>(r)), dot))
+        return results.note_error("setup.check", "sgemm and the plain loop disagree on query " + std::to_string(q));
+    }
+  }
+
   std::vector<TimedCase> cases;
-  cases.reserve(4 + std::size(kMetricCases));  // the search ops hold a reference to their own case
+  cases.reserve(5 + std::size(kMetricCases));  // the search ops hold a reference to their own case
   std::uint64_t sink = 0;
   cases.emplace_back(std::string(kStreamName), kUnitMsPerPass, [&](std::uint32_t) {
                      sink += stream_pass(rows, bits);
@@ -430,6 +451,11 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
       return true;
     };
   }
+  cases.emplace_back(std::string(kSgemmName), kUnitMsPerQuery, [&sgemm](std::uint32_t) {
+    keep(sgemm.run());
+    return true;
+  });
+  cases.back().queries_per_call = kBatch;
   time_cases(config, cases);
   keep(sink);
 
@@ -450,6 +476,17 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
       fields.add(c.name, "queries_per_s", 1e3 / median_ms, kRateDecimals);
     }
   }
+  if (const Row* batch16 = results.find(kBatch16Name); batch16 != nullptr) {
+    Row line;  // the same timings, as a ratio to the sgemm floor
+    line.name = std::string(kBatch16SgemmName);
+    line.unit = batch16->unit;
+    line.stats = batch16->stats;
+    results.add_row(std::move(line));
+  }
+  if (results.find(kSgemmName) != nullptr) fields.add_text(kSgemmName, "blas_core", SgemmFloor::core_name());
+  if (const Row* single = results.find("vec.search.top10.cosine"); single != nullptr && single->stats.median_ns > 0)
+    if (const Row* batch16 = results.find(kBatch16Name); batch16 != nullptr)
+      fields.add(kBatch16Name, "speedup_vs_search", single->stats.median_ns / batch16->stats.median_ns, kRatioDecimals);
   const Row* dot_loop = results.find(kDotLoopName);
   for (const std::string_view name : {kBatch1Name, kBatch16Name}) {
     if (results.find(name) == nullptr) continue;

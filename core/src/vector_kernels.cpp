@@ -246,9 +246,10 @@ __attribute__((target("avx512f"))) void tile_l2sq_avx512(const float* const* q, 
 
 namespace {
 
-constexpr KernelTable kPortableTable{&score_dot_portable, &score_l2sq_portable, nullptr, nullptr};
-constexpr KernelTable kAvx2Table{&score_dot_avx2, &score_l2sq_avx2, nullptr, nullptr};
-constexpr KernelTable kAvx512Table{&score_dot_avx512, &score_l2sq_avx512, &tile_dot_avx512, &tile_l2sq_avx512};
+constexpr KernelTable kPortableTable{&score_dot_portable, &score_l2sq_portable, nullptr, nullptr, nullptr};
+constexpr KernelTable kAvx2Table{&score_dot_avx2, &score_l2sq_avx2, nullptr, nullptr, nullptr};
+constexpr KernelTable kAvx512Table{&score_dot_avx512, &score_l2sq_avx512, &tile_dot_avx512, &tile_l2sq_avx512,
+                                   &score_panel_avx512};
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "slot_ops.hpp"
+#include "vector_panel.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/detail/seqlock.hpp"
 #include "weir/core/vector_store.hpp"
@@ -71,6 +72,7 @@ struct KernelTable {
   RowKernel l2sq;
   TileKernel dot_tile;   // nullptr: batched searches call the row kernel per pair
   TileKernel l2sq_tile;
+  PanelKernel dot_panel;  // nullptr: batched searches score with the tile (or row) kernels alone
 };
 
 /// The kernels of one code path, or nullptr when this CPU cannot run it. best resolves here.

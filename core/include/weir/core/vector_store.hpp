@@ -151,7 +151,9 @@ class VectorStore {
   /// Top-k search of a batch of queries, each answered exactly as search() would answer it alone (the
   /// same hits, scores and order, ties included), in one pass over the rows: a block of
   /// kSearchBatchRows rows is scored against every query while it stays in cache, so memory is read
-  /// once per kSearchBatchQueries queries instead of once per query. queries holds n = queries.size()
+  /// once per kSearchBatchQueries queries instead of once per query. With AVX-512, sixteen queries at a
+  /// time are estimated by a panel kernel and only pairs that can still enter a query's top k are
+  /// scored again by search()'s kernel (docs/design/vectors.md). A batch of one is search(). queries holds n = queries.size()
   /// / dim() queries back to back; counts.size() must be n; out holds n runs of k = out.size() / n hits,
   /// query q's at [q * k, q * k + k), with counts[q] of them written. stats counts rows once per pass
   /// (rows_scored: rows whose scores counted, for every query of the pass). Allocates nothing.
