@@ -248,6 +248,10 @@ class Sender {
     const std::size_t bytes = std::size_t{view.samples} * c.sample_bytes;
     const std::size_t record = sizeof(WireHeader) + bytes;
     if (frame_ != nullptr && frame_used_ + record > frame_capacity_) flush(c);
+    if (frame_ != nullptr && frame_used_ + record > frame_capacity_) {  // still ours, empty, and too small
+      std::free(frame_);
+      frame_ = nullptr;
+    }
     if (frame_ == nullptr) {
       frame_capacity_ = std::max(kFrameBytes, record);
       frame_ = static_cast<std::byte*>(std::malloc(frame_capacity_));
