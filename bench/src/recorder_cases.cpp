@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec_cases.hpp"
+#include "recorder_codec_cases.hpp"
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
@@ -36,7 +37,7 @@ constexpr double kRecorderTarget = 0.9;  // the recorder's rate over plain write
 constexpr std::string_view kUnitSeconds = "s";
 
 constexpr const char* kUsage =
-    "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot|codec]\n"
+    "usage: weir bench recorder [--json] [--reps N] [--quick] [--only live|drain|fsync|snapshot|codec|encoded]\n"
     "  the HDF5 recorder (SWMR) on 1 and 8 channels of 4 KiB f32 blocks, 1 GiB in all, against a\n"
     "  bare H5Dset_extent + H5Dwrite loop and plain write() of the same bytes, with its chunks by\n"
     "  H5Dwrite_chunk and by H5Dwrite; its drain rate; fsync at each rotation (128 MiB files) against\n"
@@ -45,7 +46,8 @@ constexpr const char* kUsage =
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
     "  --quick    64 MiB instead of 1 GiB (for tests)\n"
-    "  --only L   one line: live (1 and 8 channels), drain, fsync, snapshot or codec\n";
+    "  --only L   one line: live (1 and 8 channels), drain, fsync, snapshot, codec or encoded (the recorder\n"
+    "             draining i16 detector codes through each codec)\n";
 
 std::string scratch_dir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -95,8 +97,10 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
   for (std::size_t i = 0; i < all_args.size(); ++i) {
     if (all_args[i] == "--only" && i + 1 < all_args.size()) {
       only = all_args[++i];
-      if (only != "live" && only != "drain" && only != "fsync" && only != "snapshot" && only != "codec") {
-        std::fprintf(stderr, "weir bench recorder: --only takes live, drain, fsync, snapshot or codec\n%s", kUsage);
+      if (only != "live" && only != "drain" && only != "fsync" && only != "snapshot" && only != "codec" &&
+          only != "encoded") {
+        std::fprintf(stderr, "weir bench recorder: --only takes live, drain, fsync, snapshot, codec or encoded\n%s",
+                     kUsage);
         return kExitUsage;
       }
       continue;
@@ -148,7 +152,7 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
     results.add_row(make_row("record.swmr." + suffix, kUnitMBps, recorded));
   }
   if (wants("drain")) {
-    std::vector<double> drain, drain_staged, written;
+    std::vector<double> drain, drain_staged, written, written_cold, copied_written;
     for (int rep = 0; rep < config.reps; ++rep) {
       RecorderBenchOptions o;
       o.dir = dir;
@@ -157,22 +161,32 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
       o.blocks = (config.quick ? kQuickTotalBytes : kDrainBytes) / kBlockBytes;
       o.prefill = true;
       auto plain = bench_plain_write(o);
+      o.cold_source = true;
+      auto cold = bench_plain_write(o);
+      o.copy_first = true;
+      auto copied = bench_plain_write(o);
       o.staged = true;
       auto via_h5dwrite = bench_record(o);
       o.staged = false;
       auto r = bench_record(o);
-      if (!plain || !via_h5dwrite || !r) {
+      if (!plain || !cold || !copied || !via_h5dwrite || !r) {
         results.note_error("record.drain.1ch", !plain ? plain.error().what
+                                               : !cold ? cold.error().what
+                                               : !copied ? copied.error().what
                                                : !via_h5dwrite ? via_h5dwrite.error().what
                                                                : r.error().what);
         break;
       }
       written.push_back(plain->mb_per_s);
+      written_cold.push_back(cold->mb_per_s);
+      copied_written.push_back(copied->mb_per_s);
       drain_staged.push_back(via_h5dwrite->mb_per_s);
       drain.push_back(r->mb_per_s);
     }
     if (!drain.empty()) {
       results.add_row(make_row("base.write.drain.1ch", kUnitMBps, written));
+      results.add_row(make_row("base.write.cold.drain.1ch", kUnitMBps, written_cold));
+      results.add_row(make_row("base.copy_write.cold.drain.1ch", kUnitMBps, copied_written));
       results.add_row(make_row("record.drain.h5dwrite.1ch", kUnitMBps, drain_staged));
       results.add_row(make_row("record.drain.1ch", kUnitMBps, drain));
       fields.add("record.drain.1ch", "msamples_per_s_f32", results.find("record.drain.1ch")->stats.median_ns / 4, 1);
@@ -228,6 +242,7 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
     }
   }
   if (wants("codec")) run_codec_line(config, results, fields);
+  if (wants("encoded")) run_encoded_line(config, dir, results, fields);
   // A row has one baseline: plain write() of the same bytes, the floor; the bare HDF5 loop's ratio
   // is a field.
   for (const char* suffix : {"1ch", "8ch"}) {
@@ -242,6 +257,8 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
                                  {"record.swmr.h5dwrite.8ch", "base.write.8ch", 0},
                                  {"record.drain.1ch", "base.write.drain.1ch", kRecorderTarget},
                                  {"record.drain.h5dwrite.1ch", "base.write.drain.1ch", 0},
+                                 {"base.write.cold.drain.1ch", "base.write.drain.1ch", 0},
+                                 {"base.copy_write.cold.drain.1ch", "base.write.drain.1ch", 0},
                                  {"record.fsync.rotation.1ch", "record.fsync.never.1ch", 0},
                                  {"record.durable.rotation.1ch", "record.durable.never.1ch", kFsyncTarget}};
   compare_at_least(results, comparisons);

@@ -29,8 +29,9 @@ constexpr std::array kReplayParams{"file", "speed", "loop"};
 constexpr std::array kRecordKinds{"hdf5"};
 // A recorder's settings are `weir record` options (flush_ms -> --flush-ms); `weir check` also parses them as
 // the recorder will.
-constexpr std::array kRecordParams{"flush_ms", "rotate_mb",   "rotate_s",         "compress",     "run",
-                                   "min_free_mb", "fsync", "fsync_interval_s", "require_mount"};
+constexpr std::array kRecordParams{"flush_ms",    "rotate_mb", "rotate_s",         "compress",      "codec",
+                                   "encode_threads", "run", "min_free_mb", "fsync", "fsync_interval_s",
+                                   "require_mount"};
 constexpr std::array kPolicies{"lossy", "lossless", "latest"};
 
 struct RawDecl {

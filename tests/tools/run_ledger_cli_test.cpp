@@ -261,6 +261,9 @@ TEST_CASE("weir check and weir run refuse, with file and line, what a part would
   };
   refused("record \"hdf5\" { channels = {\"a\"}, out = \"OUT\", snapshot_every = 5 }\n", "unknown key 'snapshot_every'");
   refused("record \"hdf5\" { channels = {\"a\"}, out = \"OUT\", compress = 12 }\n", "'compress' = 12");
+  refused("record \"hdf5\" { channels = {\"a\"}, out = \"OUT\", codec = \"lz5\" }\n", "'codec': --codec lz5");
+  refused("record \"hdf5\" { channels = {\"a\"}, out = \"OUT\", codec = {\"lz4\", \"a*=zstd:99\"} }\n", "zstd:99");
+  refused("record \"hdf5\" { channels = {\"a\"}, out = \"OUT\", encode_threads = 0.5 }\n", "'encode_threads' = 0.5");
   refused("driver \"sim\" { channels = {\"a\"}, signal = \"sine\", frequency = 1e6 }\n", "above the Nyquist frequency");
   refused("driver \"sim\" { channels = {\"a\"}, signal = \"bogus\" }\n", "driver \"sim\"");
   refused("driver \"replay\" { file = \"/nonexistent/run.h5\" }\n", "'file' = \"/nonexistent/run.h5\": cannot be read");
@@ -274,6 +277,7 @@ TEST_CASE("weir check accepts recorder settings the recorder has, essential and 
 channel "a" { rate = 200000, block = 200 }
 driver "sim" { channels = {"a"}, signal = "sine", frequency = 1000, essential = true }
 record "hdf5" { channels = {"a"}, out = "OUT", compress = 3, flush_ms = 500, rotate_s = 60, essential = false }
+record "hdf5" { channels = {"a"}, out = "OUT2", codec = {"shuffle+lz4", "a*=bitshuffle+lz4"}, encode_threads = 2, name = "fast" }
 )lua");
   const auto check = run_weir({"check", p.path});
   CHECK_MESSAGE(check.exit_code == kExitOk, check.err);

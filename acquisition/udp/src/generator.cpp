@@ -9,11 +9,13 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "udp_socket.hpp"
+#include "weir/acq/signal_generator.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/udp/raw_packet.hpp"
 #include "weir/udp/vita49.hpp"
@@ -56,8 +58,38 @@ void fill(core::Dtype dtype, std::byte* out, std::uint32_t id, std::uint64_t fir
   }
 }
 
+bool integer_dtype(core::Dtype dtype) noexcept {
+  switch (dtype) {
+    case core::Dtype::i8:
+    case core::Dtype::u8:
+    case core::Dtype::i16:
+    case core::Dtype::u16:
+    case core::Dtype::i32:
+    case core::Dtype::u32:
+    case core::Dtype::i64: return true;
+    case core::Dtype::f32:
+    case core::Dtype::f64:
+    case core::Dtype::c64: return false;
+  }
+  return false;
+}
+
+// The pulses of stream `id`: the simulator's detector pulses at 1 V height scale, with a baseline
+// noise of noise_lsb codes of the dtype (one LSB is full scale / 2^(bits - 1) volts).
+core::Result<SignalGenerator> pulses_generator(const UdpGenOptions& o, std::uint32_t id) {
+  SignalConfig signal;
+  signal.kind = SignalKind::pulses;
+  signal.sample_rate_hz = o.rate_hz;
+  signal.seed = o.seed + id;
+  signal.pulses.count_rate_hz = o.count_rate_hz;
+  const double lsb_v = kUdpGenFullScaleV / std::ldexp(1.0, static_cast<int>(8 * sample_bytes(o.dtype)) - 1);
+  signal.pulses.baseline_noise = o.noise_lsb * lsb_v / signal.amplitude;
+  return SignalGenerator::create(signal, o.packet_samples);
+}
+
 struct StreamState {
   UdpGenStreamReport report;
+  std::optional<SignalGenerator> pulses;  // the pulses signal's generator
   bool holding = false;         // a packet held back for reordering
   std::vector<std::byte> held;  // its bytes (sized once)
   std::size_t held_bytes = 0;
@@ -124,6 +156,26 @@ core::Result<VitaTime> parse_vita_time(std::string_view text) {
   return refuse("unknown VITA 49 time '" + std::string(text) + "' (count, ps or none)");
 }
 
+core::Result<UdpGenSignal> parse_udpgen_signal(std::string_view text) {
+  if (text == "ramp") return UdpGenSignal::ramp;
+  if (text == "pulses") return UdpGenSignal::pulses;
+  return refuse("unknown signal '" + std::string(text) + "' (ramp or pulses)");
+}
+
+core::Result<std::vector<std::byte>> udpgen_pulses(const UdpGenOptions& o, std::uint32_t stream_id, std::uint64_t count) {
+  if (auto ok = validate(o); !ok) return tl::make_unexpected(ok.error());
+  if (o.signal != UdpGenSignal::pulses) return refuse("udpgen_pulses: the options' signal is not pulses");
+  auto generator = pulses_generator(o, stream_id);
+  if (!generator) return refuse("pulses: " + generator.error().what);
+  const std::uint32_t one = sample_bytes(o.dtype);
+  std::vector<std::byte> out(count * one);
+  for (std::uint64_t at = 0; at < count; at += o.packet_samples) {  // packet by packet, as udpgen fills them
+    const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(o.packet_samples, count - at));
+    (void)generator->fill(o.dtype, std::span<std::byte>(out.data() + at * one, std::size_t{n} * one), n, kUdpGenFullScaleV);
+  }
+  return out;
+}
+
 core::Result<void> validate(const UdpGenOptions& o) {
   if (o.port == 0) return refuse("name the destination port");
   if (auto a = parse_address(o.dest, o.port, "destination"); !a) return refuse(a.error().what);
@@ -145,6 +197,12 @@ core::Result<void> validate(const UdpGenOptions& o) {
   if (!std::isfinite(o.duration_s) || o.duration_s < 0) return refuse("duration must be >= 0 seconds");
   if (o.burst == 0) return refuse("burst must be at least 1 packet");
   if (o.batch == 0 || o.batch > kUdpMaxBatch) return refuse(fmt::format("batch must be 1 to {}", kUdpMaxBatch));
+  if (o.signal == UdpGenSignal::pulses) {
+    if (!integer_dtype(o.dtype)) return refuse("the pulses signal is ADC codes: it needs an integer dtype (i8 ... i64)");
+    if (!std::isfinite(o.noise_lsb) || o.noise_lsb < 0)
+      return refuse(fmt::format("noise must be a number of LSB >= 0, not {}", o.noise_lsb));
+    if (auto g = pulses_generator(o, o.first_stream_id); !g) return refuse("pulses: " + g.error().what);
+  }
   for (const auto& [name, p] : {std::pair{"loss", o.loss}, std::pair{"reorder", o.reorder},
                                 std::pair{"duplicate", o.duplicate}, std::pair{"malformed", o.malformed}})
     if (!(p >= 0 && p <= 1)) return refuse(fmt::format("{} must be a probability from 0 to 1, not {}", name, p));
@@ -179,6 +237,11 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
   for (std::uint32_t s = 0; s < o.streams; ++s) {
     streams[s].report.id = o.first_stream_id + s;
     streams[s].held.resize(max_bytes);
+    if (o.signal == UdpGenSignal::pulses) {
+      auto generator = pulses_generator(o, streams[s].report.id);
+      if (!generator) return refuse("pulses: " + generator.error().what);
+      streams[s].pulses.emplace(std::move(*generator));
+    }
   }
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -193,7 +256,10 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
   // Builds packet k of a stream into out; returns its bytes.
   const auto build = [&](StreamState& st, std::uint64_t k, std::byte* out) -> std::size_t {
     const std::uint64_t first = k * o.packet_samples;
-    fill(o.dtype, samples.data(), st.report.id, first, o.packet_samples);
+    if (st.pulses)
+      (void)st.pulses->fill(o.dtype, samples, o.packet_samples, kUdpGenFullScaleV);  // built in order: packet k next
+    else
+      fill(o.dtype, samples.data(), st.report.id, first, o.packet_samples);
     const std::span<const std::byte> body(samples);
     const std::span<std::byte> dst(out, max_bytes);
     if (o.format == PacketFormat::raw) {
@@ -263,6 +329,7 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
         const bool edge = k == 0 || k + 1 == packets;
         const bool dropped = !edge && ((o.drop_every != 0 && (k + 1) % o.drop_every == 0) || chance(o.loss));
         if (dropped) {
+          if (st.pulses) st.pulses->skip(o.packet_samples);  // later packets keep their samples
           ++r.packets_dropped;
           r.samples_dropped += o.packet_samples;
           if (st.holding) {  // held behind a packet that never went: it goes now, in order after all

@@ -36,7 +36,7 @@ void stage(Column& column, T value) noexcept {
 
 }  // namespace
 
-core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic& channel, int compress,
+core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic& channel, EncodePool* pool,
                                                 std::uint64_t start_ns, const std::string& file, bool direct_chunks) {
   ChannelGroup g;
   g.channel_ = channel;
@@ -61,7 +61,7 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   if (auto ok = g.write_axes(second_axis); !ok) return tl::make_unexpected(ok.error());
 
   g.sample_type_ = h5::sample_type(channel.dtype);
-  g.compressed_ = compress > 0;
+  g.compressed_ = channel.codec.method != codec::Method::none;
   g.pad_ = pad_sample(channel.dtype, channel.sample_bytes);
   const std::uint64_t chunk = data_chunk_samples(channel.samples_per_block, channel.sample_bytes);
   g.chunk_blocks_ = std::max<std::uint64_t>(1, chunk / std::max<std::uint32_t>(1, channel.samples_per_block));
@@ -69,18 +69,23 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   // slow channel of tiny blocks does not allocate a quarter MiB of times).
   const std::uint64_t row = g.row_elements_;
   const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, chunk / row);
-  auto data = Column::create(gid,
-                             ColumnSpec{h5::kData, g.sample_type_.get(), g.sample_type_.get(),
-                                        channel.sample_bytes * row, chunk_rows, g.rows_per_block_, compress, false,
-                                        nullptr, row, direct_chunks},
-                             g.what_ + "/" + h5::kData);
+  ColumnSpec data_spec{h5::kData, g.sample_type_.get(), g.sample_type_.get(), channel.sample_bytes * row, chunk_rows,
+                       g.rows_per_block_};
+  data_spec.cache = false;
+  data_spec.cols = row;
+  data_spec.direct = direct_chunks;
+  if (g.compressed_) {
+    data_spec.codec = channel.codec;
+    data_spec.codec_element_bytes = channel.sample_bytes;
+    data_spec.pool = pool;
+  }
+  auto data = Column::create(gid, data_spec, g.what_ + "/" + h5::kData);
   if (!data) return tl::make_unexpected(data.error());
   g.data_ = std::move(*data);
   const std::string time_what = g.what_ + "/" + h5::kTime;
   auto time = Column::create(gid,
                              ColumnSpec{h5::kTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double),
-                                        std::min<std::uint64_t>(chunk_rows, kTableChunkRows),
-                                        g.rows_per_block_, 0, true},
+                                        std::min<std::uint64_t>(chunk_rows, kTableChunkRows), g.rows_per_block_},
                              time_what);
   if (!time) return tl::make_unexpected(time.error());
   g.time_ = std::move(*time);
@@ -114,8 +119,9 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   const std::uint64_t unwritten = h5::kUnwrittenSequence;
   const auto table = [&](Column& out, const char* name, hid_t type, std::size_t bytes) -> core::Result<void> {
     const void* fill = &out == &g.sequence_ ? &unwritten : nullptr;
-    auto column = Column::create(gid, ColumnSpec{name, type, type, bytes, kTableChunkRows, 1, 0, true, fill},
-                                 g.what_ + "/" + name);
+    ColumnSpec spec{name, type, type, bytes, kTableChunkRows, 1};
+    spec.fill = fill;
+    auto column = Column::create(gid, spec, g.what_ + "/" + name);
     if (!column) return tl::make_unexpected(column.error());
     out = std::move(*column);
     return {};
@@ -131,11 +137,9 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   const GapRow unwritten_gap{0, 0, h5::kUnwrittenReason, 0};
   g.gap_file_type_ = h5::gap_row_type(true);
   g.gap_mem_type_ = h5::gap_row_type(false);
-  auto gaps = Column::create(
-      gid,
-      ColumnSpec{h5::kGaps, g.gap_file_type_.get(), g.gap_mem_type_.get(), sizeof(GapRow), kGapChunkRows, 1, 0, true,
-                 &unwritten_gap},
-      g.what_ + "/" + h5::kGaps);
+  ColumnSpec gap_spec{h5::kGaps, g.gap_file_type_.get(), g.gap_mem_type_.get(), sizeof(GapRow), kGapChunkRows, 1};
+  gap_spec.fill = &unwritten_gap;
+  auto gaps = Column::create(gid, gap_spec, g.what_ + "/" + h5::kGaps);
   if (!gaps) return tl::make_unexpected(gaps.error());
   g.gaps_ = std::move(*gaps);
   if (auto ok = h5::attr_text(g.gaps_.id(), h5::kAttrReasonNames, h5::kGapReasonList); !ok)
@@ -144,7 +148,7 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
   g.step_mem_type_ = h5::clock_step_row_type(false);
   auto steps = Column::create(gid,
                               ColumnSpec{h5::kClockSteps, g.step_file_type_.get(), g.step_mem_type_.get(),
-                                         sizeof(h5::ClockStepRow), kClockChunkRows, 1, 0},
+                                         sizeof(h5::ClockStepRow), kClockChunkRows, 1},
                               g.what_ + "/" + h5::kClockSteps);
   if (!steps) return tl::make_unexpected(steps.error());
   g.steps_ = std::move(*steps);
@@ -285,8 +289,11 @@ core::Result<void> ChannelGroup::write_pending() {
   if (auto ok = time_.write_chunks(); !ok) return ok;
   if (events_.valid())
     if (auto ok = events_.write_chunks(); !ok) return ok;
-  if (sequence_.chunk_ready())
+  if (sequence_.chunk_ready()) {
+    // The sequence table says a block is there: every data chunk it covers goes to HDF5 first.
+    if (auto ok = data_.drain(); !ok) return ok;
     if (auto ok = write_tables(false); !ok) return ok;
+  }
   if (auto ok = steps_.write_chunks(); !ok) return ok;
   return gaps_.write_chunks();
 }

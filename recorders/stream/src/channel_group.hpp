@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "column.hpp"
+#include "encode_pool.hpp"
 #include "event_group.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/channel.hpp"
@@ -34,6 +35,7 @@ struct ChannelStatic {
   std::uint32_t ring_blocks = 0;
   std::string policy;  // the recorder's consumer policy
   core::FrameShape frame;  // framed: data is frames x frame_elements (format 1.2)
+  codec::Codec codec{};    // of the data chunks (none: stored as they are)
 };
 
 /// A block's metadata for the tables.
@@ -51,8 +53,9 @@ class ChannelGroup {
   /// Creates the group, its datasets and attributes under `entry`. Data chunks hold a whole
   /// number of blocks, about kTargetChunkBytes (see chunk_blocks()). start_ns: the segment's start,
   /// the origin of the time axis. direct_chunks: whole uncompressed data chunks go to the file by
-  /// H5Dwrite_chunk (false: every chunk through H5Dwrite, as tests and benchmarks compare).
-  [[nodiscard]] static core::Result<ChannelGroup> create(hid_t entry, const ChannelStatic& channel, int compress,
+  /// H5Dwrite_chunk (false: every chunk through H5Dwrite, as tests and benchmarks compare). With a
+  /// codec (channel.codec), data chunks are encoded by `pool` (required then).
+  [[nodiscard]] static core::Result<ChannelGroup> create(hid_t entry, const ChannelStatic& channel, EncodePool* pool,
                                                          std::uint64_t start_ns, const std::string& file,
                                                          bool direct_chunks = true);
 

@@ -4,17 +4,28 @@
 // of one per block, or with ColumnSpec::direct one H5Dwrite_chunk of the staged bytes, past HDF5's
 // selection and type-conversion layers); write_partial() hands over the staged tail at a flush, so
 // what a reader or a crash sees is every element up to the last flush.
+//
+// An encoded column (ColumnSpec::codec, channel data) stages into one of a few chunk buffers; a full
+// chunk is sealed and encoded on the recorder's encoder threads (encode_pool.hpp) while the next
+// fills, and its encoded bytes go to the file by H5Dwrite_chunk, in chunk order, as the recording
+// thread collects them. A flush waits for every chunk in flight and encodes the staged tail itself.
 #include <hdf5.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "weir/codec/codec.hpp"
 #include "weir/core/error.hpp"
 #include "weir/h5/handle.hpp"
 
 namespace weir::rec {
+
+class EncodePool;
+struct EncodeJob;
 
 struct ColumnSpec {
   std::string name;                  // link name in the parent group
@@ -23,7 +34,9 @@ struct ColumnSpec {
   std::size_t element_bytes = 0;     // of mem_type
   std::uint64_t chunk = 0;           // elements per chunk, > 0
   std::uint64_t slack = 1;           // most elements one commit() may add
-  int deflate = 0;                   // shuffle + deflate at this level; 0: no filter
+  codec::Codec codec{};              // the chunks' codec (none: stored as they are)
+  std::size_t codec_element_bytes = 0;  // the codec's element (a sample's bytes); 0: element_bytes
+  EncodePool* pool = nullptr;        // encodes sealed chunks (not owned); required with a codec
   bool cache = true;                 // false: no chunk cache, every write goes to the file at once
   const void* fill = nullptr;        // fill value (a mem_type element) of rows extended but never written
   std::uint64_t cols = 0;            // > 0: a 2-D dataset of rows x cols; an element is a row (element_bytes
@@ -34,13 +47,16 @@ struct ColumnSpec {
 
 class Column {
  public:
-  Column() = default;  // empty and unusable: create() makes real ones
+  Column();  // empty and unusable: create() makes real ones
+  ~Column();
+  Column(Column&&) noexcept;
+  Column& operator=(Column&&) noexcept;
   /// Creates the dataset (empty, unlimited) under parent. `what` names it in errors ("FILE /entry/adc0/data").
   [[nodiscard]] static core::Result<Column> create(hid_t parent, const ColumnSpec& spec, std::string what);
 
   /// Where the next elements go; the caller copies up to `slack` elements there, then commit()s.
   /// Requires: write_chunks() ran since the last commit that made a chunk ready. Hot path.
-  [[nodiscard]] std::byte* stage_end() noexcept { return buffer_.data() + staged_ * element_bytes_; }
+  [[nodiscard]] std::byte* stage_end() noexcept { return stage_ + staged_ * element_bytes_; }
   void commit(std::uint64_t n) noexcept { staged_ += n; }
   [[nodiscard]] bool chunk_ready() const noexcept { return staged_ >= chunk_; }
 
@@ -48,12 +64,15 @@ class Column {
   [[nodiscard]] core::Result<void> write_chunks();
   /// Hands the staged tail to HDF5 (a flush). Cold path.
   [[nodiscard]] core::Result<void> write_partial();
+  /// Encoded: hands every sealed chunk to HDF5, waiting for the ones still encoded. Otherwise nothing.
+  [[nodiscard]] core::Result<void> drain();
 
   /// Elements committed so far (handed over or staged).
   [[nodiscard]] std::uint64_t size() const noexcept { return base_ + staged_; }
   /// Elements handed to HDF5.
   [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
-  /// Chunks handed over whole by H5Dwrite_chunk (the rest went through H5Dwrite).
+  /// Chunks handed over whole by H5Dwrite_chunk (the rest went through H5Dwrite); encoded: every
+  /// chunk written, partial ones at flushes included.
   [[nodiscard]] std::uint64_t direct_chunks() const noexcept { return direct_chunks_; }
   [[nodiscard]] hid_t id() const noexcept { return dataset_.get(); }
   /// Notes that the file was flushed: every element handed over so far is on disk.
@@ -73,11 +92,19 @@ class Column {
   [[nodiscard]] core::Result<void> write_range(std::uint64_t first, std::uint64_t count, const std::byte* data);
   [[nodiscard]] core::Result<void> write_whole_chunk(const std::byte* data);
   [[nodiscard]] core::Result<void> write_replaced();
+  [[nodiscard]] core::Result<void> extend_to(std::uint64_t end);
+  // Encoded columns.
+  [[nodiscard]] core::Result<void> seal_chunks();
+  [[nodiscard]] core::Result<void> write_oldest();
+  [[nodiscard]] core::Result<void> write_encoded(std::uint64_t first, std::span<const std::byte> bytes,
+                                                 std::uint64_t end);
+  [[nodiscard]] core::Result<void> write_encoded_partial();
 
   h5::Dataset dataset_;
   hid_t mem_type_ = H5I_INVALID_HID;
   std::string what_;
   std::vector<std::byte> buffer_;  // chunk + slack elements; element 0 is dataset index base_
+  std::byte* stage_ = nullptr;     // where staging starts: buffer_, or the encoded column's current chunk
   std::size_t element_bytes_ = 0;
   std::uint64_t cols_ = 0;      // 0: 1-D
   std::uint64_t chunk_ = 0;
@@ -92,6 +119,16 @@ class Column {
   bool replaced_pending_ = false;    // ... which HDF5 has with its old value
   bool filtered_ = false;       // a filtered chunk is always rewritten whole, never patched
   bool direct_ = false;         // whole, untouched chunks go by H5Dwrite_chunk (ColumnSpec::direct, allowed)
+
+  // Encoded columns: chunks_ is a ring of chunk buffers; chunks_[current_] stages, the `sealed_`
+  // before it (oldest first, from oldest_) are encoded or being encoded.
+  struct Sealed;
+  std::vector<std::unique_ptr<Sealed>> chunks_;
+  std::size_t current_ = 0;
+  std::size_t oldest_ = 0;
+  std::size_t sealed_ = 0;
+  EncodePool* pool_ = nullptr;
+  std::unique_ptr<codec::Encoder> tail_encoder_;  // the staged tail's, at a flush (recording thread)
 };
 
 }  // namespace weir::rec

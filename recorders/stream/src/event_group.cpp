@@ -41,7 +41,7 @@ core::Result<EventGroup> EventGroup::create(hid_t entry, const std::string& link
   const std::uint64_t slack = std::max<std::uint32_t>(1, max_events);
   const auto column = [&](Column& out, const char* dataset, hid_t type, std::size_t bytes, std::uint64_t chunk,
                           std::uint64_t most, const char* unit_text) -> core::Result<void> {
-    auto c = Column::create(gid, ColumnSpec{dataset, type, type, bytes, chunk, most, 0, true}, what + "/" + dataset);
+    auto c = Column::create(gid, ColumnSpec{dataset, type, type, bytes, chunk, most}, what + "/" + dataset);
     if (!c) return tl::make_unexpected(c.error());
     out = std::move(*c);
     if (unit_text != nullptr)

@@ -68,7 +68,7 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const KeySpec& spec, const std::
   if (auto ok = h5::attr_text(log.group_.get(), h5::kAttrKey, key); !ok) return tl::make_unexpected(with_context(ok.error(), what));
   auto time = Column::create(
       log.group_.get(),
-      ColumnSpec{h5::kKeyTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1, 0},
+      ColumnSpec{h5::kKeyTime, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, sizeof(double), kKeyChunkRows, 1},
       what + "/" + h5::kKeyTime);
   if (!time) return tl::make_unexpected(time.error());
   log.time_ = std::move(*time);
@@ -90,11 +90,11 @@ core::Result<KeyLog> KeyLog::create(hid_t keys, const KeySpec& spec, const std::
   const hid_t number = log.number_ == core::ValueType::u64   ? H5T_NATIVE_UINT64
                        : log.number_ == core::ValueType::i64 ? H5T_NATIVE_INT64
                                                              : H5T_NATIVE_DOUBLE;
-  ColumnSpec value{h5::kKeyValue, number, number, sizeof(std::uint64_t), kKeyChunkRows, 1, 0};
+  ColumnSpec value{h5::kKeyValue, number, number, sizeof(std::uint64_t), kKeyChunkRows, 1};
   if (!log.numeric_) {
     log.text_type_ = h5::text_type();
     value = ColumnSpec{h5::kKeyValue, log.text_type_.get(), log.text_type_.get(), sizeof(const char*), kKeyChunkRows,
-                       1, 0};
+                       1};
     // A staged row's text stays put until HDF5 has copied it: at most a chunk and a row are staged,
     // so a ring of twice a chunk never reuses a staged row's text.
     log.texts_.resize(2 * std::size_t{kKeyChunkRows});

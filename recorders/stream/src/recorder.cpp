@@ -25,7 +25,7 @@ namespace weir::rec {
 
 namespace {
 
-constexpr int kMaxCompress = 9;
+constexpr unsigned kMaxEncodeThreads = 64;
 constexpr int kMaxNameTries = 10'000;  // segment numbers tried past taken names before giving up
 
 bool matches(const std::vector<std::string>& patterns, const std::string& name) {
@@ -133,8 +133,9 @@ core::Result<void> check_options(const RecordOptions& o, StartFault* fault) {
   if (o.policy != core::ConsumerPolicy::lossless && o.policy != core::ConsumerPolicy::lossy)
     return core::fail(core::Errc::invalid_argument, "--policy: a recorder is lossless or lossy");
   if (o.flush_ms == 0) return core::fail(core::Errc::invalid_argument, "--flush-ms: must be at least 1");
-  if (o.compress < 0 || o.compress > kMaxCompress)
-    return core::fail(core::Errc::invalid_argument, "--compress " + std::to_string(o.compress) + ": levels are 0..9");
+  if (o.encode_threads > kMaxEncodeThreads)
+    return core::fail(core::Errc::invalid_argument, "--encode-threads " + std::to_string(o.encode_threads) +
+                                                        ": at most " + std::to_string(kMaxEncodeThreads));
   if (!(o.rotate_s >= 0) || !(o.duration_s >= 0))
     return core::fail(core::Errc::invalid_argument, "--rotate-s and --duration take seconds >= 0");
   if (o.out.empty()) return core::fail(core::Errc::invalid_argument, "--out: name a directory or a FILE.h5");
@@ -328,6 +329,7 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   info.ring_blocks = c.ring_blocks;
   info.policy = core::policy_name(options_.policy);
   info.frame = c.frame;
+  info.codec = codec_for(options_, c.name, c.dtype);
   const std::uint64_t dropped = d.dropped_at_source.load(std::memory_order_relaxed);
   Follow follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss};
   follow.opening = std::move(opening);
@@ -414,6 +416,10 @@ core::Result<void> Recorder::open_segment() {
     // What may be in memory and not yet in the file: the chunks HDF5 holds back, the staged
     // chunk and block, a chunk of table rows.
     reserve += (kHeldChunks + 1) * std::max(kTargetChunkBytes, block) + block + kTableChunkRows * kTableRowBytes;
+    if (c.codec.method == codec::Method::none) continue;
+    // Chunks being encoded, written once they are (never larger than they were, but for a few bytes).
+    if (!encoders_) encoders_ = std::make_unique<EncodePool>(EncodePool::threads_for(options_.encode_threads));
+    reserve += (encoders_->threads() + 2) * std::max(kTargetChunkBytes, block);
   }
   reserve_bytes_ = options_.min_free_bytes >= 0 ? static_cast<std::uint64_t>(options_.min_free_bytes) : reserve;
   if (auto free = free_bytes(target_.dir); free && *free < reserve_bytes_) {
@@ -432,7 +438,7 @@ core::Result<void> Recorder::open_segment() {
     // or a kill while it is made leaves nothing under the segment's name.
     const std::filesystem::path making = making_path(path, host_pid_);
     std::filesystem::remove(making, ec);
-    auto segment = Segment::create(making, meta, channels, keys, options_.compress, !options_.staged_writes);
+    auto segment = Segment::create(making, meta, channels, keys, encoders_.get(), !options_.staged_writes);
     if (!segment) {
       std::filesystem::remove(making, ec);  // a half-made file from a failed create holds nothing
       if (auto dir = check_out_dir(); !dir) return dir;  // the directory went or changed under it

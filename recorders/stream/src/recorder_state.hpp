@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "channel_group.hpp"
+#include "encode_pool.hpp"
 #include "segment.hpp"
 #include "segment_scan.hpp"
 #include "syncer.hpp"
@@ -143,6 +145,8 @@ class Recorder {
   std::optional<ledger::RunRecord> record_;      // as read at start (nullopt: none, or unreadable)
   int out_fd_ = -1;                              // the output directory, open (O_DIRECTORY) for fsync
   std::optional<Syncer> syncer_;                 // fsyncs off this thread (not with FsyncPolicy::never)
+  std::unique_ptr<EncodePool> encoders_;         // encode chunks of channels with a codec (made with the first);
+                                                 // declared before segment_, whose columns use it, so it outlives them
   dev_t out_dev_ = 0;                            // the output directory's identity at start
   ino_t out_ino_ = 0;
   std::vector<FileBlocks> file_blocks_;          // per file in files_: what it holds (once closed)

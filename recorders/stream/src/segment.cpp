@@ -171,7 +171,7 @@ core::Result<void> Segment::create_clock(const HostClock& clock) {
   offset_mem_type_ = clock_offset_row_type(false);
   auto offsets = Column::create(id,
                                 ColumnSpec{kClockOffsets, offset_file_type_.get(), offset_mem_type_.get(),
-                                           sizeof(ClockOffsetRow), kClockChunkRows, 1, 0},
+                                           sizeof(ClockOffsetRow), kClockChunkRows, 1},
                                 what + "/" + kClockOffsets);
   if (!offsets) return tl::make_unexpected(offsets.error());
   clock_offsets_ = std::move(*offsets);
@@ -188,7 +188,7 @@ void Segment::add_clock_offset(std::uint8_t event) noexcept {
 
 core::Result<Segment> Segment::create(const std::filesystem::path& path, const SegmentMeta& meta,
                                       const std::vector<ChannelStatic>& channels, const std::vector<KeySpec>& keys,
-                                      int compress, bool direct_chunks) {
+                                      EncodePool* pool, bool direct_chunks) {
   const std::string file = path.string();
   std::error_code ec;
   if (std::filesystem::exists(path, ec))
@@ -196,7 +196,8 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   Segment s;
   s.path_ = path;
   s.start_ns_ = meta.start_ns;
-  s.compressed_ = compress > 0;
+  s.compressed_ = std::any_of(channels.begin(), channels.end(),
+                              [](const ChannelStatic& c) { return c.codec.method != codec::Method::none; });
   {
     auto fapl = h5::check<h5::PropList>(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file);
     if (!fapl) return tl::make_unexpected(fapl.error());
@@ -230,7 +231,7 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   if (auto ok = s.create_clock(meta.clock); !ok) return tl::make_unexpected(ok.error());
   s.channels_.reserve(channels.size());
   for (const ChannelStatic& c : channels) {
-    auto group = ChannelGroup::create(s.entry_.get(), c, compress, meta.start_ns, file, direct_chunks);
+    auto group = ChannelGroup::create(s.entry_.get(), c, pool, meta.start_ns, file, direct_chunks);
     if (!group) return tl::make_unexpected(group.error());
     if (auto ok = write_channel_nexus(s.entry_.get(), c, meta.nexus, entry_path); !ok)
       return tl::make_unexpected(ok.error());

@@ -41,7 +41,7 @@ class Segment {
   /// flushes. direct_chunks: as ChannelGroup::create.
   [[nodiscard]] static core::Result<Segment> create(const std::filesystem::path& path, const SegmentMeta& meta,
                                                     const std::vector<ChannelStatic>& channels,
-                                                    const std::vector<KeySpec>& keys, int compress,
+                                                    const std::vector<KeySpec>& keys, EncodePool* pool,
                                                     bool direct_chunks = true);
   Segment() = default;
 

@@ -10,14 +10,22 @@
 #include <vector>
 
 #include "column.hpp"
+#include "encode_pool.hpp"
 #include "harness.hpp"
 #include "weir/h5/handle.hpp"
 
 using weir::rec::Column;
 using weir::rec::ColumnSpec;
+using weir::rec::EncodePool;
 using weir::test::TempDir;
 
 namespace {
+
+ColumnSpec fill_spec(const std::int32_t* fill) {
+  ColumnSpec spec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1};
+  spec.fill = fill;
+  return spec;
+}
 
 std::vector<std::int32_t> read_all(hid_t dataset) {
   weir::h5::Space space{H5Dget_space(dataset)};
@@ -53,6 +61,7 @@ TEST_SUITE("recorders.stream.column") {
 
 TEST_CASE("commits, whole chunks and partial flushes leave exactly the committed elements") {
   TempDir dir;
+  EncodePool pool(2);
   for (const int deflate : {0, 4})
   for (const bool cache : {true, false}) {
     CAPTURE(deflate);
@@ -62,8 +71,13 @@ TEST_CASE("commits, whole chunks and partial flushes leave exactly the committed
     weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
     REQUIRE(f.valid());
     constexpr std::uint64_t kChunk = 8, kSlack = 5;
-    auto column = Column::create(
-        f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, kChunk, kSlack, deflate, cache}, file + " /x");
+    ColumnSpec spec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, kChunk, kSlack};
+    spec.cache = cache;
+    if (deflate > 0) {
+      spec.codec = weir::codec::Codec{weir::codec::Method::deflate, true, deflate};
+      spec.pool = &pool;
+    }
+    auto column = Column::create(f.get(), spec, file + " /x");
     REQUIRE(column);
     const std::vector<std::int32_t> committed = fill(*column, kSlack, 200, 7 + static_cast<std::uint64_t>(deflate));
     REQUIRE(column->write_partial());
@@ -76,7 +90,7 @@ TEST_CASE("a partial flush makes the staged tail visible at once, before its chu
   TempDir dir;
   const std::string file = (dir.path() / "p.h5").string();
   weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
-  auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 100, 10, 0}, file);
+  auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 100, 10}, file);
   REQUIRE(column);
   const std::int32_t three[3] = {5, 6, 7};
   std::memcpy(column->stage_end(), three, sizeof three);
@@ -96,7 +110,7 @@ TEST_CASE("the last element replaced while staged, after a partial flush handed 
   TempDir dir;
   const std::string file = (dir.path() / "l.h5").string();
   weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
-  auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1, 0}, file);
+  auto column = Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1}, file);
   REQUIRE(column);
   const auto append = [&](std::int32_t v) {
     std::memcpy(column->stage_end(), &v, sizeof v);
@@ -137,7 +151,7 @@ TEST_CASE("a roll-back shrinks the dataset to the last durable point and appends
   weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
   const std::int32_t fill = -1;
   auto column =
-      Column::create(f.get(), ColumnSpec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4, 4, 1, 0, true, &fill}, file);
+      Column::create(f.get(), fill_spec(&fill), file);
   REQUIRE(column);
   const auto append = [&](std::int32_t v) {
     std::memcpy(column->stage_end(), &v, sizeof v);
@@ -174,7 +188,8 @@ TEST_CASE("direct chunk writes leave the same dataset as H5Dwrite, falling back 
           (dir.path() / ("d" + std::to_string(cols) + (use_direct ? "d" : "s") + ".h5")).string();
       weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
       REQUIRE(f.valid());
-      ColumnSpec spec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4 * per_row, kChunk, kSlack, 0, false};
+      ColumnSpec spec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4 * per_row, kChunk, kSlack};
+      spec.cache = false;
       spec.cols = cols;
       spec.direct = use_direct;
       auto column = Column::create(f.get(), spec, file + " /x");
@@ -218,7 +233,8 @@ TEST_CASE("a column whose memory type differs from its file type never writes ch
   TempDir dir;
   const std::string file = (dir.path() / "t.h5").string();
   weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
-  ColumnSpec spec{"x", H5T_NATIVE_INT64, H5T_NATIVE_INT32, 4, 8, 1, 0, false};
+  ColumnSpec spec{"x", H5T_NATIVE_INT64, H5T_NATIVE_INT32, 4, 8, 1};
+  spec.cache = false;
   spec.direct = true;
   auto column = Column::create(f.get(), spec, file + " /x");
   REQUIRE(column);
@@ -234,3 +250,55 @@ TEST_CASE("a column whose memory type differs from its file type never writes ch
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("an encoded column holds exactly the committed elements, whatever the codec, threads and flushes") {
+  TempDir dir;
+  constexpr std::uint64_t kChunk = 16, kSlack = 7;
+  for (const char* name : {"shuffle+deflate:1", "lz4", "shuffle+lz4", "zstd:1", "shuffle+zstd:3", "bitshuffle+lz4"})
+    for (const unsigned threads : {0U, 2U}) {
+      CAPTURE(name);
+      CAPTURE(threads);
+      auto chosen = weir::codec::parse(name);
+      REQUIRE(chosen);
+      EncodePool pool(threads);
+      const std::string file = (dir.path() / (std::to_string(threads) + std::string(name) + ".h5")).string();
+      weir::h5::File f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)};
+      REQUIRE(f.valid());
+      ColumnSpec spec{"x", H5T_NATIVE_INT32, H5T_NATIVE_INT32, 4 * 3, kChunk, kSlack};
+      spec.cols = 3;
+      spec.cache = false;
+      spec.codec = *chosen;
+      spec.codec_element_bytes = 4;
+      spec.pool = &pool;
+      std::uint64_t whole_chunks = 0;
+      std::vector<std::int32_t> committed;
+      {
+        auto column = Column::create(f.get(), spec, file + " /x");
+        REQUIRE(column);
+        std::mt19937_64 rng(5);
+        std::int32_t next = 0;
+        for (int i = 0; i < 400; ++i) {
+          const auto rows = static_cast<std::uint64_t>(rng() % kSlack) + 1;
+          std::vector<std::int32_t> values(rows * 3);
+          for (std::int32_t& v : values) v = (next++ % 97) * (i % 3 == 0 ? 1 : 1000);  // compressible, mostly
+          committed.insert(committed.end(), values.begin(), values.end());
+          std::memcpy(column->stage_end(), values.data(), values.size() * sizeof(std::int32_t));
+          column->commit(rows);
+          if (column->chunk_ready()) REQUIRE(column->write_chunks());
+          if (rng() % 32 == 0) REQUIRE(column->write_partial());
+        }
+        REQUIRE(column->write_partial());
+        CHECK(column->written() == column->size());
+        whole_chunks = column->size() / kChunk;
+        CHECK(column->direct_chunks() >= whole_chunks);  // every chunk went whole, encoded, by H5Dwrite_chunk
+        weir::h5::Space space{H5Dget_space(column->id())};
+        hsize_t dims[2] = {0, 0};
+        REQUIRE(H5Sget_simple_extent_dims(space.get(), dims, nullptr) == 2);
+        CHECK(dims[0] == column->size());
+        std::vector<std::int32_t> out(dims[0] * 3);
+        REQUIRE(H5Dread(column->id(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) >= 0);
+        CHECK(out == committed);
+      }
+      CHECK(pool.encoded() >= whole_chunks);  // every whole chunk was encoded by the pool, not inline
+    }
+}

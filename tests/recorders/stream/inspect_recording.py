@@ -18,6 +18,7 @@ import os
 import sys
 
 import h5py
+import hdf5plugin  # noqa: F401  the LZ4, bitshuffle and zstd filters a recording's data may use
 import numpy as np
 
 REASONS = ["lapped", "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error", "before_start",
@@ -131,11 +132,15 @@ def channel(name, g, export, start_ns):
     rows = gaps[...]
     rows = rows[rows["reason"] != UNWRITTEN_REASON]
     compression = d.compression or "none"
+    filters = "+".join(d._filters) or "none"  # the dataset's filter pipeline in order: shuffle+32004
+    # Filters no plugin here decodes (zstd, 32015, has none in Debian 12): the data is not read.
+    missing = [f for f in d._filters if f.isdigit() and not h5py.h5z.filter_avail(int(f))]
+    readable = "+".join(missing) if missing else "yes"
     first_index = int(d.attrs["first_sample_index"])
     if n:
         check(text(d.attrs["first_sample_time"]).endswith("Z"), f"{chan}: first_sample_time not set")
     print(f"channel {chan} blocks {n} samples {total} data_len {d.shape[0] * cols} dtype {dtype} "
-          f"chunk {d.chunks[0] * cols} compression {compression} spb {spb} "
+          f"chunk {d.chunks[0] * cols} compression {compression} filters {filters} readable {readable} spb {spb} "
           f"rate {float(d.attrs['sample_rate_hz'])!r} units {text(d.attrs['units']) or '-'} "
           f"labels {text(d.attrs['labels']) or '-'} first_sample_index {first_index} "
           f"first_seq {int(seq[0]) if n else -1} last_seq {int(seq[-1]) if n else -1} "
@@ -145,7 +150,7 @@ def channel(name, g, export, start_ns):
     for r in rows:
         reason = int(r["reason"])
         print(f"gap {chan} {int(r['sequence'])} {int(r['blocks'])} {names[reason] if reason < len(names) else reason}")
-    if export:
+    if export and not missing:
         data = flat_samples(d, offsets, samples)
         with open(os.path.join(export, chan + ".bin"), "wb") as out:
             out.write(np.ascontiguousarray(data).tobytes())

@@ -68,7 +68,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   sub->add_flag("--quick", options->quick, "short runs, for a smoke test");
   add_json_flag(*sub, options->json);
   sub->add_option("--only", options->only, "recorder: one line")
-      ->check(CLI::IsMember({"live", "drain", "fsync", "snapshot", "codec"}));
+      ->check(CLI::IsMember({"live", "drain", "fsync", "snapshot", "codec", "encoded"}));
   const auto mark = [all](auto) { all->pipeline_options = true; };
   sub->add_option("--channels", pipe->channels, "pipeline: simulated f32 channels")->capture_default_str()->each(mark);
   sub->add_option("--rate", pipe->rate_msps, "pipeline: aggregate input, MS/s")->capture_default_str()->each(mark);

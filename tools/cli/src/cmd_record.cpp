@@ -39,6 +39,8 @@ struct RecordArgs {
   double rotate_mb = 0;
   double rotate_s = 0;
   int compress = 0;
+  std::string codec;
+  unsigned encode_threads = 0;
   std::uint64_t run = 0;
   std::string pipeline;
   double duration_s = 0;
@@ -111,7 +113,14 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.flush_ms = a.flush_ms;
   o.rotate_bytes = static_cast<std::uint64_t>(std::llround(a.rotate_mb * kBytesPerMb));
   o.rotate_s = a.rotate_s;
-  o.compress = a.compress;
+  if (a.compress > 0 && !a.codec.empty())
+    return core::fail(core::Errc::invalid_argument, "--compress and --codec: name the codec once (--compress " +
+                                                        std::to_string(a.compress) + " is --codec shuffle+deflate:" +
+                                                        std::to_string(a.compress) + ")");
+  if (a.compress > 0) o.codec.codec = codec::Codec{codec::Method::deflate, true, a.compress};
+  if (!a.codec.empty())
+    if (auto ok = rec::parse_codecs(a.codec, o); !ok) return tl::make_unexpected(ok.error());
+  o.encode_threads = a.encode_threads;
   o.run = a.run;
   o.duration_s = a.duration_s;
   o.wait_for_channels = a.wait_for_channels;
@@ -255,7 +264,15 @@ void add_record_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--rotate-s", args->rotate_s, "start the next file after this many seconds")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--compress", args->compress, "shuffle + deflate level 1-9 on channel data")->check(CLI::Range(0, 9));
+  sub->add_option("--compress", args->compress, "shuffle + deflate level 1-9 on channel data (--codec shuffle+deflate:N)")
+      ->check(CLI::Range(0, 9));
+  sub->add_option("--codec", args->codec,
+                  "channel data's codec: NAME, or comma-separated NAME and PATTERN=NAME items (the first matching "
+                  "pattern wins); NAME: auto (shuffle+lz4 on integer channels, none on floats), none, lz4, shuffle+lz4, "
+                  "bitshuffle+lz4, deflate[:1-9], shuffle+deflate[:1-9], "
+                  "zstd[:1-22], shuffle+zstd[:1-22]");
+  sub->add_option("--encode-threads", args->encode_threads, "threads encoding chunks (default: one per CPU, at most 8)")
+      ->check(CLI::Range(1U, 64U));
   sub->add_option("--run", args->run, "run number (default: one more than the highest in --out); an existing run "
                                       "continues in its next file")
       ->check(CLI::PositiveNumber);

@@ -232,6 +232,9 @@ struct UdpGenArgs {
   std::uint32_t streams = 1;
   std::uint32_t first_id = 1;
   std::string dtype = "i16";
+  std::string signal = "ramp";
+  double noise_lsb = acq::kUdpGenNoiseLsb;
+  double count_rate_hz = acq::kUdpGenCountRateHz;
   double rate_hz = 0;
   std::uint32_t samples = 0;
   double seconds = 0;
@@ -262,6 +265,11 @@ int run_udpgen_command(const UdpGenArgs& a) {
   auto dtype = core::parse_dtype(a.dtype);
   if (!dtype) return report_usage("udpgen: " + dtype.error().what);
   o.dtype = *dtype;
+  auto signal = acq::parse_udpgen_signal(a.signal);
+  if (!signal) return report_usage(signal.error().what);
+  o.signal = *signal;
+  o.noise_lsb = a.noise_lsb;
+  o.count_rate_hz = a.count_rate_hz;
   o.rate_hz = a.rate_hz;
   o.packet_samples = a.samples;
   o.duration_s = a.seconds;
@@ -380,6 +388,10 @@ void add_udp_commands(CLI::App& app, Action& action) {
     sub->add_option("--first-id", args->first_id, "id of the first stream; the others follow")->capture_default_str();
     sub->add_option("--dtype", args->dtype, "sample type: i8 u8 i16 u16 i32 u32 i64 f32 f64 c64")->capture_default_str();
     sub->add_option("--rate", args->rate_hz, "samples per second per stream")->required();
+    sub->add_option("--signal", args->signal, "ramp (checkable) or pulses (the simulator's detector pulses as ADC codes)")
+        ->capture_default_str();
+    sub->add_option("--noise-lsb", args->noise_lsb, "pulses: baseline noise sigma in LSB of the dtype")->capture_default_str();
+    sub->add_option("--count-rate", args->count_rate_hz, "pulses: mean counts per second (Poisson)")->capture_default_str();
     sub->add_option("--samples", args->samples, "samples per packet")->required();
     CLI::Option* seconds = sub->add_option("--seconds", args->seconds, "send rate x seconds samples per stream");
     sub->add_option("--packets", args->packets, "send this many packets per stream")->excludes(seconds);

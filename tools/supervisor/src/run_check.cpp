@@ -82,7 +82,19 @@ Result<void> check_recorder(const config::RecordDecl& r, bool for_run) {
   };
   o.flush_ms = static_cast<std::uint32_t>(number("flush_ms", o.flush_ms));
   o.rotate_s = number("rotate_s", 0);
-  o.compress = static_cast<int>(number("compress", 0));
+  const double compress = number("compress", 0);
+  if (compress != 0 && (compress < 1 || compress > 9 || compress != std::floor(compress)))
+    return tl::make_unexpected(config::error_at(r.origin, fmt::format("record \"{}\": 'compress' = {}: levels are 1..9",
+                                                                      r.name, r.params.at("compress"))));
+  if (compress > 0) o.codec.codec = codec::Codec{codec::Method::deflate, true, static_cast<int>(compress)};
+  if (const auto it = r.params.find("codec"); it != r.params.end())
+    if (auto ok = rec::parse_codecs(it->second, o); !ok)
+      return tl::make_unexpected(config::error_at(r.origin, fmt::format("record \"{}\": 'codec': {}", r.name, ok.error().what)));
+  const double threads = number("encode_threads", 0);
+  if (threads < 0 || threads > 64 || threads != std::floor(threads))
+    return tl::make_unexpected(config::error_at(r.origin, fmt::format("record \"{}\": 'encode_threads' = {}: 1..64",
+                                                                      r.name, r.params.at("encode_threads"))));
+  o.encode_threads = static_cast<unsigned>(threads);
   if (!for_run) {  // check where the directory would be made, and make nothing
     const rec::OutTarget target = rec::parse_out(r.out);
     std::error_code ec;

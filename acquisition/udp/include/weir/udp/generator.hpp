@@ -4,7 +4,9 @@
 // injected faults so receivers can be tested without hardware.
 //
 // Stream s (ids first_stream_id, +1, ...) sends packet k with samples [k*P, (k+1)*P) (P samples a
-// packet), sample i being udpgen_sample(id, i). Faults, drawn from a seeded generator (same seed,
+// packet), sample i being udpgen_sample(id, i) (the ramp), or, with the pulses signal, sample i of the
+// simulator's detector pulses as integer ADC codes (udpgen_pulses: +-10 V over the dtype's codes,
+// a baseline noise of noise_lsb LSB, seed = seed + id). Faults, drawn from a seeded generator (same seed,
 // same faults): a dropped packet is not sent (never a stream's first or last packet: a receiver
 // could not see that loss); a reordered packet is held back and sent after the stream's next packet (never the
 // first packet; if that next one is dropped, the held one goes in order and does not count as reordered); a duplicated one is sent twice; a malformed packet is an extra datagram (cut
@@ -13,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weir/core/arena_layout.hpp"
@@ -21,6 +24,9 @@
 #include "weir/udp/udp_limits.hpp"
 
 namespace weir::acq {
+
+/// What udpgen's samples are: the checkable ramp, or detector pulses as a digitizer's ADC codes.
+enum class UdpGenSignal : std::uint8_t { ramp, pulses };
 
 /// VITA 49 timestamps udpgen sends: TSI utc with a sample-count or a picosecond fraction, or none.
 enum class VitaTime : std::uint8_t { count, ps, none };
@@ -32,6 +38,9 @@ struct UdpGenOptions {
   std::uint32_t streams = 1;
   std::uint32_t first_stream_id = 1;
   core::Dtype dtype = core::Dtype::i16;
+  UdpGenSignal signal = UdpGenSignal::ramp;
+  double noise_lsb = kUdpGenNoiseLsb;          // pulses: baseline noise sigma, in LSB (integer dtypes only)
+  double count_rate_hz = kUdpGenCountRateHz;   // pulses: mean counts a second (Poisson)
   double rate_hz = 0;                 // samples per second per stream
   std::uint32_t packet_samples = 0;   // samples per packet
   double duration_s = 0;              // send rate * duration samples per stream ...
@@ -80,6 +89,12 @@ struct UdpGenReport {
 /// placement sample by sample. Thread: any.
 [[nodiscard]] std::int64_t udpgen_sample(std::uint32_t stream_id, std::uint64_t index) noexcept;
 
+/// With the pulses signal: samples [0, count) of stream `stream_id` exactly as udpgen sends them
+/// (the dtype's codes in host order), made by the same generator; the receiver's reference.
+/// Thread: any.
+[[nodiscard]] core::Result<std::vector<std::byte>> udpgen_pulses(const UdpGenOptions& options, std::uint32_t stream_id,
+                                                                 std::uint64_t count);
+
 /// Checks the options; errors name the input. Thread: any.
 [[nodiscard]] core::Result<void> validate(const UdpGenOptions& options);
 
@@ -88,5 +103,6 @@ struct UdpGenReport {
 [[nodiscard]] core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& options, const std::atomic<bool>& stop);
 
 [[nodiscard]] core::Result<VitaTime> parse_vita_time(std::string_view text);
+[[nodiscard]] core::Result<UdpGenSignal> parse_udpgen_signal(std::string_view text);
 
 }  // namespace weir::acq

@@ -21,5 +21,8 @@ inline constexpr std::int64_t kUdpReceiveTimeoutNs = 100'000'000;    // a receiv
 inline constexpr std::int64_t kUdpCounterPeriodNs = 250'000'000;     // arena counter keys are refreshed this often
 inline constexpr std::int64_t kGpsEpochUnixS = 315'964'800;          // 1980-01-06T00:00:00Z, the GPS epoch, in Unix seconds
 inline constexpr std::int64_t kGpsMinusUtcS = 18;                    // GPS - UTC leap seconds (since 2017-01-01)
+inline constexpr double kUdpGenNoiseLsb = 4;                         // udpgen pulses: baseline noise sigma in LSB unless told
+inline constexpr double kUdpGenCountRateHz = 20'000;                 // udpgen pulses: counts a second unless told
+inline constexpr double kUdpGenFullScaleV = 10;                      // udpgen pulses: +-this many volts span the dtype's codes
 
 }  // namespace weir::acq

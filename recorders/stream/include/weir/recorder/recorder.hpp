@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "weir/codec/codec.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
@@ -29,6 +30,20 @@ enum class FsyncPolicy : std::uint8_t {
 /// "rotation", "interval" or "never"; fails naming the text otherwise.
 [[nodiscard]] core::Result<FsyncPolicy> parse_fsync(std::string_view text);
 
+/// A channel's codec, or `auto`: the codec measured best for its dtype (kAutoIntegerCodec for integer
+/// ADC codes; none for floats, whose noisy mantissas no fast codec shrinks by much).
+struct CodecChoice {
+  codec::Codec codec{};
+  bool automatic = false;
+};
+inline constexpr codec::Codec kAutoIntegerCodec{codec::Method::lz4, true, 0};  // shuffle+lz4: bench/README.md
+
+/// The codec of the channels whose names match a glob (RecordOptions::codecs).
+struct CodecRule {
+  std::string pattern;
+  CodecChoice choice{};
+};
+
 struct RecordOptions {
   std::vector<std::string> channels;  // glob patterns (fnmatch): "adc*"
   std::vector<std::string> keys;      // glob patterns of keys sampled on change; may be empty
@@ -37,7 +52,9 @@ struct RecordOptions {
   std::uint32_t flush_ms = kDefaultFlushMs;  // H5Fflush period (time-based), > 0
   std::uint64_t rotate_bytes = 0;     // next segment once a file reaches this size (0: never)
   double rotate_s = 0;                // next segment after this many seconds (0: never)
-  int compress = 0;                   // shuffle + deflate level 1..9 on channel data (0: none)
+  CodecChoice codec{};                // channel data's chunks (none: stored as they are)
+  std::vector<CodecRule> codecs;      // per channel: the first rule whose glob matches, else `codec`
+  unsigned encode_threads = 0;        // threads that encode chunks (0: one per CPU, at most 8)
   std::uint64_t run = 0;              // run number; 0: one more than the highest found
   std::string pipeline_text;          // stored as the pipeline attribute
   NexusMeta nexus;                    // the pipeline's entry, source and channel metadata (empty: defaults)
@@ -56,6 +73,13 @@ struct RecordOptions {
   // failed disk) or recorder_down.
   h5::GapReason missing_before = h5::GapReason::before_start;
 };
+
+/// --codec: comma-separated items, each "NAME" (every channel's codec: RecordOptions::codec) or
+/// "PATTERN=NAME" (a rule of RecordOptions::codecs, in order), NAME "auto" or as codec::parse takes
+/// it. Fails naming the item and the choices.
+[[nodiscard]] core::Result<void> parse_codecs(std::string_view text, RecordOptions& options);
+/// The codec of channel `name` of `dtype`: its first matching rule's, else options.codec.
+[[nodiscard]] codec::Codec codec_for(const RecordOptions& options, std::string_view name, core::Dtype dtype);
 
 /// --missing-before: "before_start", "disk_error" or "recorder_down"; fails naming the text and
 /// the three otherwise.
