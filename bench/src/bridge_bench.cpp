@@ -4,7 +4,8 @@
 // lossless far reader touches every cache line of every block; the bare floor is a producer filling
 // ZeroMQ messages of the same size and a consumer touching them. Plain TCP and CURVE. Latency: blocks
 // paced at a fixed rate, from the writer's publish to the far reader's wake-up, against the bare
-// pair's send-to-receive. Medians of --reps runs. Usage: weir_bridge_bench [--reps N] [--quick]
+// pair's send-to-receive. Medians of --reps runs.
+// Usage: weir_bridge_bench [--reps N] [--quick] [--only throughput|latency] [--block BYTES] [--cases bare,plain,curve]
 #include <zmq.h>
 
 #include <algorithm>
@@ -271,11 +272,17 @@ Run bridged(std::size_t bytes, std::uint64_t blocks, bool pace, const std::strin
 int main(int argc, char** argv) {
   int reps = 5;
   bool quick = false;
+  std::string only, cases = "bare,plain,curve";
+  std::vector<std::size_t> sizes{4096, 65536};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     if (a == "--quick") quick = true;
+    if (a == "--only" && i + 1 < argc) only = argv[++i];
+    if (a == "--block" && i + 1 < argc) sizes = {static_cast<std::size_t>(std::max(64, std::atoi(argv[++i])))};
+    if (a == "--cases" && i + 1 < argc) cases = argv[++i];
   }
+  const auto want = [&](const char* c) { return cases.find(c) != std::string::npos; };
   const std::string keys = (std::filesystem::temp_directory_path() / fmt::format("weir-bridge-bench-{}", ::getpid())).string();
   std::filesystem::create_directories(keys + "/allowed");
   if (!bridge::write_keypair(keys + "/recv") || !bridge::write_keypair(keys + "/send")) {
@@ -286,14 +293,15 @@ int main(int argc, char** argv) {
 
   fmt::print("bridge over tcp://127.0.0.1, medians of {} runs (GB/s; ratio = bridge / bare PUSH/PULL of the same bytes)\n", reps);
   fmt::print("| block | bare PUSH/PULL | bridge plain | ratio | bridge CURVE | ratio | lost |\n|---|---|---|---|---|---|---|\n");
-  for (const std::size_t bytes : {std::size_t{4096}, std::size_t{65536}}) {
+  for (const std::size_t bytes : sizes) {
+    if (only == "latency") break;
     const std::uint64_t blocks = (quick ? 16ULL << 20 : 256ULL << 20) / bytes;
     std::vector<double> b, p, c, rp, rc;
     std::uint64_t lost = 0;
     for (int i = 0; i < reps; ++i) {
-      const Run rb = bare(bytes, blocks, false);
-      const Run rpl = bridged(bytes, blocks, false, "");
-      const Run rcv = bridged(bytes, blocks, false, keys);
+      const Run rb = want("bare") ? bare(bytes, blocks, false) : Run{1, 0, 0, 0};
+      const Run rpl = want("plain") ? bridged(bytes, blocks, false, "") : Run{};
+      const Run rcv = want("curve") ? bridged(bytes, blocks, false, keys) : Run{};
       b.push_back(rb.gbps);
       p.push_back(rpl.gbps);
       c.push_back(rcv.gbps);
@@ -308,13 +316,14 @@ int main(int argc, char** argv) {
   fmt::print("\nlatency, {} blocks at {} blocks/s: write to far read (bridge) vs send to receive (bare), us\n",
              quick ? 200 : kLatencyBlocks, kLatencyRateHz);
   fmt::print("| block | bare p50 / p99 | bridge plain p50 / p99 | bridge CURVE p50 / p99 |\n|---|---|---|---|\n");
-  for (const std::size_t bytes : {std::size_t{4096}, std::size_t{65536}}) {
+  for (const std::size_t bytes : sizes) {
+    if (only == "throughput") break;
     const std::uint64_t blocks = quick ? 200 : kLatencyBlocks;
     std::vector<double> b50, b99, p50, p99, c50, c99;
     for (int i = 0; i < reps; ++i) {
-      const Run rb = bare(bytes, blocks, true);
-      const Run rpl = bridged(bytes, blocks, true, "");
-      const Run rcv = bridged(bytes, blocks, true, keys);
+      const Run rb = want("bare") ? bare(bytes, blocks, true) : Run{};
+      const Run rpl = want("plain") ? bridged(bytes, blocks, true, "") : Run{};
+      const Run rcv = want("curve") ? bridged(bytes, blocks, true, keys) : Run{};
       b50.push_back(rb.p50_us);
       b99.push_back(rb.p99_us);
       p50.push_back(rpl.p50_us);

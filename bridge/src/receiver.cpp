@@ -131,7 +131,7 @@ class Receiver {
     std::memcpy(&h, head_.data(), sizeof h);
     switch (static_cast<MessageKind>(h.kind)) {
       case MessageKind::block:
-        on_block(h);
+        on_blocks();
         break;
       case MessageKind::describe:
         on_describe(h);
@@ -188,11 +188,22 @@ class Receiver {
     report_.gaps += target - head;
   }
 
-  void on_block(const WireHeader& h) {
+  // The block records of one frame, in order (check_header saw that they fill it exactly).
+  void on_blocks() {
+    const auto* frame = static_cast<const std::byte*>(head_.data());
+    const std::size_t size = head_.size();
+    WireHeader h;
+    for (std::size_t off = 0; off < size; off += sizeof h + h.payload_bytes) {
+      std::memcpy(&h, frame + off, sizeof h);
+      on_block(h, frame + off + sizeof h);
+    }
+  }
+
+  void on_block(const WireHeader& h, const std::byte* payload) {
     Incoming* c = lookup(h);
     if (c == nullptr) return;
     const std::uint64_t bytes = std::uint64_t{h.samples} * c->sample_bytes;
-    if (bytes > c->block_bytes || h.payload_bytes != bytes) {  // check_header: the frame holds payload_bytes
+    if (bytes > c->block_bytes || h.payload_bytes != bytes) {  // check_header: the record holds payload_bytes
       ++report_.malformed;
       return;
     }
@@ -209,7 +220,7 @@ class Receiver {
       ++report_.dropped;
       return;
     }
-    if (bytes != 0) std::memcpy(out.data(), static_cast<const std::byte*>(head_.data()) + sizeof(WireHeader), bytes);
+    if (bytes != 0) std::memcpy(out.data(), payload, bytes);
     c->writer->publish(h.samples, h.realtime_ns, h.monotonic_ns, h.flags);
     ++c->report.received;
     ++report_.received;

@@ -4,12 +4,15 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -31,6 +34,7 @@ using core::fail;
 using core::Result;
 
 constexpr std::uint32_t kBatchBlocks = 64;            // blocks per channel per pass, so no channel starves the rest
+constexpr std::size_t kFrameBytes = 64 * 1024;        // waiting blocks gathered into one message up to this (or one block)
 constexpr std::int64_t kIdleWaitNs = 10'000'000;      // nothing to send: sleep on the channels' groups this long
 constexpr std::int64_t kNsPerMs = 1'000'000;
 
@@ -48,7 +52,7 @@ struct Outgoing {
   WireHeader gap{};            // a run of the near writer's gap blocks not sent yet (gap_blocks 0: none)
 };
 
-enum class [[nodiscard]] SendStatus : std::uint8_t { sent, dropped, lost, failed };
+enum class [[nodiscard]] SendStatus : std::uint8_t { sent, dropped, failed };
 
 std::uint64_t new_session() {
   std::random_device entropy;
@@ -72,12 +76,17 @@ class Sender {
     k_dropped_ = keys_.add("dropped");
     k_lost_ = keys_.add("lost");
     k_bytes_ = keys_.add("bytes");
+    k_messages_ = keys_.add("messages");
     k_peers_ = keys_.add("peers");
     k_auth_ = keys_.add("auth_failures");
     k_session_ = keys_.add("session");
     k_channels_ = keys_.add("channels");
     if (auto w = core::Watcher::create(arena); w) watcher_.emplace(std::move(*w));
   }
+
+  ~Sender() { std::free(frame_); }
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
 
   Result<SenderReport> run(const std::atomic<bool>& stop) {
     const std::int64_t start = core::monotonic_ns();
@@ -187,7 +196,8 @@ class Sender {
     (void)zmq_send(socket_, &h, sizeof h, ZMQ_DONTWAIT);
   }
 
-  // Sends up to kBatchBlocks blocks of one channel; returns how many blocks it handled.
+  // Sends up to kBatchBlocks blocks of one channel, those already waiting gathered into frames of up
+  // to kFrameBytes; returns how many blocks it handled. Never waits to fill a frame.
   std::uint64_t pump(Outgoing& c, const std::atomic<bool>& stop) noexcept {
     std::uint64_t handled = 0;
     for (std::uint32_t i = 0; i < kBatchBlocks && !stop.load(std::memory_order_relaxed); ++i) {
@@ -199,30 +209,16 @@ class Sender {
       ++handled;
       if (next == core::NextStatus::lost) {
         c.report.lost += lost;
-        if ((view.flags & core::kBlockGapFlag) != 0) add_gap(c, at, lost, view.flags);  // else lapped: the far
-        continue;                                                                      // side's source_loss
+        if ((view.flags & core::kBlockGapFlag) != 0) {  // else lapped: the far side's source_loss
+          flush(c);                                     // the blocks before the gap go first
+          add_gap(c, at, lost, view.flags);
+        }
+        continue;
       }
       send_gap(c);
-      switch (send(c, view)) {
-        case SendStatus::sent:
-          ++c.report.sent;
-          c.report.bytes += std::uint64_t{view.samples} * c.sample_bytes;
-          c.reader.counters().blocks_out.store(c.report.sent, std::memory_order_relaxed);  // a counter for `weir ls`
-          c.reader.counters().bytes_out.store(c.report.bytes, std::memory_order_relaxed);
-          break;
-        case SendStatus::dropped:
-          ++c.report.dropped;
-          c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
-          break;
-        case SendStatus::lost:
-          ++c.report.lost;
-          break;
-        case SendStatus::failed:
-          ++c.report.dropped;
-          c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
-          break;
-      }
+      append(c, view);
     }
+    flush(c);
     send_gap(c);
     return handled;
   }
@@ -246,15 +242,33 @@ class Sender {
     c.gap.gap_blocks = 0;
   }
 
-  SendStatus send(Outgoing& c, const core::BlockView& view) noexcept {
+  // Copies a block into the frame being gathered (sending that one first when it is full). The copy
+  // is what the seqlock validates: a block overwritten while copied is counted lost, not sent.
+  void append(Outgoing& c, const core::BlockView& view) noexcept {
     const std::size_t bytes = std::size_t{view.samples} * c.sample_bytes;
-    if (!message_.reset(sizeof(WireHeader) + bytes)) {
-      (void)c.reader.done(view);
-      return SendStatus::failed;
+    const std::size_t record = sizeof(WireHeader) + bytes;
+    if (frame_ != nullptr && frame_used_ + record > frame_capacity_) flush(c);
+    if (frame_ != nullptr && frame_used_ + record > frame_capacity_) {  // still ours, empty, and too small
+      std::free(frame_);
+      frame_ = nullptr;
     }
-    auto* frame = static_cast<std::byte*>(zmq_msg_data(message_.get()));
-    if (bytes != 0) std::memcpy(frame + sizeof(WireHeader), view.data, bytes);
-    if (!c.reader.done(view)) return SendStatus::lost;  // overwritten while copied: the consumer row counts it
+    if (frame_ == nullptr) {
+      frame_capacity_ = std::max(kFrameBytes, record);
+      frame_ = static_cast<std::byte*>(std::malloc(frame_capacity_));
+      if (frame_ == nullptr) {
+        (void)c.reader.done(view);
+        ++c.report.dropped;
+        c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
+        c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    std::byte* at = frame_ + frame_used_;
+    if (bytes != 0) std::memcpy(at + sizeof(WireHeader), view.data, bytes);
+    if (!c.reader.done(view)) {  // overwritten while copied: the consumer row counts it
+      ++c.report.lost;
+      return;
+    }
     WireHeader h = c.block;
     h.sequence = view.sequence;
     h.first_sample = view.first_sample;
@@ -264,12 +278,49 @@ class Sender {
     h.flags = view.flags;
     h.payload_bytes = bytes;
     h.sent_ns = static_cast<std::uint64_t>(core::realtime_ns());
-    std::memcpy(frame, &h, sizeof h);
-    const int wait = options_.lossless ? 0 : ZMQ_DONTWAIT;  // lossless: bounded by ZMQ_SNDTIMEO
-    if (zmq_msg_send(message_.get(), socket_, wait) < 0)  // the message stays ours: reset() closes it
-      return zmq_errno() == EAGAIN || zmq_errno() == EINTR ? SendStatus::dropped : SendStatus::failed;
-    return SendStatus::sent;
+    std::memcpy(at, &h, sizeof h);
+    frame_used_ += record;
+    ++frame_blocks_;
+    frame_payload_ += bytes;
   }
+
+  // Sends the gathered frame, if any: its blocks are all sent or all dropped, and counted so.
+  void flush(Outgoing& c) noexcept {
+    if (frame_blocks_ == 0) return;
+    const std::uint32_t blocks = std::exchange(frame_blocks_, 0);
+    const std::uint64_t bytes = std::exchange(frame_payload_, 0);
+    SendStatus status = SendStatus::failed;
+    zmq_msg_t msg;
+    if (zmq_msg_init_data(&msg, frame_, std::exchange(frame_used_, 0), free_frame, nullptr) == 0) {
+      frame_ = nullptr;  // libzmq's now: it frees the frame once written (or when the message closes)
+      const int wait = options_.lossless ? 0 : ZMQ_DONTWAIT;  // lossless: bounded by ZMQ_SNDTIMEO
+      if (zmq_msg_send(&msg, socket_, wait) >= 0)
+        status = SendStatus::sent;
+      else if (zmq_errno() == EAGAIN || zmq_errno() == EINTR)
+        status = SendStatus::dropped;
+      (void)zmq_msg_close(&msg);
+    }
+    switch (status) {
+      case SendStatus::sent:
+        ++c.report.messages;
+        c.report.sent += blocks;
+        c.report.bytes += bytes;
+        c.reader.counters().blocks_out.store(c.report.sent, std::memory_order_relaxed);  // a counter for `weir ls`
+        c.reader.counters().bytes_out.store(c.report.bytes, std::memory_order_relaxed);
+        break;
+      case SendStatus::dropped:
+        c.report.dropped += blocks;
+        c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
+        break;
+      case SendStatus::failed:
+        c.report.dropped += blocks;
+        c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
+        c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
+        break;
+    }
+  }
+
+  static void free_frame(void* data, void* /*hint*/) noexcept { std::free(data); }
 
   void idle() noexcept {
     if (watcher_) {
@@ -288,6 +339,7 @@ class Sender {
       r.dropped += c->report.dropped;
       r.lost += c->report.lost;
       r.bytes += c->report.bytes;
+      r.messages += c->report.messages;
       r.channels.push_back(c->report);
     }
     r.handshakes = monitor_.handshakes();
@@ -297,17 +349,19 @@ class Sender {
   }
 
   void publish_keys() noexcept {
-    std::uint64_t sent = 0, dropped = 0, lost = 0, bytes = 0;
+    std::uint64_t sent = 0, dropped = 0, lost = 0, bytes = 0, messages = 0;
     for (const auto& c : channels_) {
       sent += c->report.sent;
       dropped += c->report.dropped;
       lost += c->report.lost;
       bytes += c->report.bytes;
+      messages += c->report.messages;
     }
     keys_.set(k_sent_, sent);
     keys_.set(k_dropped_, dropped);
     keys_.set(k_lost_, lost);
     keys_.set(k_bytes_, bytes);
+    keys_.set(k_messages_, messages);
     keys_.set(k_peers_, monitor_.connections());
     keys_.set(k_auth_, monitor_.auth_failures());
     keys_.set(k_session_, session_);
@@ -321,11 +375,14 @@ class Sender {
   LinkMonitor& monitor_;
   std::uint64_t session_;
   CounterKeys keys_;
-  std::size_t k_sent_ = 0, k_dropped_ = 0, k_lost_ = 0, k_bytes_ = 0, k_peers_ = 0, k_auth_ = 0, k_session_ = 0,
+  std::size_t k_sent_ = 0, k_dropped_ = 0, k_lost_ = 0, k_bytes_ = 0, k_messages_ = 0, k_peers_ = 0, k_auth_ = 0, k_session_ = 0,
               k_channels_ = 0;
   std::optional<core::Watcher> watcher_;
   std::vector<std::unique_ptr<Outgoing>> channels_;
-  ZmqMessage message_;  // one block: header and payload in one frame
+  std::byte* frame_ = nullptr;  // block records gathered for the next message (malloc'd; libzmq frees it)
+  std::size_t frame_capacity_ = 0, frame_used_ = 0;
+  std::uint32_t frame_blocks_ = 0;
+  std::uint64_t frame_payload_ = 0;
 };
 
 Result<void> secure_client(void* socket, const Security& security) {

@@ -14,21 +14,37 @@ WireHeader make_header(MessageKind kind, std::uint64_t session) noexcept {
   return h;
 }
 
-HeaderCheck check_header(const void* data, std::size_t bytes) noexcept {
+namespace {
+
+HeaderCheck check_one(const std::byte* data, std::size_t bytes, WireHeader& h) noexcept {
   if (bytes < sizeof(WireHeader)) return HeaderCheck::wrong_size;
-  WireHeader h;
   std::memcpy(&h, data, sizeof h);
   if (h.magic != kWireMagic) return HeaderCheck::wrong_magic;
   if (h.version != kWireVersion) return HeaderCheck::wrong_version;
   switch (static_cast<MessageKind>(h.kind)) {
     case MessageKind::block:
-      return h.payload_bytes == bytes - sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
+      return h.payload_bytes <= bytes - sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
     case MessageKind::describe:
     case MessageKind::mark:
     case MessageKind::gap:
       return bytes == sizeof(WireHeader) ? HeaderCheck::ok : HeaderCheck::wrong_size;
   }
   return HeaderCheck::unknown_kind;
+}
+
+}  // namespace
+
+HeaderCheck check_header(const void* data, std::size_t bytes) noexcept {
+  const auto* at = static_cast<const std::byte*>(data);
+  WireHeader h;
+  if (const HeaderCheck first = check_one(at, bytes, h); first != HeaderCheck::ok) return first;
+  if (static_cast<MessageKind>(h.kind) != MessageKind::block) return HeaderCheck::ok;
+  // A block frame: block records back to back up to its end exactly, each checked.
+  for (std::size_t off = sizeof h + h.payload_bytes; off < bytes; off += sizeof h + h.payload_bytes) {
+    if (const HeaderCheck next = check_one(at + off, bytes - off, h); next != HeaderCheck::ok) return next;
+    if (static_cast<MessageKind>(h.kind) != MessageKind::block) return HeaderCheck::unknown_kind;
+  }
+  return HeaderCheck::ok;
 }
 
 bool copy_text(char* field, std::size_t field_bytes, std::string_view text) noexcept {

@@ -22,6 +22,8 @@ namespace weir::core {
 
 namespace {
 
+constexpr std::uint64_t kDeadWaiterRings = 64;  // a ring that wakes nobody checks the waiter's process once in this many
+
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value, const timespec* timeout) noexcept {
   // Shared (not PRIVATE) futex ops: the word lives in a mapping other processes share.
   return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
@@ -110,9 +112,12 @@ void pulse_groups(const SignalView& v, std::uint64_t bits, std::uint64_t item) n
     const auto r = static_cast<std::uint32_t>(__builtin_ctzll(wake));
     WatcherRow& row = v.rows[r];
     row.doorbell.fetch_add(1, std::memory_order_release);
-    row.wakeups.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t rings = row.wakeups.fetch_add(1, std::memory_order_relaxed);
     v.header->wake_syscalls.fetch_add(1, std::memory_order_relaxed);  // a counter: nothing orders on it
-    if (futex(&row.doorbell, FUTEX_WAKE, INT_MAX, nullptr) == 0 && !pid_alive(row.pid.load(std::memory_order_relaxed))) {
+    // A ring that wakes nobody is most often a waiter an earlier ring woke that has not run yet (its
+    // bits go when it does): its process is looked up (a /proc read) on one ring in kDeadWaiterRings.
+    if (futex(&row.doorbell, FUTEX_WAKE, INT_MAX, nullptr) == 0 && rings % kDeadWaiterRings == 0 &&
+        !pid_alive(row.pid.load(std::memory_order_relaxed))) {
       // Nobody woke and the row's process is gone: it was killed while waiting. Drop its waiter
       // bits so later publishes make no syscall for it; the row itself is reclaimed on reuse.
       const std::uint64_t bit = std::uint64_t{1} << r;

@@ -14,7 +14,8 @@ assert BLOCK_META_DTYPE.itemsize == ctypes.sizeof(_lib.BlockMeta)
 _U8 = np.dtype(np.uint8)
 _addressof = ctypes.addressof
 _char_at = ctypes.c_char.from_buffer
-_meta_at = _lib.BlockMeta.from_buffer
+_U64 = ctypes.c_uint64
+_channel_read = lib.weir_channel_read
 
 
 def _address(arr):
@@ -38,15 +39,18 @@ def _slice_ns(deadline):
 
 
 class _Described:
-    """Units, rate, labels and frame axis of the channel a result came from."""
+    """Units, rate, labels, dtype and frame axis of the channel a result came from (read from the
+    channel when asked, so making a result costs one attribute)."""
 
     def _describe(self, channel):
-        self.channel = channel.name
-        self.units = channel.units
-        self.rate = channel.rate
-        self.labels = channel.labels
-        self.axis = channel.axis
-        self.dtype = channel.dtype
+        self._source = channel
+
+    channel = property(lambda self: self._source.name, doc="the channel's name")
+    units = property(lambda self: self._source.units)
+    rate = property(lambda self: self._source.rate)
+    labels = property(lambda self: self._source.labels)
+    axis = property(lambda self: self._source.axis)
+    dtype = property(lambda self: self._source.dtype)
 
 
 class Block(_Described):
@@ -91,10 +95,18 @@ class Blocks(_Described):
     for a copied block, 1 overwritten (the writer lapped it), 2 not written yet. `lost` counts the
     overwritten ones."""
 
-    def __init__(self, channel, data, meta):
-        self._describe(channel)
+    def __init__(self, channel, data, records, visited):
+        self._source = channel
         self.data = data
-        self.meta = meta
+        self._records = records  # ctypes BlockMeta (one) or array of them, `visited` filled in
+        self._visited = visited
+        self._meta = None
+
+    @property
+    def meta(self):
+        if self._meta is None:
+            self._meta = np.frombuffer(self._records, dtype=BLOCK_META_DTYPE, count=self._visited)
+        return self._meta
 
     @property
     def sequences(self):
@@ -161,6 +173,7 @@ class Channel:
         self.dropped_at_source = info.dropped_at_source
         self.consumers = info.consumers
         self._head = info.head
+        self._out = (None, None, 0)  # the last `out` of read(): that array, its typed view, its address
 
     def refresh(self):
         """Re-reads the channel's counters (samples written, writer, consumers)."""
@@ -197,39 +210,55 @@ class Channel:
 
         Each block is validated against its state word: one the writer reuses while it is copied is
         reported (meta state 1, counted in `lost`), never handed out torn. `out` (a writable contiguous
-        array of any dtype, at least n_blocks * block_bytes long in bytes) saves the allocation. Never holds the writer back."""
+        array of any dtype, at least n_blocks * block_bytes long in bytes) saves the allocation: the
+        samples are copied straight into it and `data` is a view of it. Never holds the writer back."""
         if n_blocks < 1:
             raise ValueError("read: n_blocks must be at least 1")
         if start is None:
             start = max(0, self.head - n_blocks)
         need = n_blocks * self.block_bytes
         if out is None:
-            buf = np.empty(need, dtype=_U8)
+            buf = np.empty(need // self.dtype.itemsize, dtype=self.dtype)  # the result itself: no view to make
+            address = _address(buf)
         else:
-            if out.nbytes < need or not out.flags.c_contiguous or not out.flags.writeable:
+            cached, buf, address = self._out
+            if out is not cached or not out.flags.writeable:  # a new buffer: checked, viewed and located once
+                buf, address = self._typed_out(out, need)
+            if buf.nbytes < need:
                 raise ValueError(f"read: out must be a writable contiguous buffer of at least {need} bytes")
-            buf = out if out.dtype == _U8 and out.ndim == 1 else out.reshape(-1).view(_U8)
-        meta = np.empty(n_blocks, dtype=BLOCK_META_DTYPE)
-        first = _meta_at(meta)  # the first record as a ctypes struct: its address and fields, cheaply
-        visited = ctypes.c_uint64()
-        status = lib.weir_channel_read(self._arena._arena or self._arena._handle(), self.index, start, n_blocks,
-                                       _address(buf), buf.nbytes, _addressof(first), visited)
+        metas = _lib.BlockMeta() if n_blocks == 1 else (_lib.BlockMeta * n_blocks)()
+        visited = _U64()
+        status = _channel_read(self._arena._arena or self._arena._handle(), self.index, start, n_blocks, address,
+                               need, _addressof(metas), visited)
         if status < 0:
             raise _lib.error(status, f"channel '{self.name}'")
-        if n_blocks == 1:  # the common case, without numpy reductions over the records
-            nbytes = first.samples * self.dtype.itemsize if visited.value == 1 and first.state == 0 else 0
-            if visited.value != 1:
-                meta = meta[:0]
+        n = visited.value
+        last = (metas if n_blocks == 1 else metas[n - 1]) if n else None
+        if last is not None and last.state == 0:  # copied: the samples end after the last one, no numpy
+            nbytes = last.offset_bytes + last.samples * self.dtype.itemsize
+        elif n_blocks == 1:
+            nbytes = 0
         else:
-            if visited.value != n_blocks:
-                meta = meta[:visited.value]
-            states = meta["state"]
-            samples = meta["samples"]
+            records = np.frombuffer(metas, dtype=BLOCK_META_DTYPE, count=n)
+            states = records["state"]
+            samples = records["samples"]
             if states.any():
                 samples = samples[states == 0]
             nbytes = int(samples.sum()) * self.dtype.itemsize
-        data = (buf if nbytes == buf.nbytes else buf[:nbytes]).view(self.dtype)
-        return Blocks(self, data.reshape(-1, self.frame_elements) if self.frames_per_block else data, meta)
+        if nbytes != buf.nbytes:
+            buf = buf[:nbytes // self.dtype.itemsize]
+        return Blocks(self, buf.reshape(-1, self.frame_elements) if self.frames_per_block else buf, metas, n)
+
+    def _typed_out(self, out, need):
+        """`out` as a flat array of the channel's dtype (a view of whole samples) and its address; the
+        channel remembers them for the next read into the same array."""
+        if not isinstance(out, np.ndarray) or out.nbytes < need or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"read: out must be a writable contiguous buffer of at least {need} bytes")
+        size = self.dtype.itemsize
+        typed = out.reshape(-1).view(_U8)[:out.nbytes // size * size].view(self.dtype)
+        address = _address(typed)
+        self._out = (out, typed, address)
+        return typed, address
 
     def latest(self, timeout=1.0):
         """The newest published block, copied; waits up to `timeout` s for a first one (None if none)."""
@@ -362,7 +391,7 @@ class Follower(Closing):
                 raw = _lib.BlockView()
                 status = lib.weir_reader_view(handle, ctypes.byref(raw), ctypes.byref(self._lost), wait_ns)
             else:
-                buf = np.empty(self.channel.block_bytes, dtype=_U8)
+                buf = np.empty(self.channel.block_size, dtype=self.channel.dtype)
                 status = lib.weir_reader_next(handle, _address(buf), buf.nbytes, ctypes.byref(self._meta),
                                               ctypes.byref(self._lost), wait_ns)
             _lib.check(status, f"channel '{self.channel.name}'")
@@ -374,7 +403,7 @@ class Follower(Closing):
                 if self.view:
                     self._current = BlockView(self, self.channel, raw, lost)
                     return self._current
-                data = buf[:self._meta.samples * self.channel.dtype.itemsize].view(self.channel.dtype)
+                data = buf if self._meta.samples == buf.size else buf[:self._meta.samples]
                 return Block(self.channel, self.channel._shape(data), self._meta, lost)
             if deadline is not None and time.monotonic() >= deadline:
                 return None

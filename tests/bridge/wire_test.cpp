@@ -43,6 +43,35 @@ TEST_CASE("a block's frame is its header and payload_bytes more; other kinds are
   CHECK(check_header(&f, sizeof f) == HeaderCheck::wrong_size);
 }
 
+TEST_CASE("a block frame holds block records back to back, each checked, ending at the frame's end") {
+  struct Record {
+    WireHeader h;
+    std::byte payload[64];
+  };
+  Record f[3]{};
+  for (Record& r : f) {
+    r.h = make_header(MessageKind::block, 7);
+    r.h.payload_bytes = sizeof r.payload;
+  }
+  CHECK(check_header(f, sizeof f) == HeaderCheck::ok);
+  CHECK(check_header(f, 2 * sizeof(Record)) == HeaderCheck::ok);
+  CHECK(check_header(f, sizeof f - 1) == HeaderCheck::wrong_size);                // the last record cut short
+  CHECK(check_header(f, 2 * sizeof(Record) + 10) == HeaderCheck::wrong_size);     // a piece of a header after one
+  f[1].h.version = kWireVersion - 1;
+  CHECK(check_header(f, sizeof f) == HeaderCheck::wrong_version);
+  f[1].h.version = kWireVersion;
+  f[2].h.magic ^= 1;
+  CHECK(check_header(f, sizeof f) == HeaderCheck::wrong_magic);
+  f[2].h.magic = kWireMagic;
+  f[1].h.kind = static_cast<std::uint16_t>(MessageKind::mark);  // only blocks follow a block
+  CHECK(check_header(f, sizeof f) != HeaderCheck::ok);
+  f[1].h.kind = static_cast<std::uint16_t>(MessageKind::block);
+  f[1].h.payload_bytes = ~std::uint64_t{0};  // past the frame's end, even wrapping around
+  CHECK(check_header(f, sizeof f) == HeaderCheck::wrong_size);
+  f[1].h.payload_bytes = sizeof f[1].payload + sizeof(Record);  // swallows the third record exactly
+  CHECK(check_header(f, sizeof f) == HeaderCheck::ok);
+}
+
 TEST_CASE("names are zero-terminated in their fields and a long one is cut and reported") {
   WireHeader h{};
   CHECK(copy_text(h.channel, sizeof h.channel, "adc0"));

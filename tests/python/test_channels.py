@@ -134,6 +134,41 @@ def test_read_of_one_block_fills_a_fresh_array_or_the_callers_buffer(arena_name)
     assert len(got) == 0 and got.unwritten == 1 and got.data.size == 0
 
 
+def test_reads_into_the_same_buffer_again_check_it_each_time(arena_name):
+    start_writer(arena_name, "count", "--block", BLOCK, "--ring", 32, "--blocks", 10).wait(timeout=60)
+    ch = weir.Arena(arena_name).channel("count")
+    raw = np.zeros(2 * ch.block_bytes + 3, dtype=np.uint8)  # not a whole number of samples past two blocks
+    for s in (1, 5, 2):
+        got = ch.read(1, start=s, out=raw)
+        assert np.shares_memory(got.data, raw) and np.array_equal(got.data, np.arange(s * BLOCK, (s + 1) * BLOCK))
+        assert list(got.sequences) == [s] and got.meta["first_sample"][0] == s * BLOCK
+    got = ch.read(2, start=6, out=raw)  # the same buffer, two blocks
+    assert np.array_equal(got.data, np.arange(6 * BLOCK, 8 * BLOCK)) and list(got.sequences) == [6, 7]
+    with pytest.raises(ValueError, match="at least"):
+        ch.read(3, start=0, out=raw)  # checked against what this read needs, not the last one
+    other = np.zeros(BLOCK, dtype=np.int64)
+    got = ch.read(1, start=9, out=other)
+    assert np.shares_memory(got.data, other) and not np.shares_memory(got.data, raw)
+    assert np.array_equal(other, np.arange(9 * BLOCK, 10 * BLOCK))
+    other.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        ch.read(1, start=9, out=other)
+    with pytest.raises(ValueError, match="contiguous"):
+        ch.read(1, start=9, out=np.zeros(2 * BLOCK, dtype=np.int64)[::2])
+
+
+def test_a_range_read_past_the_head_copies_what_was_written(arena_name):
+    start_writer(arena_name, "count", "--block", BLOCK, "--ring", 32, "--blocks", 10).wait(timeout=60)
+    ch = weir.Arena(arena_name).channel("count")
+    out = np.full(4 * BLOCK, -1, dtype=np.int64)
+    got = ch.read(4, start=8, out=out)
+    assert len(got) == 2 and got.unwritten == 2 and got.lost == 0
+    assert list(got.sequences) == [8, 9] and list(got.meta["state"]) == [0, 0, 2, 2]
+    assert np.array_equal(got.data, np.arange(8 * BLOCK, 10 * BLOCK))
+    assert (out[2 * BLOCK:] == -1).all()  # nothing written past the copied blocks
+    assert got.units == "counts" and got.channel == "count" and got.dtype == np.int64
+
+
 def test_a_sim_channel_follows_with_rate_units_and_labels(arena_name):
     from conftest import run_weir
     run_weir("sim", arena_name, "adc0", "--rate", 1e5, "--block", 512, "--blocks", 20, "--fast",

@@ -5,12 +5,16 @@
 //
 // When the link cannot keep up, a lossy sender (the default) drops whole blocks on purpose (a
 // non-blocking send that would block is counted and skipped); a lossless one reads as a lossless
-// consumer (the near writer waits for it) and waits up to lossless_wait_ns per block before it
-// drops one. Either way every block not sent is counted, and the receiver turns the sequence it
+// consumer (the near writer waits for it) and waits up to lossless_wait_ns per message before it
+// drops the blocks in it. Either way every block not sent is counted, and the receiver turns the sequence it
 // never got into a gap.
 //
-// Arena keys (bridge.NAME.*): sent, dropped, lost (lapped on the near side), bytes, link ("up" or
-// "down"), peers, auth_failures, session, channels. The consumer rows (`weir ls`) show the same per
+// Blocks already waiting when the sender looks go out together, as one message of up to 64 KiB
+// of block records (wire.hpp); it never waits to fill one.
+//
+// Arena keys (bridge.NAME.*): sent, dropped, lost (lapped on the near side), bytes, messages (block
+// messages sent: sent / messages is the blocks per message), link ("up" or "down"), peers,
+// auth_failures, session, channels. The consumer rows (`weir ls`) show the same per
 // channel: blocks_out = sent, blocks_skipped = dropped.
 #include <atomic>
 #include <cstdint>
@@ -23,8 +27,8 @@
 
 namespace weir::bridge {
 
-inline constexpr int kDefaultSendHwm = 1000;                    // blocks queued per link before drops
-inline constexpr std::int64_t kDefaultLosslessWaitNs = 10'000'000'000;  // lossless: wait per block, then drop
+inline constexpr int kDefaultSendHwm = 1000;                    // messages queued per link before drops
+inline constexpr std::int64_t kDefaultLosslessWaitNs = 10'000'000'000;  // lossless: wait per message, then drop
 inline constexpr std::int64_t kMarkEveryNs = 100'000'000;       // marks and key updates
 inline constexpr std::int64_t kDescribeEveryNs = 1'000'000'000;  // descriptions again (a receiver may have restarted)
 inline constexpr std::int64_t kRescanEveryNs = 1'000'000'000;   // look for new channels matching the patterns
@@ -44,11 +48,12 @@ struct SenderOptions {
 struct SenderChannelReport {
   std::string name;
   std::uint64_t sent = 0, dropped = 0, lost = 0, bytes = 0;
+  std::uint64_t messages = 0;  // block messages sent (each one or more blocks)
 };
 
 struct SenderReport {
   std::uint64_t session = 0;
-  std::uint64_t sent = 0, dropped = 0, lost = 0, bytes = 0;
+  std::uint64_t sent = 0, dropped = 0, lost = 0, bytes = 0, messages = 0;
   std::uint64_t handshakes = 0, disconnects = 0, auth_failures = 0;
   double elapsed_s = 0;
   std::vector<SenderChannelReport> channels;

@@ -2,7 +2,9 @@
 // The bridge's wire format, declared once. Every message is a ZeroMQ message whose first frame
 // begins with a WireHeader; what follows depends on its kind:
 //
-//   block     [WireHeader + payload: samples * dtype bytes]   one frame, payload_bytes after the header
+//   block     [WireHeader + payload][WireHeader + payload]...  one frame of one or more block records,
+//                                 back to back: each a header of kind block and payload_bytes of
+//                                 samples; the frame ends where its last record ends
 //   describe  [WireHeader][ChannelDescription][labels: names, each ended by '\0']
 //   mark      [WireHeader]        sequence = the next block the sender will send of that channel
 //   gap       [WireHeader]        sequence = the first of gap_blocks blocks the near writer published
@@ -10,8 +12,10 @@
 //
 // Version 2 carries a block in one frame (version 1 sent the payload as a second frame): one
 // allocation and one frame per block instead of two. Version 3 adds the gap message, so the far
-// side's gap blocks carry the near writer's reason. Receivers refuse other versions, counted as
-// malformed, so both ends of a link run the same version.
+// side's gap blocks carry the near writer's reason. Version 4 lets a block frame carry several
+// blocks: a sender that finds blocks waiting sends them in one message (one allocation, one
+// encryption, one hand-off to the receiver for all of them). Receivers refuse other versions,
+// counted as malformed, so both ends of a link run the same version.
 //
 // Fields are in the sender's native byte order; both ends must be little-endian (static_assert
 // below), and a receiver refuses any other magic or version. A version change bumps
@@ -25,7 +29,7 @@
 namespace weir::bridge {
 
 inline constexpr std::uint32_t kWireMagic = 0x5257'4557U;  // "WEWR" read as little-endian bytes
-inline constexpr std::uint16_t kWireVersion = 3;
+inline constexpr std::uint16_t kWireVersion = 4;
 inline constexpr std::size_t kWireNameBytes = 64;   // channel and sender names, zero-terminated
 inline constexpr std::size_t kWireTextBytes = 32;   // units, axis name and units
 
@@ -52,7 +56,7 @@ struct WireHeader {                      // off size
   std::uint32_t dtype;                   //  60   4  core::Dtype
   std::uint32_t frames_per_block;        //  64   4  frame shape (0: plain samples)
   std::uint32_t frame_elements;          //  68   4
-  std::uint64_t payload_bytes;           //  72   8  block: payload bytes after the header, in its frame; else 0
+  std::uint64_t payload_bytes;           //  72   8  block: payload bytes right after this header; else 0
   std::uint64_t sent_ns;                 //  80   8  CLOCK_REALTIME when sent: latency across the link
   std::uint64_t gap_blocks;              //  88   8  gap: blocks in the run (3; was reserved, zero); else 0
   char channel[kWireNameBytes];          //  96  64  the sender's channel name
@@ -95,8 +99,8 @@ static_assert(offsetof(ChannelDescription, axis_values_key) == 160 && offsetof(C
 enum class [[nodiscard]] HeaderCheck : std::uint8_t { ok, wrong_size, wrong_magic, wrong_version, unknown_kind };
 
 /// Whether a received first frame of `bytes` bytes begins with a header this build understands, and
-/// is as long as its kind says: a block's header and its payload_bytes, any other kind's header alone.
-/// Thread: any.
+/// is as long as its kind says: block records (each a block header and its payload_bytes) that end
+/// exactly at the frame's end, or any other kind's header alone. Thread: any.
 HeaderCheck check_header(const void* data, std::size_t bytes) noexcept;
 
 /// Copies text into a fixed field, zero-terminated; false (and the field truncated) when it does
