@@ -325,7 +325,6 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     if (auto r = load_part(d, f, s, d.name + ":" + input, builtin); !r) return r;
     s.input = input;
     WEIR_TRY(output, f.text("output", ""));
-    const bool policy_set = f.has("policy");
     WEIR_TRY(policy, policy_of(f, "lossy"));
     if (f.has("batch_ms")) {
       WEIR_TRY(batch_ms, f.number("batch_ms"));
@@ -335,7 +334,6 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     }
     s.output = output;
     s.policy = policy;
-    s.policy_set = policy_set;
     auto params = f.rest({});  // the shard itself declares its parameters; check() asks it
     if (!params) return tl::make_unexpected(params.error());
     s.params = *params;

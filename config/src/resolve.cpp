@@ -210,21 +210,4 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   return r;
 }
 
-void settle_shard_policies(Pipeline& pipeline, const Resolved& resolved) {
-  for (ShardDecl& s : pipeline.shards) {
-    if (s.policy_set) continue;
-    const std::string writer = "shard \"" + s.name + "\"";
-    bool recorded = false;
-    for (const RecordDecl& r : pipeline.records) {
-      const auto inputs = resolved.record_inputs.find(r.name);
-      if (r.policy != "lossless" || inputs == resolved.record_inputs.end()) continue;
-      for (const std::string& channel : inputs->second) {
-        const auto w = resolved.channel_writer.find(channel);
-        recorded = recorded || (w != resolved.channel_writer.end() && w->second == writer);
-      }
-    }
-    s.policy = recorded ? "lossless" : "lossy";
-  }
-}
-
 }  // namespace weir::config

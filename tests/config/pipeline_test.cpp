@@ -346,27 +346,3 @@ TEST_CASE("a recorder setting the recorder does not have is refused with its nam
                    "record \"hdf5\" { channels = {\"a\"}, out = \"r/\", min_free_mb = 64, compress = 4 }\n")
             .empty());
 }
-
-TEST_CASE("a shard whose output a lossless recorder records reads its input losslessly, unless the file says") {
-  auto p = load_pipeline_text(R"lua(arena { name = "pol", channels = 16, channel_mb = 64 }
-channel "a" { rate = 1e6, block = 1024 }
-channel "b" { rate = 1e6, block = 1024 }
-driver "sim" { channels = {"a", "b"} }
-shard "fft" { input = "a", output = "a.psd" }
-shard "stats" { input = "a", output = "a.stats" }
-shard "fft" { input = "b", output = "b.psd", policy = "lossy" }
-shard "fft" { input = "b", output = "b.watch", name = "watch" }
-record "hdf5" { channels = {"a", "b", "a.psd", "b.psd"}, out = "runs/" }
-record "hdf5" { channels = {"a.stats"}, out = "monitor/", policy = "lossy", name = "monitor" }
-)lua",
-                                  "pol.lua");
-  REQUIRE_MESSAGE(p, (p ? "" : p.error().what));
-  auto r = resolve(*p, one_output());
-  REQUIRE_MESSAGE(r, (r ? "" : r.error().what));
-  settle_shard_policies(*p, *r);
-  REQUIRE(p->shards.size() == 4);
-  CHECK(p->shards[0].policy == "lossless");  // a.psd: recorded losslessly
-  CHECK(p->shards[1].policy == "lossy");     // a.stats: only a lossy recorder takes it
-  CHECK(p->shards[2].policy == "lossy");     // b.psd: recorded, but the file says lossy
-  CHECK(p->shards[3].policy == "lossy");     // b.watch: recorded by no one
-}

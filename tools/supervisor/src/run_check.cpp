@@ -125,7 +125,6 @@ Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args
   if (!pipeline) return tl::make_unexpected(pipeline.error());
   auto resolved = config::resolve(*pipeline, pipeline_shard_resolver());
   if (!resolved) return tl::make_unexpected(resolved.error());
-  config::settle_shard_policies(*pipeline, *resolved);
   pipeline->arena.options.channel_data_bytes = resolved->pool_bytes;  // the arena weir run creates
   if (auto drivers = check_drivers(*pipeline); !drivers) return tl::make_unexpected(drivers.error());
   for (const auto& d : pipeline->drivers) {

@@ -114,8 +114,7 @@ struct DriverDecl : PartDecl {
 struct ShardDecl : PartDecl {
   std::string input;     // a channel (declared or another shard's output) or a label
   std::string output;    // output base; "" = the input's name
-  std::string policy = "lossy";  // as written, else settle_shard_policies' choice
-  bool policy_set = false;       // the file sets `policy`
+  std::string policy = "lossy";
   double batch_ms = -1;  // `batch_ms`: the host gathers streaming blocks this long per wake-up; -1: its default
 };
 
@@ -182,12 +181,6 @@ struct Resolved {
 /// writers for one channel, geometry too small for the channels, consumers or keys declared.
 /// Each error is `file:line: what`. `resolver` may be empty: shards then have no known outputs.
 [[nodiscard]] core::Result<Resolved> resolve(const Pipeline& pipeline, const ShardResolver& resolver);
-
-/// The policy of each shard whose file leaves it unset: lossless when a lossless recorder records
-/// one of its outputs (a recorded spectrum is never lapped by its input: the input's writer waits
-/// for the shard, or drops at its source, counted), lossy otherwise (a monitor never holds back
-/// acquisition).
-void settle_shard_policies(Pipeline& pipeline, const Resolved& resolved);
 
 /// The resolved pipeline as text for people: every part, its process, inputs, outputs, the arena.
 [[nodiscard]] std::string describe(const Pipeline& pipeline, const Resolved& resolved);
