@@ -264,7 +264,7 @@ int run_recorder_suite(const std::vector<std::string>& all_args) {
   compare_at_least(results, comparisons);
   char title[256];
   std::snprintf(title, sizeof title,
-                "weir bench recorder: MB/s of f32 sample data (higher is better), %s in all, median/min/max of %d "
+                "weir bench recorder: MB/s of sample data (higher is better), %s a case, median/min/max of %d "
                 "repetitions%s",
                 config.quick ? "64 MiB" : "1 GiB", config.reps, config.quick ? " (--quick)" : "");
   print_report(results.rows(), fields, config.json, title);
