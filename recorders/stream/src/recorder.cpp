@@ -218,6 +218,8 @@ core::Result<void> Recorder::start() {
       notice("no key matches '" + pattern + "' yet; a matching key starts a new segment when it appears");
   if (!follows_.empty() || !keys_.empty())
     if (auto ok = open_segment(); !ok) return ok;
+  for (Follow& f : follows_) f.reader.set_kind(kRecorderKind);
+  starting_ = false;
   update_record(false);
   control_.started.store(true, std::memory_order_release);  // readers registered, file open: callers may publish
   return {};
@@ -314,7 +316,9 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   auto reader = core::ChannelReader::open(arena_, c.name, options_.policy, "recorder", core::StartAt::sequence, from);
   if (!reader) return tl::make_unexpected(core::with_context(reader.error(), "record"));
   const core::ChannelDesc& d = reader->desc();
-  reader->set_kind("record:hdf5");
+  // Named a recorder's only once it writes: at start, after the first file is open (run_start's
+  // wait for the recorders reads the kind, so no driver starts while the first file is made).
+  if (!starting_) reader->set_kind(kRecorderKind);
   if (watcher_)
     if (auto g = watcher_->subscribe_channel(c.name); !g)
       notice("channel '" + c.name + "': no wake-ups (" + g.error().what + "); read on other wake-ups");

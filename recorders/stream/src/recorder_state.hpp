@@ -151,6 +151,7 @@ class Recorder {
   ino_t out_ino_ = 0;
   std::vector<FileBlocks> file_blocks_;          // per file in files_: what it holds (once closed)
   std::int64_t sync_at_ = 0;                     // --fsync interval: monotonic time of the next fsync
+  bool starting_ = true;                         // before the first segment is open (readers are not named yet)
   bool segment_due_ = false;                     // rotated: the next segment opens when there is something to write
   bool dir_gone_ = false;                        // the output directory vanished or changed: its file still works
   bool disk_full_ = false;                       // stopped on a full disk (exit 3)

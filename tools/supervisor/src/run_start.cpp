@@ -9,6 +9,7 @@
 #include "run_threads.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/recorder/recorder.hpp"
 
 namespace weir::supervisor {
 
@@ -44,13 +45,16 @@ std::vector<std::string> unregistered(const core::Arena& arena, const Loaded& l,
                      [&](const std::string& p) { return config::glob_match(p, c.name); }))
       continue;
     if (std::none_of(c.consumers.begin(), c.consumers.end(),
-                     [&](const core::ConsumerInfo& k) { return k.alive && k.pid == pid && k.name == "recorder"; }))
+                     [&](const core::ConsumerInfo& k) {
+                       return k.alive && k.pid == pid && k.name == "recorder" && k.kind == rec::kRecorderKind;
+                     }))
       out.push_back(c.name);
   }
   return out;
 }
 
-// Waits until every running recorder is registered on every channel it matches, or the timeout.
+// Waits until every running recorder is registered on every channel it matches and writes (its rows
+// named kRecorderKind: its first file is open), or the timeout.
 void wait_registered(const core::Arena& arena, const Loaded& l, Supervisor& s,
                      const std::function<void(const std::string&)>& log) {
   const std::int64_t deadline = core::monotonic_ns() + kRegisterTimeoutNs;

@@ -30,6 +30,10 @@ enum class FsyncPolicy : std::uint8_t {
 /// "rotation", "interval" or "never"; fails naming the text otherwise.
 [[nodiscard]] core::Result<FsyncPolicy> parse_fsync(std::string_view text);
 
+/// The kind of a recorder's consumer rows (`weir ls`), set once the recorder writes: at start, after
+/// its first file is open, so a supervisor that waits for it starts no writer while that file is made.
+inline constexpr std::string_view kRecorderKind = "record:hdf5";
+
 /// A channel's codec, or `auto`: the codec measured best for its dtype (kAutoIntegerCodec for integer
 /// ADC codes; none for floats, whose noisy mantissas no fast codec shrinks by much).
 struct CodecChoice {
