@@ -18,12 +18,17 @@ TEST_SUITE("recorders.stream.crash") {
 TEST_CASE("a recorder killed three times leaves readable files holding every flushed block, and each restart "
           "records a recorder_restart marker where it continued and what it missed as recorder_down" *
           doctest::timeout(60)) {
+  // Encoded, the chunks a kill catches are on the encoder threads or half-filled and flushed, to be
+  // written again whole: the same counts must hold.
+  std::vector<std::string> args{"--channels", "adc0", "--run", "1", "--flush-ms", "100"};
+  SUBCASE("uncompressed") {}
+  SUBCASE("encoded on two threads") { args.insert(args.end(), {"--codec", "shuffle+lz4", "--encode-threads", "2"}); }
   ScratchArena scratch("reckill");
   TempDir dir, exported;
   const acq::SimOptions sim = sim_options({"adc0"}, 1000, 0, 200'000);  // paced: 200 blocks/s
   make_channels(scratch.arena(), sim, 16);  // a 16-block ring laps within 80 ms of a dead recorder
-  const std::vector<std::string> argv =
-      record_argv(scratch.name(), {"--channels", "adc0", "--out", dir.str(), "--run", "1", "--flush-ms", "100"});
+  args.insert(args.end(), {"--out", dir.str()});
+  const std::vector<std::string> argv = record_argv(scratch.name(), args);
   std::optional<SimWriter> writer;
   std::vector<std::uint64_t> flushed;  // per killed recorder: blocks it had flushed when killed
   constexpr int kKills = 3;

@@ -77,22 +77,26 @@ TEST_CASE("a read-only --out is refused before anything starts, even for root") 
 
 TEST_CASE("a full disk stops the recording with a clear error, a disk_error gap row and a file that opens" *
           doctest::timeout(60)) {
+  for (const bool encoded : {false, true})  // encoded: chunks rewritten whole at every flush until full
   for (const bool reserve : {true, false}) {
+    CAPTURE(encoded);
     CAPTURE(reserve);
     ScratchArena scratch("recfull");
     TempDir dir, exported;
-    const Mount small(dir.path() / "small", "size=2m", 0);
+    // Encoded, the reserve also holds the chunks being encoded (a MiB with two threads).
+    const Mount small(dir.path() / "small", encoded ? "size=4m" : "size=2m", 0);
     if (!small.mounted()) {
-      MESSAGE("skipped: cannot mount a 2 MiB tmpfs here (" << small.why() << ")");
+      MESSAGE("skipped: cannot mount a small tmpfs here (" << small.why() << ")");
       return;
     }
-    // Paced at 1.6 MB/s: the 2 MiB disk fills after a second or so, many flushes in.
+    // Paced at 1.6 MB/s: the small disk fills after a second or two, many flushes in.
     const acq::SimOptions sim = sim_options({"adc0"}, 1024, 0, 400'000);
     make_channels(scratch.arena(), sim);
     const std::string out = (dir.path() / "small").string();
     // Without the reserve the recorder runs into ENOSPC itself: HDF5's writes fail.
     std::vector<std::string> args{"--channels", "adc0", "--out", out, "--flush-ms", "50"};
     if (!reserve) args.insert(args.end(), {"--min-free-mb", "0"});
+    if (encoded) args.insert(args.end(), {"--codec", "shuffle+lz4", "--encode-threads", "2"});
     // A failed HDF5 chunk write leaks inside HDF5 (lsan_hdf5.supp says which): a sanitizer build
     // of the recorder is told to let exactly that pass.
     Program recorder = Program::start(
@@ -124,8 +128,10 @@ TEST_CASE("a full disk stops the recording with a clear error, a disk_error gap 
       CHECK(f.gaps[0].reason == "disk_error");
       CHECK(f.gaps[0].sequence == ranges[0].second + 1);  // recording stopped right after the last block kept
     }
-    MESSAGE(std::string(reserve ? "reserve: " : "ENOSPC: ") << f.num("adc0", "blocks") << " blocks kept, " << f.gaps.size()
-                                                 << " disk_error row");
+    const std::string kept = std::string(encoded ? "encoded, " : "") + (reserve ? "reserve: " : "ENOSPC: ") +
+                             std::to_string(f.num("adc0", "blocks")) + " blocks kept, " +
+                             std::to_string(f.gaps.size()) + " disk_error row";
+    MESSAGE(kept);
     check_samples(f, exported.str(), sim, 0);  // and every block it kept is whole
   }
 }
