@@ -105,9 +105,8 @@ core::Result<Column> Column::create(hid_t parent, const ColumnSpec& spec, std::s
   c.replaced_.resize(spec.element_bytes);
   c.cols_ = spec.cols;
   c.chunk_ = spec.chunk;
-  c.filtered_ = encoded;
   // Direct chunk writes store the bytes as they are: only without a filter and a type conversion.
-  c.direct_ = spec.direct && !c.filtered_ && H5Tequal(spec.mem_type, spec.file_type) > 0;
+  c.direct_ = spec.direct && !encoded && H5Tequal(spec.mem_type, spec.file_type) > 0;
   return c;
 }
 
@@ -156,10 +155,9 @@ core::Result<void> Column::write_chunks() {
   }
   if (auto ok = write_replaced(); !ok) return ok;
   while (staged_ >= chunk_) {
-    // Unfiltered: only what a flush has not handed over yet. Filtered: the whole chunk, so HDF5
-    // never reads back and decompresses a chunk to patch it. A chunk none of which was handed over
-    // goes whole and as it is when direct writes are allowed.
-    const std::uint64_t from = filtered_ ? base_ : std::max(written_, base_);
+    // Only what a flush has not handed over yet. A chunk none of which was handed over goes whole and
+    // as it is when direct writes are allowed.
+    const std::uint64_t from = std::max(written_, base_);
     const std::uint64_t end = base_ + chunk_;
     if (direct_ && from == base_) {
       if (auto ok = write_whole_chunk(buffer_.data()); !ok) return ok;
@@ -177,7 +175,7 @@ core::Result<void> Column::write_chunks() {
 core::Result<void> Column::write_partial() {
   if (pool_ != nullptr) return write_encoded_partial();
   if (auto ok = write_chunks(); !ok) return ok;
-  const std::uint64_t from = filtered_ ? base_ : std::max(written_, base_);
+  const std::uint64_t from = std::max(written_, base_);
   const std::uint64_t end = base_ + staged_;
   if (end <= written_) return {};
   return write_range(from, end - from, buffer_.data() + (from - base_) * element_bytes_);
@@ -248,7 +246,7 @@ core::Result<void> Column::write_encoded_partial() {
 
 core::Result<void> Column::roll_back() noexcept {
   // The next element goes to index durable_. The elements before it in its chunk are on disk and
-  // are never written again (only a filtered column rewrites whole chunks, and none is written to
+  // are never written again (only an encoded column rewrites whole chunks, and none is written to
   // after a roll-back), so their stale bytes in the buffer do not matter.
   for (; sealed_ > 0; --sealed_, oldest_ = (oldest_ + 1) % chunks_.size())  // encoded: dropped once done
     while (!pool_->wait(chunks_[oldest_]->job)) {

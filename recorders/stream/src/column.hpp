@@ -117,7 +117,6 @@ class Column {
   std::vector<std::byte> replaced_;  // one element: the new value of element replaced_index_ ...
   std::uint64_t replaced_index_ = 0;
   bool replaced_pending_ = false;    // ... which HDF5 has with its old value
-  bool filtered_ = false;       // a filtered chunk is always rewritten whole, never patched
   bool direct_ = false;         // whole, untouched chunks go by H5Dwrite_chunk (ColumnSpec::direct, allowed)
 
   // Encoded columns: chunks_ is a ring of chunk buffers; chunks_[current_] stages, the `sealed_`
