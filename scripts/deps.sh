@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev nlohmann-json3-dev
   libboost-dev libnuma-dev liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev
-  libzmq3-dev tmux socat clang-14 libclang-rt-14-dev
+  libzmq3-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch libhnswlib-dev
   hdf5-tools python3-h5py python3-numpy python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
   jupyter-nbconvert python3-nbconvert python3-ipykernel
   python3 procps util-linux iproute2 xfsprogs
