@@ -1,7 +1,8 @@
 // HnswIndex: hnswlib's HierarchicalNSW with a space whose distances are weir's kernels.
-// hnswlib is included here only. NO_MANUAL_VECTORIZATION keeps its compile-time SIMD (and the
-// non-inline CPU probes hnswlib.h defines with it) out: distances come from core's kernels.
-#define NO_MANUAL_VECTORIZATION
+// hnswlib is included here only: with SSE (every x86-64) hnswlib.h defines its CPU probes as
+// non-inline functions, which a second translation unit would define again. SSE gives hnswlib's
+// graph walks their prefetches of the next candidate (a 768-float vector is 48 cache lines); its
+// AVX distances stay out (no -mavx here): distances come from core's kernels, picked at run time.
 #include <fstream>
 #include <mutex>
 #include <stdexcept>

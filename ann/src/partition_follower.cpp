@@ -8,7 +8,8 @@ namespace weir::ann::detail {
 
 namespace {
 
-constexpr int kCopyAttempts = 4;  // copies of a row a writer keeps changing before the follower waits for its pulse
+constexpr int kCopyAttempts = 4;            // copies of a row a writer keeps changing before the follower waits for its pulse
+constexpr std::size_t kParallelBatch = 64;  // changes worth starting the other threads for (a thread start costs ~50 us)
 
 }  // namespace
 
@@ -21,9 +22,7 @@ PartitionFollower::PartitionFollower(const core::Arena& arena, HnswIndex& index,
       rows_(vectors_.rows()),
       part_bit_(std::uint64_t{1} << part_id),
       tracked_(rows_),
-      published_(std::make_unique<std::atomic<std::uint64_t>[]>(rows_)),
-      raw_(index.dim()),
-      prepared_(index.dim()) {}
+      published_(std::make_unique<std::atomic<std::uint64_t>[]>(rows_)) {}
 
 const core::SlotHeader& PartitionFollower::slot_header(std::uint32_t slot) const noexcept {
   return *reinterpret_cast<const core::SlotHeader*>(slots_ + std::uint64_t{slot} * slot_stride_);
@@ -44,8 +43,19 @@ void PartitionFollower::drop(std::uint32_t slot) noexcept {
   deletes_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void PartitionFollower::refresh(std::uint32_t slot) noexcept {
-  if (slot < rows_) refresh_with(slot, raw_, prepared_);
+void PartitionFollower::apply(std::span<const std::uint32_t> slots) {
+  const std::uint32_t dim = index_->dim();
+  while (buffers_.size() < 2 * std::size_t{threads_}) buffers_.emplace_back(dim);
+  const std::uint32_t threads = slots.size() >= kParallelBatch ? threads_ : 1U;
+  auto work = [&](std::uint32_t t) {
+    const std::span<float> raw(buffers_[2 * t]), prepared(buffers_[2 * t + 1]);
+    for (const std::uint32_t slot : slots)
+      if (slot < rows_ && slot % threads == t) refresh_with(slot, raw, prepared);
+  };
+  std::vector<std::thread> pool;
+  for (std::uint32_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& thread : pool) thread.join();
 }
 
 void PartitionFollower::refresh_with(std::uint32_t slot, std::span<float> raw, std::span<float> prepared) noexcept {
@@ -79,32 +89,16 @@ void PartitionFollower::refresh_with(std::uint32_t slot, std::span<float> raw, s
   }
 }
 
-void PartitionFollower::rescan() noexcept {
+void PartitionFollower::rescan() {
+  scan_.clear();
   for (std::uint32_t slot = 0; slot < rows_; ++slot)
-    if (tracked_[slot].indexed || labelled(slot)) refresh_with(slot, raw_, prepared_);
+    if (tracked_[slot].indexed || labelled(slot)) scan_.push_back(slot);
+  apply(scan_);
 }
 
-std::uint64_t PartitionFollower::build(std::uint32_t threads) {
-  std::vector<std::uint32_t> todo;
-  for (std::uint32_t slot = 0; slot < rows_; ++slot)
-    if (labelled(slot)) todo.push_back(slot);
+std::uint64_t PartitionFollower::build() {
   const std::uint64_t before = inserts();
-  threads = std::clamp<std::uint32_t>(threads, 1U, static_cast<std::uint32_t>(std::max<std::size_t>(todo.size(), 1)));
-  std::atomic<std::size_t> next{0};
-  constexpr std::size_t kChunk = 64;  // slots a build thread takes at a time
-  auto work = [&](std::span<float> raw, std::span<float> prepared) {
-    for (;;) {
-      const std::size_t begin = next.fetch_add(kChunk, std::memory_order_relaxed);  // a ticket: orders nothing
-      if (begin >= todo.size()) return;
-      const std::size_t end = std::min(begin + kChunk, todo.size());
-      for (std::size_t i = begin; i < end; ++i) refresh_with(todo[i], raw, prepared);
-    }
-  };
-  std::vector<std::thread> pool;
-  std::vector<std::vector<float>> buffers(2 * std::size_t{threads}, std::vector<float>(index_->dim()));
-  for (std::uint32_t i = 1; i < threads; ++i) pool.emplace_back(work, std::span<float>(buffers[2 * i]), std::span<float>(buffers[2 * i + 1]));
-  work(raw_, prepared_);
-  for (std::thread& thread : pool) thread.join();
+  rescan();
   return inserts() - before;
 }
 

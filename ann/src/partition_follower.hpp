@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "weir/ann/hnsw_index.hpp"
@@ -21,13 +22,17 @@ class PartitionFollower {
   /// part_id: the partition label's dictionary id (bit of a slot's label_ids).
   PartitionFollower(const core::Arena& arena, HnswIndex& index, std::uint32_t part_id);
 
-  /// Indexes every labelled vector now present, on `threads` threads. Cold path; nothing else may
-  /// touch the index meanwhile. Returns how many vectors it indexed.
-  std::uint64_t build(std::uint32_t threads);
-  /// Brings one slot's node in line with the arena. Thread: the follower (or build) thread.
-  void refresh(std::uint32_t slot) noexcept;
-  /// refresh() of every slot that is labelled or indexed: after lost change-log entries.
-  void rescan() noexcept;
+  /// threads: how many threads build() and apply() use (>= 1). Cold path.
+  void set_threads(std::uint32_t threads) noexcept { threads_ = threads < 1 ? 1 : threads; }
+  /// Indexes every labelled vector now present. Cold path; nothing else may change the index
+  /// meanwhile. Returns how many vectors it indexed.
+  std::uint64_t build();
+  /// Brings the nodes of these slots in line with the arena; a slot may repeat. Large batches are
+  /// split over the threads by slot (slot % threads), so no slot is ever worked on twice at once.
+  /// Thread: the follower thread (which takes part).
+  void apply(std::span<const std::uint32_t> slots);
+  /// apply() of every slot that is labelled or indexed: after lost change-log entries.
+  void rescan();
 
   /// The generation slot was indexed with; false when the slot is not in the index. Thread: any
   /// (the request thread maps hits to (slot, generation) with it).
@@ -55,10 +60,12 @@ class PartitionFollower {
   const std::byte* slots_;
   std::uint64_t slot_stride_;
   std::uint32_t rows_;
+  std::uint32_t threads_ = 1;
   std::uint64_t part_bit_;
   std::vector<Tracked> tracked_;                          // per slot; the follower's own
   std::unique_ptr<std::atomic<std::uint64_t>[]> published_;  // per slot: generation << 1 | indexed
-  std::vector<float> raw_, prepared_;                     // the follower thread's buffers
+  std::vector<std::vector<float>> buffers_;                // two per thread: raw copy, prepared copy
+  std::vector<std::uint32_t> scan_;                        // rescan's slots
   std::atomic<std::uint64_t> inserts_{0}, deletes_{0}, refused_{0};
 };
 

@@ -24,7 +24,7 @@ namespace {
 
 constexpr std::int64_t kFollowPollNs = 100'000'000;    // longest sleep before the follower looks at its stop flag
 constexpr std::int64_t kStatusPeriodNs = 250'000'000;  // the status key is rewritten at most this often
-constexpr std::size_t kRedrainEvery = 32;              // changes applied between two drains of the log
+constexpr std::size_t kBatch = 256;                    // changes applied between two drains of the log
 constexpr std::int64_t kStatusWaitNs = 100'000'000;    // longest wait for the status key's slot
 constexpr std::size_t kLongestPidDigits = 10;          // "<pid>.<n>": a u32 pid
 constexpr std::size_t kLongestSerialDigits = 20;       // ... and a u64 serial
@@ -139,9 +139,10 @@ core::Result<ServiceReport> run_service(const core::Arena& arena, std::string_vi
   if (!index) return tl::make_unexpected(index.error());
   report.kernel = index->kernel();
   detail::PartitionFollower follower(arena, *index, *part_id);
+  follower.set_threads(report.threads);
 
   const std::int64_t build_start = core::monotonic_ns();
-  report.built = follower.build(report.threads);
+  report.built = follower.build();
   report.build_ns = core::monotonic_ns() - build_start;
   report.indexed = index->live();
   status.write(ServiceState::serving, report);
@@ -152,12 +153,14 @@ core::Result<ServiceReport> run_service(const core::Arena& arena, std::string_vi
   detail::RequestServer server(arena, part, std::move(*requests), *index, follower, options.ef, lag);
   std::thread request_thread([&] { server.run(halt); });
 
+  // Changes are applied in batches of at most kBatch slots, the log drained between batches so
+  // that it does not wrap while a long batch is indexed.
   std::vector<std::uint32_t> pending;
   pending.reserve(follower.rows());
-  bool rescan = false;
+  bool overflow = false;
   const auto take = [&](const core::Change& c) {
     if (pending.size() < pending.capacity()) pending.push_back(c.slot);
-    else rescan = true;  // more changes than slots: a rescan is cheaper
+    else overflow = true;  // more changes than slots: a rescan is cheaper
   };
   const std::int64_t end_ns = options.duration_ns > 0 ? core::monotonic_ns() + options.duration_ns : 0;
   while (!stop.load(std::memory_order_relaxed) && (end_ns == 0 || core::monotonic_ns() < end_ns)) {
@@ -165,17 +168,19 @@ core::Result<ServiceReport> run_service(const core::Arena& arena, std::string_vi
     if (end_ns != 0) sleep_ns = std::clamp<std::int64_t>(end_ns - core::monotonic_ns(), 0, sleep_ns);
     if (follow->wait(sleep_ns) == core::WaitStatus::pulsed) {
       std::uint64_t lost = follow->drain(take);
-      for (std::size_t i = 0; i < pending.size(); ++i) {
-        if (i % kRedrainEvery == kRedrainEvery - 1) lost += follow->drain(take);
-        lag.store(pending.size() - i, std::memory_order_relaxed);  // a figure for answers: orders nothing
-        follower.refresh(pending[i]);
+      for (std::size_t done = 0; done < pending.size() && lost == 0 && !overflow;) {
+        const std::size_t n = std::min(kBatch, pending.size() - done);
+        lag.store(pending.size() - done, std::memory_order_relaxed);  // a figure for answers: orders nothing
+        follower.apply(std::span<const std::uint32_t>(pending.data() + done, n));
+        done += n;
+        lost += follow->drain(take);
       }
       pending.clear();
       report.lost += lost;
-      if (lost != 0 || rescan) {
+      if (lost != 0 || overflow) {
         ++report.rescans;
         follower.rescan();
-        rescan = false;
+        overflow = false;
       }
       lag.store(0, std::memory_order_relaxed);
     }

@@ -63,6 +63,7 @@ constexpr double kRecallTarget = 0.95;
 constexpr std::int64_t kServeTimeoutNs = 600'000'000'000;  // longest wait for the child's build
 constexpr std::int64_t kCatchUpTimeoutNs = 60'000'000'000;  // longest wait for the service to index a batch
 constexpr std::int64_t kStopTimeoutNs = 10'000'000'000;
+constexpr std::int64_t kInsertQueryGapNs = 5'000'000;  // 200 queries a second while new vectors arrive
 constexpr double kNsPerMs = 1e6;
 constexpr std::string_view kUnitMs = "ms";
 constexpr std::string_view kUnitVectorsPerS = "vectors/s";
@@ -222,7 +223,8 @@ void run_scale(const Config& config, const Scale& sc, Results& results, Fields& 
     if (!service_ms.empty()) fields.add(row + ".p50", "service_ms", service_ms[service_ms.size() / 2], 4);
 
     // New vectors while serving: a writer thread puts each repetition's batch as fast as it can,
-    // this thread keeps asking; the rate is the batch over the time until the service indexed it all.
+    // this thread asks kInsertQueryHz queries a second meanwhile; the rate is the batch over the time
+    // until the service indexed it all (seen in the answers' `indexed`).
     std::vector<double> rates, busy_p50, busy_p99;
     const std::uint32_t batch = sc.inserts / static_cast<std::uint32_t>(config.reps);
     std::uint32_t next = sc.vectors;
@@ -242,6 +244,7 @@ void run_scale(const Config& config, const Scale& sc, Results& results, Fields& 
       std::vector<std::int64_t> ns;
       std::int64_t done_ns = 0;
       for (std::size_t i = 0; core::monotonic_ns() - t0 < kCatchUpTimeoutNs; ++i) {
+        (void)core::sleep_until(t0 + static_cast<std::int64_t>(i) * kInsertQueryGapNs);
         ns.push_back(ask(queries[i % queries.size()]));
         if (info.indexed >= target) {
           done_ns = core::monotonic_ns();
@@ -262,6 +265,7 @@ void run_scale(const Config& config, const Scale& sc, Results& results, Fields& 
     if (!rates.empty()) {
       results.add_row(make_row(row + ".insert", kUnitVectorsPerS, rates));
       fields.add(row + ".insert", "batch", std::uint64_t{batch});
+      fields.add(row + ".insert", "queries_per_s", 1e9 / static_cast<double>(kInsertQueryGapNs), 0);
       results.add_row(make_row(row + ".p50_inserting", kUnitMsPerQuery, busy_p50));
       results.add_row(make_row(row + ".p99_inserting", kUnitMsPerQuery, busy_p99));
     }

@@ -118,7 +118,7 @@ void add_ann_commands(CLI::App& app, Action& action) {
   sub->add_option("--metric", args->metric, "cosine or dot (larger is nearer), or l2 (Euclidean distance)")
       ->capture_default_str()
       ->check(CLI::IsMember(metric_names));
-  sub->add_option("--threads", args->options.threads, "threads of the initial build; 0: one per allowed CPU")
+  sub->add_option("--threads", args->options.threads, "threads that build the index and apply batches of changes; 0: one per allowed CPU")
       ->capture_default_str()
       ->check(CLI::Range(0U, kMaxThreads));
   sub->add_option("--duration", args->duration_s, "stop after S seconds; 0: until SIGINT or SIGTERM")

@@ -18,7 +18,7 @@ struct ServiceOptions {
   std::uint32_t ef_construction = 100;  // HNSW build breadth
   std::uint32_t ef = 64;                // default search breadth (a request may ask for another)
   core::Metric metric = core::Metric::cosine;
-  std::uint32_t threads = 0;            // build threads; 0: one per CPU this process may use
+  std::uint32_t threads = 0;            // threads that build the index and apply batches of changes; 0: one per allowed CPU
   std::int64_t duration_ns = 0;         // stop after this long; 0: until stopped
 };
 
@@ -32,7 +32,7 @@ struct ServiceReport {
   std::uint64_t lost = 0;      // change-log entries lost (each loss costs one rescan)
   std::uint64_t queries = 0;   // requests answered
   std::uint64_t refused = 0;   // requests answered with a status other than ok
-  std::uint32_t threads = 0;   // build threads used
+  std::uint32_t threads = 0;   // index threads used
   core::Kernel kernel = core::Kernel::portable;
 };
 
