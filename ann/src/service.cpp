@@ -2,6 +2,8 @@
 #include "weir/ann/service.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@ namespace {
 
 constexpr std::int64_t kFollowPollNs = 100'000'000;    // longest sleep before the follower looks at its stop flag
 constexpr std::int64_t kStatusPeriodNs = 250'000'000;  // the status key is rewritten at most this often
+constexpr int kIndexNice = 5;                          // the follower's (and its index threads') nice: answers come first
 constexpr std::size_t kBatch = 256;                    // changes applied between two drains of the log
 constexpr std::int64_t kStatusWaitNs = 100'000'000;    // longest wait for the status key's slot
 constexpr std::size_t kLongestPidDigits = 10;          // "<pid>.<n>": a u32 pid
@@ -152,6 +155,9 @@ core::Result<ServiceReport> run_service(const core::Arena& arena, std::string_vi
   std::atomic<bool> halt{false};
   detail::RequestServer server(arena, part, std::move(*requests), *index, follower, options.ef, lag);
   std::thread request_thread([&] { server.run(halt); });
+  // Linux nice is per thread, and threads started from here inherit it: while vectors arrive, the
+  // request thread gets the CPU first and indexing takes what is left.
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kIndexNice);
 
   // Changes are applied in batches of at most kBatch slots, the log drained between batches so
   // that it does not wrap while a long batch is indexed.

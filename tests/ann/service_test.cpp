@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <fstream>
 #include <vector>
 
 #include "ann_fixture.hpp"
@@ -36,6 +37,15 @@ int request_keys(const PartitionArena& a) {
   int n = 0;
   a.kv.for_each_key([&](std::string_view key, const core::ValueInfo&) { n += key.starts_with(request_prefix(kPart)) ? 1 : 0; });
   return n;
+}
+
+// Whether the process is stopped (state T in /proc/PID/stat): kill(SIGSTOP) returns before it is.
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'T';
 }
 
 }  // namespace
@@ -124,6 +134,7 @@ TEST_CASE("ann service: a client times out, saying after how long, when the serv
   auto client = Client::open(a.arena, kPart);
   REQUIRE(client);
   REQUIRE(service.process.signal(SIGSTOP));
+  REQUIRE(weir::test::eventually([&] { return stopped(service.process.pid()); }, std::chrono::seconds(5)));
   std::vector<float> q(kDim);
   gen.next(q);
   std::vector<core::VectorHit> hits(kK);
