@@ -151,23 +151,56 @@ bool HnswIndex::remove(std::uint32_t slot) noexcept {
 }
 
 std::int64_t HnswIndex::search(std::span<const float> prepared, std::uint32_t ef, std::span<Neighbour> out) noexcept {
+  // hnswlib's searchKnn, but reading the entry point and top level under hnswlib's `global` mutex:
+  // an insert that raises the top level holds it throughout and sets both, so the pair read here is
+  // never the old entry point with the new level (whose links the old node does not have).
   auto& h = *impl_->hnsw;
   if (out.empty()) return 0;
   try {
-    h.setEf(std::max<std::size_t>(ef, out.size()));  // read by searchKnn alone, on this thread
-    auto result = h.searchKnn(prepared.data(), out.size());  // farthest on top
-    auto n = static_cast<std::int64_t>(result.size());
+    hnswlib::tableint node = 0;
+    int top_level = -1;
+    {
+      std::lock_guard<std::mutex> global(h.global);
+      node = h.enterpoint_node_;
+      top_level = h.maxlevel_;
+    }
+    if (top_level < 0) return 0;  // empty
+    const void* q = prepared.data();
+    float best = h.fstdistfunc_(q, h.getDataByInternalId(node), h.dist_func_param_);
+    for (int level = top_level; level > 0; --level) {
+      for (bool changed = true; changed;) {
+        changed = false;
+        const hnswlib::linklistsizeint* links = h.get_linklist(node, level);
+        const int size = h.getListCount(const_cast<hnswlib::linklistsizeint*>(links));
+        const auto* ids = reinterpret_cast<const hnswlib::tableint*>(links + 1);
+        for (int i = 0; i < size; ++i) {
+          const hnswlib::tableint candidate = ids[i];
+          if (candidate >= h.max_elements_) return -1;
+          const float d = h.fstdistfunc_(q, h.getDataByInternalId(candidate), h.dist_func_param_);
+          if (d < best) {
+            best = d;
+            node = candidate;
+            changed = true;
+          }
+        }
+      }
+    }
+    const std::size_t breadth = std::max<std::size_t>(ef, out.size());
+    auto found = h.num_deleted_ != 0 ? h.searchBaseLayerST<true>(node, q, breadth)
+                                     : h.searchBaseLayerST<false>(node, q, breadth);  // farthest on top
+    while (found.size() > out.size()) found.pop();
+    const auto n = static_cast<std::int64_t>(found.size());
     const core::Metric metric = impl_->params.metric;
     for (std::int64_t i = n - 1; i >= 0; --i) {
-      const auto [distance, label] = result.top();
-      result.pop();
+      const auto [distance, id] = found.top();
+      found.pop();
       float score = 0.0F;
       switch (metric) {
         case core::Metric::cosine: score = std::clamp(1.0F - distance, -1.0F, 1.0F); break;
         case core::Metric::dot: score = 1.0F - distance; break;
         case core::Metric::l2: score = std::sqrt(std::max(distance, 0.0F)); break;
       }
-      out[static_cast<std::size_t>(i)] = Neighbour{static_cast<std::uint32_t>(label), score};
+      out[static_cast<std::size_t>(i)] = Neighbour{static_cast<std::uint32_t>(h.getExternalLabel(id)), score};
     }
     return n;
   } catch (...) {
