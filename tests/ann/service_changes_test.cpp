@@ -136,3 +136,30 @@ TEST_CASE("weir vector search: through the service, exactly, and without a servi
 }
 
 }  // namespace weir::ann::test
+
+namespace weir::ann::test {
+
+TEST_CASE("ann service: --metric l2 answers Euclidean distances, --json reports at exit") {
+  PartitionArena a("ann-l2", 2048, kDim);
+  ClusteredData gen(kDim, ClusterShape{}, 23);
+  a.fill(gen, 300);
+  Service service(a, {"--metric", "l2", "--json"});
+  auto client = Client::open(a.arena, kPart);
+  REQUIRE(client);
+  std::vector<core::VectorHit> hits(kK);
+  auto got = client->search_like("p/7", QueryOptions{}, hits);
+  REQUIRE(got);
+  CHECK(hit_keys(a.vectors, std::span(hits.data(), *got))[0] == "p/7");
+  CHECK(hits[0].score == doctest::Approx(0.0F).epsilon(1e-3));
+  CHECK(hits[1].score > hits[0].score);  // distances: nearest first, growing
+  CHECK(service.stop() == 0);
+  const std::string out = service.process.output();
+  const auto brace = out.find('{');
+  REQUIRE(brace != std::string::npos);
+  const auto j = weir::test::parse_json(out.substr(brace));
+  CHECK(j["metric"] == "l2");
+  CHECK(j["indexed"] == 300);
+  CHECK(j["queries"] == 1);
+}
+
+}  // namespace weir::ann::test
