@@ -185,7 +185,7 @@ int run_search(const SearchArgs& args) {
     JsonArray list;
     for (std::size_t i = 0; i < named.size(); ++i) {
       JsonObject hit;
-      hit.number("rank", i + 1).text("key", named[i].key).real("score", named[i].score);
+      hit.number("rank", i + 1).text("key", named[i].key).raw("score", fmt::format("{}", named[i].score));  // shortest round-trip text
       if (!named[i].value_json.empty()) hit.raw("value", named[i].value_json);
       list.raw(hit.str());
     }
