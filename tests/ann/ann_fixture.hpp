@@ -27,11 +27,12 @@ inline constexpr std::string_view kPart = "pulses";
 inline constexpr std::chrono::seconds kServeTimeout{20};  // longest wait for a service to be serving
 
 struct PartitionArena {
-  PartitionArena(std::string_view tag, std::uint32_t slots, std::uint32_t dim)
-      : guard(weir::test::unique_name(tag)), arena(make(guard.where(), slots, dim)), kv(arena), vectors(arena) {}
+  PartitionArena(std::string_view tag, std::uint32_t slots, std::uint32_t dim, std::uint32_t log_entries = 256)
+      : guard(weir::test::unique_name(tag)), arena(make(guard.where(), slots, dim, log_entries)), kv(arena), vectors(arena) {}
 
-  static core::Arena make(const std::string& where, std::uint32_t slots, std::uint32_t dim) {
+  static core::Arena make(const std::string& where, std::uint32_t slots, std::uint32_t dim, std::uint32_t log_entries) {
     core::ArenaOptions options;
+    options.group_log_entries = log_entries;
     options.slot_count = slots;
     options.vector_dim = dim;
     options.value_bytes = 512;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <vector>
 
 #include "ann_fixture.hpp"
@@ -160,6 +161,34 @@ TEST_CASE("ann service: --metric l2 answers Euclidean distances, --json reports 
   CHECK(j["metric"] == "l2");
   CHECK(j["indexed"] == 300);
   CHECK(j["queries"] == 1);
+}
+
+}  // namespace weir::ann::test
+
+namespace weir::ann::test {
+
+TEST_CASE("ann service: changes lost to a wrapped change log cost a rescan, not a vector") {
+  constexpr std::uint32_t kLog = 16;  // entries per group's change log: 200 writes wrap it many times
+  PartitionArena a("ann-rescan", 2048, kDim, kLog);
+  ClusteredData gen(kDim, ClusterShape{}, 24);
+  a.fill(gen, 300);
+  Service service(a);
+  REQUIRE(service.process.signal(SIGSTOP));  // it hears of nothing while stopped
+  std::vector<float> v(kDim);
+  for (std::uint32_t i = 300; i < 500; ++i) {
+    gen.next(v);
+    a.put("p/" + std::to_string(i), v, i);
+  }
+  REQUIRE(a.kv.del("p/0") == core::KvStatus::ok);
+  REQUIRE(service.process.signal(SIGCONT));
+  CHECK(weir::test::eventually([&] { return a.status()->indexed == 499; }, kFollowTimeout));
+  CHECK(a.status()->rescans >= 1);
+  auto client = Client::open(a.arena, kPart);
+  REQUIRE(client);
+  std::vector<core::VectorHit> hits(kK);
+  auto got = client->search(v, QueryOptions{}, hits);
+  REQUIRE(got);
+  CHECK(hit_keys(a.vectors, std::span(hits.data(), *got))[0] == "p/499");
 }
 
 }  // namespace weir::ann::test
