@@ -7,6 +7,7 @@
 
 #include "outputs.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/core/vector_store.hpp"
 #include "weir/shard_host/host_limits.hpp"
 
 namespace weir::shard_host {
@@ -59,8 +60,11 @@ core::Result<std::unique_ptr<ShardInstance>> ShardInstance::create(const core::A
   const std::string base = spec.output_base.empty() ? spec.input : spec.output_base;
   auto cfg = std::make_unique<weir_shard_config>();  // ~6 KiB: not for the stack of a deep caller
   std::memset(cfg.get(), 0, sizeof(weir_shard_config));
-  cfg->abi_version = WEIR_SHARD_ABI_VERSION;
-  cfg->struct_size = sizeof(weir_shard_config);
+  // A version 2 shard gets the config it knows: its version and size, without version 3's fields.
+  cfg->abi_version = api.abi_version;
+  cfg->struct_size = api.abi_version >= 3 ? sizeof(weir_shard_config) : WEIR_SHARD_CONFIG_V2_SIZE;
+  cfg->input_frame_elements = input.frame.frame_elements;
+  cfg->arena_vector_dim = core::VectorStore(arena).dim();
   cfg->instance = spec.instance.c_str();
   cfg->input_channel = spec.input.c_str();
   cfg->input_dtype = dtype;
@@ -132,6 +136,7 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     const bool valid = reader_->done(view);  // re-validates the seqlock; a torn block counts as lost
     after_gap_ = !valid;  // the writer lapped us mid-block: what follows does not continue it
     processed_any_ = true;
+    idle_called_ = false;
     const std::uint64_t written = outputs_->take_written();
     if (valid) out_ += written;  // outputs made from a torn block are not counted as good output
     errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
@@ -142,6 +147,15 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     total_.add(took);
     store_counters();
     if (++since_stats_ >= kStatsEveryBlocks || now - stats_ns_ >= kStatsEveryNs) publish_stats(now);
+  }
+  if (handled < max_blocks && processed_any_ && !idle_called_) {  // drained: a batching shard runs what it holds
+    if (const auto idle = shard_idle(*api_); idle != nullptr) {
+      const int rc = idle(shard_, host);
+      out_ += outputs_->take_written();
+      errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
+      store_counters();
+    }
+    idle_called_ = true;
   }
   if (handled < max_blocks && since_stats_ > 0) publish_stats(now != 0 ? now : core::monotonic_ns());  // drained
   return handled;
