@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "embed_cases.hpp"
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
@@ -528,6 +529,7 @@ int run_vector_suite(const std::vector<std::string>& args) {
     run_cases(config, arena, vectors, results, fields, kernel);
   });
   if (!ran) return kExitFailed;
+  run_embed_cases(config, results, fields);
 
   compare(results, kComparisons);
   char title[256];

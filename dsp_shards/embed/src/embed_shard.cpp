@@ -185,7 +185,8 @@ weir_shard* configure(weir_shard_config* cfg, char* error, std::size_t error_byt
       return refuse("input dtype " + num(cfg->input_dtype) + " is not f32, f64, i16 or i32");
 
     const int threads = std::atoi(param(*cfg, "threads").c_str());
-    shard->encoder = TorchEncoder::load(model, length, threads, why);
+    shard->batch = static_cast<std::uint32_t>(std::strtoul(param(*cfg, "batch").c_str(), nullptr, 10));
+    shard->encoder = TorchEncoder::load(model, length, shard->batch, threads, why);
     if (!shard->encoder) return refuse(why);
     const std::uint32_t dims = shard->encoder->dims();
     const std::string part = param(*cfg, "part");
@@ -209,7 +210,6 @@ weir_shard* configure(weir_shard_config* cfg, char* error, std::size_t error_byt
     shard->scale = std::strtof(param(*cfg, "scale").c_str(), nullptr);
     shard->length = length;
     shard->dims = dims;
-    shard->batch = static_cast<std::uint32_t>(std::strtoul(param(*cfg, "batch").c_str(), nullptr, 10));
     shard->dtype = cfg->input_dtype;
     shard->rate_hz = cfg->input_rate_hz > 0 ? cfg->input_rate_hz : 1.0;
     shard->in.assign(std::size_t{shard->batch} * length, 0.0F);

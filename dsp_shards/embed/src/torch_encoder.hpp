@@ -13,11 +13,13 @@ class TorchEncoder {
  public:
   /// Loads `path` (torch::jit::load, CPU, eval), limits libtorch's intra-op threads to `threads`
   /// (process-wide: a shard host runs one embed shard per core), and probes the output shape with
-  /// one forward pass of a [1, input_length] zero window. Fills `error` and returns NULL when the
+  /// one forward pass of a [1, input_length] zero window, then warms up with a few passes of a
+  /// [batch, input_length] one (TorchScript optimises per shape after profiling runs). Fills
+  /// `error` and returns NULL when the
   /// file does not load, the forward pass refuses that input (naming the model's error), or the
   /// output is not [1, dims] float32. Thread: control only.
-  static std::unique_ptr<TorchEncoder> load(const std::string& path, std::uint32_t input_length, int threads,
-                                            std::string& error);
+  static std::unique_ptr<TorchEncoder> load(const std::string& path, std::uint32_t input_length, std::uint32_t batch,
+                                            int threads, std::string& error);
   ~TorchEncoder();
   TorchEncoder(const TorchEncoder&) = delete;
   TorchEncoder& operator=(const TorchEncoder&) = delete;
