@@ -264,6 +264,13 @@ TEST_CASE("shapes that do not match the model are refused at configure, naming b
     CHECK(contains(r.err, "maps [n, 256] windows to [n, 32] vectors"));
     CHECK(contains(r.err, "partition 'pulses' lives in an arena whose vectors have 48 dims"));
   }
+  SUBCASE("the arena has no vectors") {
+    VectorArena scratch(0);
+    make_frame_channel(scratch.arena(), test::kPulseLength, 8);
+    const auto r = test::run_weir_once({"shard", scratch.name(), "embed", "--input", kInput});
+    CHECK(r.status.code == test::kExitError);
+    CHECK(contains(r.err, "holds no vectors (create it with a vector dim of 32)"));
+  }
   SUBCASE("the input's frames are not the model's input length") {
     VectorArena scratch(kDims);
     make_frame_channel(scratch.arena(), 512, 8);

@@ -136,9 +136,12 @@ struct Refusal {
   }
 };
 
+// A parameter's text: as given (the host passes every one, defaults filled in), else its default.
 std::string param(const weir_shard_config& cfg, std::string_view name) {
   for (std::uint32_t i = 0; i < cfg.param_count; ++i)
     if (name == cfg.param_names[i]) return cfg.param_values[i];
+  for (const weir_shard_param& p : kParams)
+    if (name == p.name) return p.default_value;
   return {};
 }
 
@@ -193,10 +196,9 @@ weir_shard* configure(weir_shard_config* cfg, char* error, std::size_t error_byt
     const std::string shapes = "the model '" + model + "' maps [n, " + num(length) + "] windows to [n, " + num(dims) + "]";
     if (info.dims != 0 && info.dims != dims)
       return refuse(shapes + ", but its JSON says " + num(info.dims) + " dims");
-    if (cfg->arena_vector_dim != dims)
+    if (cfg->arena_vector_dim != 0 && cfg->arena_vector_dim != dims)  // 0: none or not known; the host checks
       return refuse(shapes + " vectors, but partition '" + part + "' lives in an arena whose vectors have " +
-                    num(cfg->arena_vector_dim) + " dims" +
-                    (cfg->arena_vector_dim == 0 ? " (none: create it with a vector dim)" : ""));
+                    num(cfg->arena_vector_dim) + " dims");
 
     std::string norm = param(*cfg, "normalise");
     if (norm == "model") norm = info.normalisation.empty() ? "none" : info.normalisation;

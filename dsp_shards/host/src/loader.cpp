@@ -71,7 +71,8 @@ core::Result<const weir_shard_api*> load_builtin(std::string_view kind, const st
   return *api;
 }
 
-// The file of a plugin kind, from the first plugin directory that holds it.
+}  // namespace
+
 core::Result<std::string> find_plugin_file(const PluginKind& plugin) {
   std::string searched;
   for (const std::string& dir : plugin_dirs()) {
@@ -84,8 +85,6 @@ core::Result<std::string> find_plugin_file(const PluginKind& plugin) {
                                    " (it is built only where " + std::string(plugin.needs) +
                                    " is installed; $WEIR_SHARD_PATH adds directories)");
 }
-
-}  // namespace
 
 bool names_shard_file(std::string_view text) noexcept {
   return text.find('/') != std::string_view::npos || (text.size() > 3 && text.ends_with(".so"));

@@ -34,8 +34,8 @@
  * capacity - 1, each carrying the partition label given in `labels` (one label, so that followers
  * of the partition see every write in the label's change log) and, per write, a float32 vector row
  * of array_dims[0] elements (which must equal the arena's vector dims) and as its value the
- * metadata (weir_vector_meta) as an i64 array of 4 (every field is below 2^63). The n-th put_vector of a run writes key n mod
- * capacity: old vectors are overwritten. The host still loads version 2 shards: it calls the entry
+ * metadata (weir_vector_meta) as an i64 array of 4 (every field is below 2^63). The n-th
+ * put_vector of a run writes key n mod capacity: old vectors are overwritten. The host still loads version 2 shards: it calls the entry
  * function with 3, then with 2 when that returns NULL, and gives a version 2 shard a config whose
  * abi_version and struct_size are version 2's (it never reads the fields version 3 appended); the
  * host table it passes only grew, at its end.
@@ -177,7 +177,9 @@ typedef struct weir_shard_config {
   weir_shard_output outputs[WEIR_SHARD_MAX_OUTPUTS];
   /* Version 3 (read only when struct_size reaches them): */
   uint32_t input_frame_elements; /* elements per frame of a frame channel input; 0 for plain samples */
-  uint32_t arena_vector_dim;     /* float32 per vector row of the arena; 0 when it has none */
+  uint32_t arena_vector_dim;     /* float32 per vector row of the arena; 0 when it has none or when it
+                                    is not known (a pipeline checked before its arena exists): the
+                                    host checks a vector ring's dims against the arena anyway */
 } weir_shard_config;
 
 /* One input block, in place in the arena. The samples are valid until process returns; the host

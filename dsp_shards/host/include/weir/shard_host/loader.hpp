@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "weir/core/error.hpp"
+#include "weir/shard_host/builtin.hpp"
 #include "weir/shard.h"
 
 namespace weir::shard_host {
@@ -49,6 +50,11 @@ class LoadedShard {
 /// entry symbol, a NULL table. Thread: control only (dlopen and the entry function may not be
 /// thread-safe in third-party code).
 [[nodiscard]] core::Result<LoadedShard> load_shard(std::string_view kind_or_path);
+
+/// The file of a plugin kind (builtin.hpp), from the first plugin directory that holds it; fails
+/// naming the directories searched and what the build needs to make it. Loads nothing.
+/// Thread: control only.
+[[nodiscard]] core::Result<std::string> find_plugin_file(const PluginKind& plugin);
 
 /// Checks a table against this host: not NULL, abi_version from WEIR_SHARD_ABI_OLDEST to the host's,
 /// struct_size within that version's range (version 2: WEIR_SHARD_API_V2_SIZE to
