@@ -110,7 +110,7 @@ TEST_CASE("pulses are embedded in batches, held ones at idle, into the ring with
   api->stop(shard);
 }
 
-TEST_CASE("a plain channel's block is cut into windows, each stamped at its first sample; a partial one is dropped") {
+TEST_CASE("a plain channel's block is cut into windows stamped at their first sample and a partial window is dropped") {
   const weir_shard_api* api = embed_api();
   if (api == nullptr) return;
   ShardConfig config("adc0", WEIR_DTYPE_F32, 4 * weir::test::kPulseLength, kRate, "V");
