@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "ann_cases.hpp"
 #include "embed_cases.hpp"
 #include "extra_suites.hpp"
 #include "harness.hpp"
@@ -57,7 +58,9 @@ constexpr const char* kUsage =
     "  OpenBLAS sgemm of the 16 queries and a contiguous copy of the vectors\n"
     "  --json     one JSON object per result line on stdout\n"
     "  --reps N   repetitions per case, 1..1000 (default 5); the median is reported\n"
-    "  --quick    10k vectors and a tenth of the time per repetition (for tests)\n";
+    "  --quick    10k vectors and a tenth of the time per repetition (for tests)\n"
+    "  --ann-1m   also the ann rows over 1M x 128 vectors (their index takes minutes to build)\n"
+    "  --ann-only the ann rows alone\n";
 
 constexpr std::string_view kStreamName = "base.mem.stream";
 constexpr std::string_view kDotLoopName = "base.vec.dot_loop";
@@ -505,7 +508,9 @@ void run_cases(const Config& config, const core::Arena& arena, std::uint32_t vec
 
 }  // namespace
 
-int run_vector_suite(const std::vector<std::string>& args) {
+int run_vector_suite(const std::vector<std::string>& all_args) {
+  AnnOptions ann;  // --ann-1m, --ann-only: ann_cases.cpp
+  const std::vector<std::string> args = take_ann_options(all_args, ann);
   int exit_code = kExitOk;
   const auto maybe_config = parse_suite_options(args, kUsage, exit_code);
   if (!maybe_config) return exit_code;
@@ -525,10 +530,11 @@ int run_vector_suite(const std::vector<std::string>& args) {
   Results results;
   Fields fields;
   core::Kernel kernel = core::Kernel::best;
-  const bool ran = run_in_arena(arena_name, options, [&](core::Arena& arena) {
+  const bool ran = ann.only || run_in_arena(arena_name, options, [&](core::Arena& arena) {
     run_cases(config, arena, vectors, results, fields, kernel);
   });
   if (!ran) return kExitFailed;
+  run_ann_cases(config, ann, results, fields);
   run_embed_cases(config, results, fields);
 
   compare(results, kComparisons);

@@ -83,6 +83,8 @@ std::string describe(const Pipeline& p, const Resolved& r) {
     s += fmt::format("  bridge \"{}\" ({}) {}  reads {} ({})\n", br.name, br.kind, br.thread ? "thread " : "process",
                      in != r.bridge_inputs.end() ? joined(in->second) : "-", joined(br.channels));
   }
+  for (const auto& a : p.anns)
+    s += fmt::format("  ann \"{}\" process  indexes the vectors labelled {}{}\n", a.name, a.part, params_text(a.params));
   return s;
 }
 

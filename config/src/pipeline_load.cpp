@@ -32,6 +32,8 @@ constexpr std::array kRecordKinds{"hdf5"};
 constexpr std::array kRecordParams{"flush_ms",    "rotate_mb", "rotate_s",         "compress",      "codec",
                                    "encode_threads", "run", "min_free_mb", "fsync", "fsync_interval_s",
                                    "require_mount"};
+// An ann service's settings are `weir ann` options (ef_construction -> --ef-construction).
+constexpr std::array kAnnParams{"m", "ef", "ef_construction", "metric", "threads"};
 constexpr std::array kPolicies{"lossy", "lossless", "latest"};
 
 struct RawDecl {
@@ -366,6 +368,19 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     b.channels = channels;
     b.settings = f.take_rest();  // the bridge reads its own settings
     p.bridges.push_back(std::move(b));
+    return {};
+  }
+  if (d.kind == "ann") {
+    if (d.name.empty())
+      return tl::make_unexpected(error_at(d.origin, "ann needs the partition's label: ann \"pulses\" { ... }"));
+    AnnDecl a;
+    if (auto ok = load_part(d, f, a, "ann:" + d.name, false, false); !ok) return ok;
+    a.part = d.name;
+    a.kind = "hnsw";
+    auto params = f.rest(kAnnParams);
+    if (!params) return tl::make_unexpected(params.error());
+    a.params = *params;
+    p.anns.push_back(std::move(a));
     return {};
   }
   return tl::make_unexpected(error_at(d.origin, "unknown declaration '" + d.kind + "'"));

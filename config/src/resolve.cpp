@@ -176,6 +176,14 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
     b.r.bridge_inputs[br.name] = matched;
   }
 
+  // An ann service indexes vectors: the arena must have them.
+  for (const auto& a : p.anns) {
+    if (auto ok = unique_part(a); !ok) return tl::make_unexpected(ok.error());
+    if (!p.arena.attach && p.arena.options.vector_dim == 0)
+      return tl::make_unexpected(error_at(a.origin, "ann \"" + a.part + "\" indexes vectors, but the arena has none; "
+                                                    "give it vector_dim = D (the embedding's dims)"));
+  }
+
   // Geometry: the arena must hold every channel, its rings, and every consumer row.
   Resolved& r = b.r;
   for (const auto& c : r.channels) r.channel_bytes += core::channel_footprint(c);

@@ -15,6 +15,8 @@ std::vector<std::string> bench_arguments(const BenchOptions& options) {
   std::vector<std::string> args{options.suite, "--reps", fmt::format("{}", options.reps)};
   if (options.quick) args.emplace_back("--quick");
   if (options.json) args.emplace_back("--json");
+  if (options.ann_1m) args.emplace_back("--ann-1m");
+  if (options.ann_only) args.emplace_back("--ann-only");
   if (!options.only.empty()) {
     args.emplace_back("--only");
     args.push_back(options.only);
@@ -66,6 +68,8 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_flag("--quick", options->quick, "short runs, for a smoke test");
+  sub->add_flag("--ann-1m", options->ann_1m, "vectors: also the ann rows over 1M x 128 (slow to build)");
+  sub->add_flag("--ann-only", options->ann_only, "vectors: the ann rows alone");
   add_json_flag(*sub, options->json);
   sub->add_option("--only", options->only, "recorder: one line")
       ->check(CLI::IsMember({"live", "drain", "fsync", "snapshot", "codec", "encoded"}));

@@ -13,6 +13,8 @@ struct BenchOptions {
   bool quick = false;        // shorter runs for smoke tests
   bool json = false;         // one JSON object on stdout
   std::string only;          // the recorder suite: one line (live, drain, fsync, snapshot, codec); "" all
+  bool ann_1m = false;       // the vectors suite: also the ann rows over 1M x 128 (bench/src/ann_cases.cpp)
+  bool ann_only = false;     // the vectors suite: the ann rows alone
 };
 
 /// The argument list handed to weir::bench::run_bench: {"kv", "--reps", "N", ["--quick"], ["--json"],

@@ -87,5 +87,7 @@ void add_instrument_commands(CLI::App& app, Action& action);
 void add_bridge_commands(CLI::App& app, Action& action);
 /// Registers serve. Requires: `action` outlives app.parse().
 void add_serve_command(CLI::App& app, Action& action);
+/// Registers ann and vector search. Requires: `action` outlives app.parse().
+void add_ann_commands(CLI::App& app, Action& action);
 
 }  // namespace weir::tools

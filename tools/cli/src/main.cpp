@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add_instrument_commands(app, action);
   add_bridge_commands(app, action);
   add_serve_command(app, action);
+  add_ann_commands(app, action);
 
   try {
     app.parse(argc, argv);

@@ -20,6 +20,7 @@ const char* role_name(PartRole role) noexcept {
     case PartRole::shard: return "shard";
     case PartRole::record: return "record";
     case PartRole::bridge: return "bridge";
+    case PartRole::ann: return "ann";
   }
   return "part";
 }
@@ -138,6 +139,13 @@ PartPlan bridge_plan(const config::Pipeline& p, const config::BridgeDecl& b) {
   return plan;
 }
 
+PartPlan ann_plan(const config::Pipeline& p, const config::AnnDecl& a) {
+  PartPlan plan{PartRole::ann, a.name, fmt::format("ann \"{}\"", a.name), a.kind, {}, false, a.cpu, a.max_restarts, a.essential, a.origin};
+  plan.args = {"ann", p.arena.name, a.part};
+  add_params(plan.args, a.params);
+  return plan;
+}
+
 // The CPUs this process may run on, as "0-1" or "0,2,5" for messages.
 std::string allowed_cpus(const cpu_set_t& set) {
   std::string out;
@@ -189,6 +197,7 @@ Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config
   for (const auto& s : p.shards) out.push_back(shard_plan(p, s));
   for (const auto& r : p.records) out.push_back(record_plan(p, r));
   for (const auto& b : p.bridges) out.push_back(bridge_plan(p, b));
+  for (const auto& a : p.anns) out.push_back(ann_plan(p, a));
   for (const PartPlan& plan : out)
     if (auto ok = check_cpu(plan); !ok) return tl::make_unexpected(ok.error());
   return out;

@@ -9,7 +9,7 @@
 
 namespace weir::supervisor {
 
-enum class PartRole : std::uint8_t { driver, shard, record, bridge };
+enum class PartRole : std::uint8_t { driver, shard, record, bridge, ann };
 
 struct PartPlan {
   PartRole role = PartRole::driver;

@@ -174,6 +174,7 @@ std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pip
             for (const auto& k : c->consumers)
               if (k.kind == "bridge:" + plan.name) add_consumer(cost, *c, k);
         break;
+      case PartRole::ann: break;  // follows keys, not channels: no blocks to count
     }
     out.push_back(std::move(cost));
   }

@@ -134,6 +134,13 @@ struct BridgeDecl : PartDecl {
   std::map<std::string, Setting> settings;
 };
 
+/// `ann "pulses" { m = 16, ef = 64 }`: a `weir ann` service keeping an HNSW index over the vectors of
+/// the keys labelled "pulses" (the partition) and answering nearest-vector queries posted through the
+/// arena (ann/README.md). `params` are its options (ef_construction -> --ef-construction).
+struct AnnDecl : PartDecl {
+  std::string part;  // the partition's label
+};
+
 struct Pipeline {
   std::string file;
   std::string text;  // the file as read, for recorders' run metadata
@@ -143,6 +150,7 @@ struct Pipeline {
   std::vector<ShardDecl> shards;
   std::vector<RecordDecl> records;
   std::vector<BridgeDecl> bridges;
+  std::vector<AnnDecl> anns;
   EntryDecl entry;
   std::optional<SourceDecl> source;
 };
