@@ -271,6 +271,17 @@ TEST_CASE("shapes that do not match the model are refused at configure, naming b
     CHECK(r.status.code == test::kExitError);
     CHECK(contains(r.err, "holds no vectors (create it with a vector dim of 32)"));
   }
+  SUBCASE("a ring larger than the arena's slots, refused without leaving keys behind") {
+    VectorArena scratch(kDims);
+    make_frame_channel(scratch.arena(), test::kPulseLength, 8);
+    const auto r = test::run_weir_once({"shard", scratch.name(), "embed", "--input", kInput, "--param",
+                                        "capacity=" + std::to_string(2 * kSlots)});
+    CHECK(r.status.code == test::kExitError);
+    CHECK(contains(r.err, "of the ring's 4096"));
+    CHECK(contains(r.err, "create the arena with more --slots, or give a smaller capacity"));
+    core::KeyHandle h;
+    CHECK(core::KvStore(scratch.arena()).resolve(ring_key(0), h) == core::KvStatus::not_found);
+  }
   SUBCASE("the input's frames are not the model's input length") {
     VectorArena scratch(kDims);
     make_frame_channel(scratch.arena(), 512, 8);

@@ -222,15 +222,19 @@ core::Result<void> OutputSet::open_vectors(const core::Arena& arena, const weir_
                                             " bytes, but the arena's value slots hold " + num(kv_.value_bytes()));
   out.array = core::ArrayShape{core::Dtype::i64, 1, {WEIR_VECTOR_META_WORDS, 0}};
   out.ring.resize(o.capacity);
+  std::vector<std::string> created;  // keys this call made: removed again if the ring does not fit
+  const auto refuse = [&](std::uint32_t i, const std::string& why) {
+    for (const std::string& key : created) (void)kv_.del(key);
+    return fail(Errc::invalid_argument, "key " + num(i) + " of the ring's " + num(o.capacity) + ": " + why +
+                                            " (a ring needs a slot per key: create the arena with more --slots, or "
+                                            "give a smaller capacity)");
+  };
   for (std::uint32_t i = 0; i < o.capacity; ++i) {
     const std::string key = out.name + "/" + num(i);
-    if (auto labelled = core::set_labels(arena, key, part); !labelled)
-      return fail(Errc::invalid_argument, "key " + num(i) + " of " + num(o.capacity) + " ('" + key +
-                                              "'): " + labelled.error().what);
+    if (kv_.resolve(key, out.ring[i], false) == core::KvStatus::not_found) created.push_back(key);
+    if (auto labelled = core::set_labels(arena, key, part); !labelled) return refuse(i, labelled.error().what);
     const core::KvStatus st = kv_.resolve(key, out.ring[i], true);
-    if (st != core::KvStatus::ok)
-      return fail(Errc::invalid_argument, "key " + num(i) + " of " + num(o.capacity) + " ('" + key +
-                                              "'): " + core::kv_status_text(st));
+    if (st != core::KvStatus::ok) return refuse(i, "'" + key + "': " + core::kv_status_text(st));
   }
   return {};
 }
