@@ -87,11 +87,11 @@ TEST_CASE("pulses are embedded in batches, held ones at idle, into the ring with
   for (std::uint64_t n = 0; n < 10; ++n) {
     const auto b = block_of(pulses[n], n, n * 1000, kStartNs + n * 777);
     CHECK(api->process(shard, &b, &table) == 0);
-    CHECK(host.vectors.size() == (n + 1) / 4 * 4);  // nothing until a batch of 4 is full
+    CHECK(host.vectors.size() == n / 4 * 4);  // a full batch of 4 runs on the next call, once its blocks are known intact
   }
-  CHECK(api->idle(shard, &table) == 0);  // the input ran dry: the two held pulses go now
+  CHECK(api->idle(shard, &table, 0) == 0);  // the input ran dry: the two held pulses go now
   REQUIRE(host.vectors.size() == 10);
-  CHECK(api->idle(shard, &table) == 0);  // nothing held: nothing written
+  CHECK(api->idle(shard, &table, 0) == 0);  // nothing held: nothing written
   CHECK(host.vectors.size() == 10);
   for (std::uint64_t n = 0; n < 10; ++n) {
     const auto& v = host.vectors[n];
@@ -156,13 +156,46 @@ TEST_CASE("failed vector writes are counted as dropped, and the ring moves on") 
   host.vectors_busy = true;
   const auto b0 = block_of(pulse, 0, 0, kStartNs);
   CHECK(api->process(shard, &b0, &table) == 0);
-  host.vectors_busy = false;
   const auto b1 = block_of(pulse, 1, 256, kStartNs);
-  CHECK(api->process(shard, &b1, &table) == 0);
+  CHECK(api->process(shard, &b1, &table) == 0);  // b0's window runs here, and its put fails
+  host.vectors_busy = false;
+  CHECK(api->idle(shard, &table, 0) == 0);
   REQUIRE(host.vectors.size() == 1);
   CHECK(host.vectors[0].ring_index == 1);
   CHECK(host.u64(1) == 1);
   CHECK(host.u64(2) == 1);
+  api->stop(shard);
+}
+
+TEST_CASE("the windows of a block the host says was torn are never embedded") {
+  const weir_shard_api* api = embed_api();
+  if (api == nullptr) return;
+  ShardConfig config("det.events", WEIR_DTYPE_F32, weir::test::kPulseLength, kRate, "V");
+  config.param("batch", "2").input_frames(weir::test::kPulseLength).arena_vector_dim(kDims);
+  auto [shard, error] = weir::shard_test::configure(*api, config.build());
+  REQUIRE_MESSAGE(shard != nullptr, error);
+  FakeHost host(config.config());
+  const weir_shard_host table = host.table();
+  std::mt19937_64 rng(9);
+  const auto pulse = weir::test::simulate_pulse(3, rng);
+  const auto block = [&](std::uint64_t n, std::uint32_t flags) {
+    auto b = block_of(pulse, n, n * 256, kStartNs);
+    b.flags = flags;
+    return b;
+  };
+  const auto b0 = block(0, 0), b1 = block(1, 0), b2 = block(2, WEIR_SHARD_PREV_TORN), b3 = block(3, 0);
+  CHECK(api->process(shard, &b0, &table) == 0);
+  CHECK(api->process(shard, &b1, &table) == 0);
+  CHECK(api->process(shard, &b2, &table) == 0);  // b1 was torn: dropped before the batch of 2 runs
+  CHECK(host.vectors.empty());
+  CHECK(api->process(shard, &b3, &table) == 0);  // b0 and b2 make the batch
+  REQUIRE(host.vectors.size() == 2);
+  CHECK(host.vectors[0].meta.sequence == 0);
+  CHECK(host.vectors[1].meta.sequence == 2);
+  CHECK(api->idle(shard, &table, WEIR_SHARD_PREV_TORN) == 0);  // b3 was torn too
+  CHECK(host.vectors.size() == 2);
+  CHECK(host.u64(1) == 2);  // embedded
+  CHECK(host.u64(2) == 0);  // dropped counts intact windows without a vector only
   api->stop(shard);
 }
 

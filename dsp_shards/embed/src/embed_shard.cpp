@@ -4,6 +4,7 @@
 // PART/<channel>/<i> labelled PART, with the window's time, block sequence, frame and first sample
 // as the key's value. Built as a plugin (libtorch stays out of the weir binary); the host finds it
 // for kind `embed` (dsp_shards/embed/README.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -63,16 +64,19 @@ struct EmbedShard {
   double rate_hz = 0;
   Norm norm = Norm::none;
   float scale = 1.0F;
-  std::vector<float> in;                // batch x length, reused by every forward pass
+  std::vector<float> in;                // (batch + windows of a block) x length, reused by every pass
   std::vector<float> out;               // batch x dims
-  std::vector<weir_vector_meta> meta;   // batch
+  std::vector<weir_vector_meta> meta;   // batch + windows of a block
   std::uint32_t held = 0;               // windows in `in` not yet run
+  std::uint32_t windows_per_block = 0;  // windows one input block holds (the rest of a longer one is dropped)
+  std::uint32_t block_mark = 0;         // windows held before the last block's: all a torn block leaves
   std::uint32_t vectors = 0, embedded_key = 0, dropped_key = 0;  // output indices
   std::uint64_t embedded = 0;           // vectors written
   std::uint64_t dropped = 0;            // windows with no vector: a failed forward pass or write, a partial window
 
   void load_window(const weir_shard_block& b, std::uint32_t w) noexcept;
-  int run(const weir_shard_host& host) noexcept;
+  int run(const weir_shard_host& host, std::uint32_t n) noexcept;
+  int run_batches(const weir_shard_host& host, bool all) noexcept;
 };
 
 void EmbedShard::load_window(const weir_shard_block& b, std::uint32_t w) noexcept {
@@ -103,10 +107,8 @@ void EmbedShard::load_window(const weir_shard_block& b, std::uint32_t w) noexcep
   ++held;
 }
 
-int EmbedShard::run(const weir_shard_host& host) noexcept {
-  if (held == 0) return 0;
-  const std::uint32_t n = held;
-  held = 0;
+// Runs the first n held windows (all of blocks known intact) and moves the rest to the front.
+int EmbedShard::run(const weir_shard_host& host, std::uint32_t n) noexcept {
   int rc = 0;
   if (!encoder->forward(in.data(), n, out.data())) {
     dropped += n;
@@ -122,6 +124,20 @@ int EmbedShard::run(const weir_shard_host& host) noexcept {
   }
   (void)host.set_key(host.self, embedded_key, &embedded, sizeof embedded);
   (void)host.set_key(host.self, dropped_key, &dropped, sizeof dropped);
+  held -= n;
+  if (held > 0) {  // at most a block's windows: a short move within the reused buffers
+    std::memmove(in.data(), in.data() + std::size_t{n} * length, std::size_t{held} * length * sizeof(float));
+    std::memmove(meta.data(), meta.data() + n, std::size_t{held} * sizeof(weir_vector_meta));
+  }
+  return rc;
+}
+
+// Full batches (all: and then the rest) of the held windows.
+int EmbedShard::run_batches(const weir_shard_host& host, bool all) noexcept {
+  int rc = 0;
+  while (held >= batch || (all && held > 0))
+    if (run(host, std::min(held, batch)) < 0) rc = -1;
+  block_mark = held;
   return rc;
 }
 
@@ -214,9 +230,11 @@ weir_shard* configure(weir_shard_config* cfg, char* error, std::size_t error_byt
     shard->dims = dims;
     shard->dtype = cfg->input_dtype;
     shard->rate_hz = cfg->input_rate_hz > 0 ? cfg->input_rate_hz : 1.0;
-    shard->in.assign(std::size_t{shard->batch} * length, 0.0F);
+    shard->windows_per_block = cfg->input_samples_per_block / length;
+    const std::size_t most = std::size_t{shard->batch} + shard->windows_per_block;  // held + one block
+    shard->in.assign(most * length, 0.0F);
     shard->out.assign(std::size_t{shard->batch} * dims, 0.0F);
-    shard->meta.assign(shard->batch, weir_vector_meta{});
+    shard->meta.assign(most, weir_vector_meta{});
 
     // Outputs: the ring, and two counters <base>.embedded / <base>.embed_dropped.
     cfg->output_count = 3;
@@ -255,22 +273,29 @@ weir_shard* configure(weir_shard_config* cfg, char* error, std::size_t error_byt
 
 // ---- the hot path ----
 
+// The windows of a block are only copied here; they run on the next call (or idle), once the host
+// has said whether the block stayed intact while they were copied (WEIR_SHARD_PREV_TORN), so every
+// block is either embedded or counted lost, never both.
 int process(weir_shard* handle, const weir_shard_block* in, const weir_shard_host* host) noexcept {
   if (handle == nullptr || in == nullptr || host == nullptr) return -1;
   auto& s = *reinterpret_cast<EmbedShard*>(handle);
-  const std::uint32_t windows = in->count / s.length;
+  if ((in->flags & WEIR_SHARD_PREV_TORN) != 0) s.held = s.block_mark;  // the torn block's windows go
+  const int rc = s.run_batches(*host, false);
+  const std::uint32_t windows = std::min(in->count / s.length, s.windows_per_block);
   if (in->count % s.length != 0) ++s.dropped;  // a partial last window: no vector
-  int rc = 0;
-  for (std::uint32_t w = 0; w < windows; ++w) {
-    s.load_window(*in, w);
-    if (s.held == s.batch && s.run(*host) < 0) rc = -1;
-  }
+  for (std::uint32_t w = 0; w < windows; ++w) s.load_window(*in, w);
   return rc;
 }
 
-int run_held(weir_shard* handle, const weir_shard_host* host) noexcept {
+int idle(weir_shard* handle, const weir_shard_host* host, std::uint32_t flags) noexcept {
   if (handle == nullptr || host == nullptr) return -1;
-  return reinterpret_cast<EmbedShard*>(handle)->run(*host);
+  auto& s = *reinterpret_cast<EmbedShard*>(handle);
+  if ((flags & WEIR_SHARD_PREV_TORN) != 0) s.held = s.block_mark;
+  return s.run_batches(*host, true);
+}
+
+int flush(weir_shard* handle, const weir_shard_host* host) noexcept {
+  return idle(handle, host, 0);  // the host has called idle with the last block's verdict first
 }
 
 void stop(weir_shard* handle) noexcept { delete reinterpret_cast<EmbedShard*>(handle); }
@@ -290,8 +315,8 @@ const weir_shard_api kApi = {
     &configure,
     &process,
     &stop,
-    &run_held,  // flush: the held windows, at stop
-    &run_held,  // idle: the held windows, when the input runs dry
+    &flush,  // at stop: whatever is still held
+    &idle,   // when the input runs dry: the held windows
 };
 
 }  // namespace

@@ -344,7 +344,7 @@ int OutputSet::put_vector(void* self, std::uint32_t output, const float* vector,
     ++set->errors_;  // held past the wait, deleted meanwhile (stale handle), or not finite
     return -1;
   }
-  ++set->written_;
+  ++set->vectors_written_;
   return 0;
 }
 

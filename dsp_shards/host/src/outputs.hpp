@@ -36,6 +36,9 @@ class OutputSet {
   [[nodiscard]] const weir_shard_host* host() const noexcept { return &host_; }
   /// Output blocks and key writes since the last call. Thread: the processing thread.
   std::uint64_t take_written() noexcept { return std::exchange(written_, 0); }
+  /// Vector puts since the last call (counted apart: they may come from earlier, intact blocks).
+  /// Thread: the processing thread.
+  std::uint64_t take_vectors() noexcept { return std::exchange(vectors_written_, 0); }
   /// Failed key writes and misused callbacks since the last call. Thread: the processing thread.
   std::uint64_t take_errors() noexcept { return std::exchange(errors_, 0); }
   [[nodiscard]] std::vector<std::string> names() const;
@@ -73,6 +76,7 @@ class OutputSet {
   std::vector<Output> outputs_;
   weir_shard_host host_{};
   std::uint64_t written_ = 0;
+  std::uint64_t vectors_written_ = 0;
   std::uint64_t errors_ = 0;
 };
 

@@ -89,6 +89,11 @@ extern "C" {
 /* weir_shard_block.flags, set by the host: input blocks went missing just before this one. A data
  * block never carries this bit otherwise (the arena's gap-marker bit, which readers never hand on). */
 #define WEIR_SHARD_AFTER_GAP 0x80000000u
+/* weir_shard_block.flags and idle's flags, set by the host for version 3 shards: the block handed to
+ * process just before was torn while process read it (the writer overwrote it; the host counts it
+ * lost). A shard that kept data of that block for later (a batch) discards it, so that every input
+ * block is either counted lost or used, never both. */
+#define WEIR_SHARD_PREV_TORN 0x40000000u
 /* publish flags: the block summarises a window cut short, by an input gap or by stop, not a full
  * one (the arena's kBlockPartialFlag; recorders keep it in block_flags). */
 #define WEIR_SHARD_PARTIAL 0x2u
@@ -223,7 +228,10 @@ typedef struct weir_shard_host {
    * `output` (put n of the run goes to key n mod capacity). No hashing: the keys were resolved at
    * configure. Returns 0, or -1 when the key's row or value is held by another writer past a short
    * bounded wait, the vector holds NaN or infinity, the key was deleted meanwhile, or the output is
-   * not a vector ring (counted as an error by the host; the ring still moves on). */
+   * not a vector ring (counted as an error by the host; the ring still moves on). A vector may come
+   * from an earlier block than the one process was handed (a batch): the host counts every put as
+   * output even when the current block turns out torn, so a batching shard puts only vectors of
+   * blocks already known intact (see WEIR_SHARD_PREV_TORN). */
   int (*put_vector)(void* self, uint32_t output, const float* vector, const weir_vector_meta* meta);
 } weir_shard_host;
 
@@ -246,10 +254,11 @@ typedef struct weir_shard_api {
    * apply. Returns 0, or a negative number on failure (counted). */
   int (*flush)(weir_shard* shard, const weir_shard_host* host);
   /* Version 3 (struct_size 80); may be NULL. Called on the processing thread after a turn that
-   * handed this shard at least one block, once its input has no more for now (and before flush at
-   * stop): a shard that holds inputs for a batch processes them. Hot-path rules apply. Returns 0,
-   * or a negative number on failure (counted). */
-  int (*idle)(weir_shard* shard, const weir_shard_host* host);
+   * handed this shard at least one block, once its input has no more for now (and at stop, before
+   * flush, when it has not run since the last block): a shard that holds inputs for a batch
+   * processes them. flags: WEIR_SHARD_PREV_TORN when the last block handed to process was torn.
+   * Hot-path rules apply. Returns 0, or a negative number on failure (counted). */
+  int (*idle)(weir_shard* shard, const weir_shard_host* host, uint32_t flags);
 } weir_shard_api;
 
 /* The one symbol a shard shared object exports. host_abi_version is the version the host asks for:

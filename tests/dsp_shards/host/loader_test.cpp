@@ -110,11 +110,12 @@ TEST_CASE("a shard whose table has another size is refused, naming both sizes") 
 
 TEST_CASE("version 2 tables, with or without flush, are accepted and their missing fields never read") {
   const auto flush = [](weir_shard*, const weir_shard_host*) { return 0; };
+  const auto idle = [](weir_shard*, const weir_shard_host*, std::uint32_t) { return 0; };
   weir_shard_api legacy = kGood;  // a shard built before flush existed: the table ends at stop
   legacy.abi_version = 2;
   legacy.struct_size = WEIR_SHARD_API_V2_SIZE;
   legacy.flush = flush;  // past its end: ignored
-  legacy.idle = flush;
+  legacy.idle = idle;
   CHECK(check_api(&legacy, "shard 'old'"));
   CHECK((shard_flush(legacy) == nullptr));
   CHECK((shard_idle(legacy) == nullptr));
@@ -124,10 +125,10 @@ TEST_CASE("version 2 tables, with or without flush, are accepted and their missi
   CHECK((shard_idle(legacy) == nullptr));
   weir_shard_api current = kGood;
   current.flush = flush;
-  current.idle = flush;
+  current.idle = idle;
   CHECK(check_api(&current, "shard 'new'"));
   CHECK((shard_flush(current) == flush));
-  CHECK((shard_idle(current) == flush));
+  CHECK((shard_idle(current) == idle));
 
   weir_shard_api short_table = kGood;
   short_table.abi_version = 2;

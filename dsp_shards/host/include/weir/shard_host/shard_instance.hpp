@@ -79,6 +79,7 @@ class ShardInstance {
   ShardInstance(const weir_shard_api& api, std::string what, InstanceReport info);
   void publish_stats(std::int64_t now_ns) noexcept;
   void store_counters() noexcept;
+  void run_idle() noexcept;
 
   const weir_shard_api* api_;
   std::string what_;
@@ -98,6 +99,8 @@ class ShardInstance {
   bool after_gap_ = false;      // input went missing since the last block handed to process
   bool processed_any_ = false;  // a block was handed to process
   bool idle_called_ = false;    // the shard's idle ran since the last block handed to process
+  bool prev_torn_ = false;      // the last block handed to process was torn; not yet told to the shard
+  bool v3_ = false;             // the shard speaks ABI version 3 (WEIR_SHARD_PREV_TORN, idle)
 };
 
 }  // namespace weir::shard_host
