@@ -1,7 +1,12 @@
 // Key names and value coding of the ann protocol (weir/ann/protocol.hpp).
 #include "weir/ann/protocol.hpp"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <cstring>
+
+#include "weir/ann/service.hpp"
 
 namespace weir::ann {
 
@@ -21,6 +26,11 @@ std::string numbered(std::string prefix, std::uint32_t pid, std::uint64_t n) {
 }
 
 }  // namespace
+
+bool pid_alive(std::uint32_t pid) noexcept {
+  if (pid == 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
 
 std::string status_key(std::string_view part) { return base(part) + "/service"; }
 std::string request_label(std::string_view part) { return base(part) + "/q"; }

@@ -102,11 +102,6 @@ core::Result<void> check_no_other(const core::Arena& arena, std::string_view par
 
 }  // namespace
 
-bool pid_alive(std::uint32_t pid) noexcept {
-  if (pid == 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
 core::Result<ServiceReport> run_service(const core::Arena& arena, std::string_view part, const ServiceOptions& options,
                                         const std::atomic<bool>& stop,
                                         const std::function<void(const ServiceReport&)>& on_serving) {

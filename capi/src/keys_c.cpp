@@ -5,8 +5,10 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "handles.hpp"
+#include "weir/core/signals.hpp"
 #include "weir/core/vector_store.hpp"
 
 using weir::capi::fail;
@@ -215,6 +217,18 @@ weir_status weir_vector_dim(const weir_arena* arena, uint32_t* dim) {
   if (dim == nullptr) return fail_null("weir_vector_dim", "dim");
   *dim = core::VectorStore(arena->state->arena).dim();
   return WEIR_OK;
+}
+
+weir_status weir_set_labels(weir_arena* arena, const char* key, const char* const* labels, uint32_t n) {
+  if (const weir_status st = check_writable(arena, "weir_set_labels", key); st != WEIR_OK) return st;
+  if (labels == nullptr && n > 0) return fail_null("weir_set_labels", "labels");
+  for (uint32_t i = 0; i < n; ++i)
+    if (labels[i] == nullptr) return fail_null("weir_set_labels", "labels[i]");
+  return guarded("weir_set_labels", [&]() -> weir_status {
+    std::vector<std::string> names(labels, labels + n);
+    auto done = core::set_labels(arena->state->arena, key, names);
+    return done ? WEIR_OK : fail(done.error());
+  });
 }
 
 weir_status weir_vector_set(weir_arena* arena, const char* key, const float* v, uint32_t n) {

@@ -11,6 +11,8 @@
 #include "lua_state.hpp"
 #include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
+#include "weir/core/arena_sizing.hpp"
+#include "weir/core/limits.hpp"
 
 namespace weir::config {
 
@@ -19,7 +21,7 @@ using core::Result;
 namespace {
 
 constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "pool_mib", "channel_mb", "consumers",
-                                "vector_dim", "numa_node", "mode", "attach", "replace"};
+                                "vector_dim", "vectors", "numa_node", "mode", "attach", "replace"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms", "calibration"};
 constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge"};
 constexpr std::array kBridgeKinds{"send"};
@@ -168,6 +170,7 @@ Result<void> load_arena(Fields f, ArenaDecl& a) {
   a.name = name;
   core::ArenaOptions& o = a.options;
   o.vector_dim = 0;  // a pipeline has no vectors unless it asks
+  const bool slots_given = f.has("slots"), value_bytes_given = f.has("value_bytes");  // reading takes a key
   WEIR_TRY(slots, f.integer("slots", 1, 1 << 24, o.slot_count));
   WEIR_TRY(key_bytes, f.integer("key_bytes", 8, 4096, o.key_bytes));
   WEIR_TRY(value_bytes, f.integer("value_bytes", 8, 1 << 24, o.value_bytes));
@@ -202,6 +205,18 @@ Result<void> load_arena(Fields f, ArenaDecl& a) {
   o.mode = static_cast<std::uint32_t>(mode_bits);
   o.replace_stale = replace;
   a.attach = attach;
+  // `vectors = N`: a slot table (and probe window) that holds N keys with vectors, by core's sizing rule;
+  // their values default to kVectorValueBytes.
+  if (f.has("vectors")) {
+    if (slots_given)
+      return tl::make_unexpected(f.error("'vectors' sizes the slot table itself; leave 'slots' out"));
+    if (vector_dim == 0) return tl::make_unexpected(f.error("'vectors' needs 'vector_dim', the floats per vector"));
+    WEIR_TRY(vectors, f.integer("vectors", 1, static_cast<long long>(core::max_sized_keys()), 0));
+    if (!value_bytes_given) o.value_bytes = core::kVectorValueBytes;
+    auto sized = core::sized_for_keys(static_cast<std::uint64_t>(vectors), o);
+    if (!sized) return tl::make_unexpected(f.error(sized.error().what));
+    o = *sized;
+  }
   return f.no_other_keys(kArenaKeys);
 }
 

@@ -235,6 +235,41 @@ void KvStore::publish(std::uint32_t i, std::uint32_t generation, std::uint64_t b
   detail::pulse_groups(v, bits, std::uint64_t{i} | (std::uint64_t{generation} << 32));
 }
 
+// A vector write holds its row, not the slot: the slot's labels are read in a seqlock window and
+// matched without touching the slot's cache (only a claim may write it). A slot held through every
+// attempt (a long value write) gives the last words read; its labels change only in set_labels, so
+// a vector write racing a label change pulses the groups of the old labels, the new, or both.
+std::uint64_t KvStore::group_bits_unclaimed_slow(KeyHandle h) const noexcept {
+  const SlotHeader& s = slot(h.slot);
+  std::byte key[kMaxKeyBytes];
+  std::uint64_t labels = 0;
+  std::uint64_t ids = 0;
+  std::uint32_t key_len = 0;
+  for (int attempt = 0; attempt < kLookupAttempts; ++attempt) {
+    const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+    key_len = std::min(detail::meta_key_len(s.meta.load(std::memory_order_relaxed)), key_bytes_);
+    labels = s.labels.load(std::memory_order_relaxed);
+    ids = s.label_ids.load(std::memory_order_relaxed);
+    detail::seqlock_copy_out(key, key_ptr(h.slot), key_len);
+    std::atomic_thread_fence(std::memory_order_acquire);  // the reads above happen before the re-check
+    if (!epoch_odd(epoch) && s.epoch.load(std::memory_order_relaxed) == epoch) break;
+    detail::cpu_relax();
+  }
+  // The key of a live generation never changes (docs/design/kv.md, invariant 2): if the slot still
+  // holds h's generation, the bytes read are h's key.
+  if (!detail::meta_live(s.meta.load(std::memory_order_acquire)) ||
+      s.generation.load(std::memory_order_acquire) != h.generation)
+    return 0;  // deleted meanwhile: the delete pulsed the groups
+  const detail::SignalView v{header_, groups_, logs_, watchers_, log_entries_};
+  return detail::match_group_bits(v, labels, ids, key, key_len);
+}
+
+void KvStore::publish_unclaimed(KeyHandle h, std::uint64_t bits) noexcept {
+  // A time, not a payload of the slot's seqlock window: a relaxed store outside the claim is enough.
+  slot(h.slot).changed_ns.store(static_cast<std::uint64_t>(core::realtime_ns()), std::memory_order_relaxed);
+  publish(h.slot, h.generation, bits);
+}
+
 KvStatus KvStore::insert(std::string_view key, std::uint64_t hash, std::span<const std::byte> value, ValueType type,
                          bool overwrite, std::int64_t deadline_ns, KeyHandle& out, const ArrayShape* shape) noexcept {
   const auto tag = static_cast<std::uint32_t>(hash >> 32);
@@ -699,7 +734,11 @@ KvStatus KvStore::set_labels(std::string_view key, std::uint64_t mask, std::uint
   if (same) {
     s.labels.store(mask | key_self_mask(hash), std::memory_order_relaxed);
     s.label_ids.store(label_ids, std::memory_order_relaxed);
-    s.groups_seen.store(0, std::memory_order_relaxed);  // forces a refresh of group_bits
+    // Rebuilt now, under the claim, so that writes that do not claim the slot (vector rows) find
+    // the cache current and pay nothing for it.
+    const detail::SignalView v{header_, groups_, logs_, watchers_, log_entries_};
+    detail::refresh_group_bits(v, s, key_ptr(h.slot), detail::meta_key_len(s.meta.load(std::memory_order_relaxed)),
+                               header_->groups_version.load(std::memory_order_acquire));
   }
   detail::release_slot(s);
   return same ? KvStatus::ok : KvStatus::not_found;

@@ -24,6 +24,10 @@ inline std::uint64_t slot_group_bits(const SignalView& v, SlotHeader& s, const s
 std::uint64_t refresh_group_bits(const SignalView& v, SlotHeader& s, const std::byte* key,
                                  std::uint32_t key_len, std::uint64_t version) noexcept;
 
+/// The groups a key with these Bloom labels, exact label ids and name matches; stores nothing.
+std::uint64_t match_group_bits(const SignalView& v, std::uint64_t labels, std::uint64_t label_ids,
+                               const std::byte* key, std::uint32_t key_len) noexcept;
+
 /// The same for a channel: groups of its labels, and channel groups of its name. Thread: its writer.
 std::uint64_t channel_group_bits(const SignalView& v, ChannelDesc& d) noexcept;
 

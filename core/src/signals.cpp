@@ -57,8 +57,15 @@ namespace detail {
 
 std::uint64_t refresh_group_bits(const SignalView& v, SlotHeader& s, const std::byte* key, std::uint32_t key_len,
                                  std::uint64_t version) noexcept {
-  const std::uint64_t labels = s.labels.load(std::memory_order_relaxed);
-  const std::uint64_t ids = s.label_ids.load(std::memory_order_relaxed);
+  const std::uint64_t bits = match_group_bits(v, s.labels.load(std::memory_order_relaxed),
+                                              s.label_ids.load(std::memory_order_relaxed), key, key_len);
+  s.group_bits.store(bits, std::memory_order_relaxed);
+  s.groups_seen.store(version, std::memory_order_relaxed);  // a cache: a stale version only costs a refresh
+  return bits;
+}
+
+std::uint64_t match_group_bits(const SignalView& v, std::uint64_t labels, std::uint64_t ids, const std::byte* key,
+                               std::uint32_t key_len) noexcept {
   std::uint64_t bits = 0;
   for (std::uint32_t g = 0; g < kGroupCount; ++g) {
     const SignalGroup& group = v.groups[g];
@@ -70,8 +77,6 @@ std::uint64_t refresh_group_bits(const SignalView& v, SlotHeader& s, const std::
                            : same_name(group.name, group.name_bytes, {reinterpret_cast<const char*>(key), key_len});
     if (exact) bits |= std::uint64_t{1} << g;
   }
-  s.group_bits.store(bits, std::memory_order_relaxed);
-  s.groups_seen.store(version, std::memory_order_relaxed);  // a cache: a stale version only costs a refresh
   return bits;
 }
 

@@ -215,6 +215,11 @@ VectorStatus VectorStore::write_row(KeyHandle h, std::span<const float> v, float
   r.generation.store(h.generation, std::memory_order_relaxed);
   r.flags.store(kRowPresent, std::memory_order_relaxed);  // clears torn
   detail::release_row(r);
+  // Like a KV write: after the release, so a woken watcher reads the new vector. A key no group
+  // watches costs a version load and three loads of its slot header, which slot_holds just read.
+  const std::uint64_t bits = kv_.group_bits_unclaimed(h);
+  if (bits != 0) [[unlikely]]
+    kv_.publish_unclaimed(h, bits);
   return VectorStatus::ok;
 }
 

@@ -14,8 +14,9 @@ from ._lib import (BusyError, FullError, InvalidArenaError, NotFoundError, Permi
                    TornError, UnsupportedError, WeirError, WeirTypeError, WeirValueError, library_path)
 from .arena import Arena, Watcher
 from .channel import Block, Blocks, BlockView, Channel, Envelope, Follower
+from .vectors import Vectors
 
 __version__ = "0.1.0"
-__all__ = ["Arena", "Watcher", "Channel", "Block", "Blocks", "BlockView", "Envelope", "Follower", "WeirError",
+__all__ = ["Arena", "Watcher", "Vectors", "Channel", "Block", "Blocks", "BlockView", "Envelope", "Follower", "WeirError",
            "NotFoundError", "PermissionDenied", "InvalidArenaError", "WeirTypeError", "WeirValueError", "BusyError",
            "TornError", "FullError", "UnsupportedError", "SystemFailure", "library_path"]

@@ -29,6 +29,7 @@ DTYPE_NAMES = {1: "i8", 2: "u8", 3: "i16", 4: "u16", 5: "i32", 6: "u32", 7: "i64
 POLICIES = {"lossy": 0, "lossless": 1, "latest": 2}
 STARTS = {"oldest": 0, "newest": 1, "sequence": 2}
 METRICS = {"cosine": 0, "dot": 1, "l2": 2}
+ANN_MAX_HITS = 100  # WEIR_ANN_MAX_HITS
 BLOCK_STATES = {0: "ok", 1: "overwritten", 2: "unwritten"}
 ATTACH_READ_ONLY = 1
 BLOCK_GAP_FLAG = 0x80000000
@@ -186,10 +187,16 @@ _PROTOTYPES = {
     "weir_watcher_wait_key": [_P, _S, _U64, _I64, ctypes.POINTER(ValueInfo)],
     "weir_watcher_interrupt": [_P],
     "weir_vector_dim": [_P, ctypes.POINTER(_U32)],
+    "weir_set_labels": [_P, _S, ctypes.POINTER(_S), _U32],
     "weir_vector_set": [_P, _S, _P, _U32],
     "weir_vector_get": [_P, _S, _P, _U32],
     "weir_vector_search": [_P, _P, _U32, _U32, _P, _U32, ctypes.POINTER(_U32)],
     "weir_vector_hit_key": [_P, ctypes.POINTER(VectorHit), _P, _SZ],
+    "weir_ann_open": [_P, _S, ctypes.POINTER(_P)],
+    "weir_ann_close": [_P],
+    "weir_ann_search": [_P, _P, _U32, _U32, _U32, _I64, _P, ctypes.POINTER(_U32)],
+    "weir_ann_search_like": [_P, _S, _U32, _U32, _I64, _P, ctypes.POINTER(_U32)],
+    "weir_ann_exact_search": [_P, _S, _P, _U32, _U32, _P, ctypes.POINTER(_U32)],
 }
 
 

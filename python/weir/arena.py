@@ -7,6 +7,7 @@ import numpy as np
 from . import _lib
 from ._lib import Closing, lib
 from .channel import Channel, _deadline, _slice_ns
+from .vectors import Vectors
 
 _NUMPY_TO_DTYPE = {np.dtype(v).newbyteorder("<"): k for k, v in _lib.DTYPES.items()}
 
@@ -194,12 +195,21 @@ class Arena(Closing):
         count = ctypes.c_uint32()
         _lib.check(lib.weir_vector_search(self._handle(), q.ctypes.data, q.size, _lib.METRICS[metric], hits, k,
                                           ctypes.byref(count)))
+        return self._hit_keys(hits, count.value)
+
+    def _hit_keys(self, hits, count):
+        # [(key, score)] of the first count hits; a hit whose key was deleted since is left out.
         out = []
         buf = ctypes.create_string_buffer(self.info["key_bytes"] + 1)
-        for i in range(count.value):
+        for i in range(count):
             if lib.weir_vector_hit_key(self._handle(), ctypes.byref(hits[i]), buf, len(buf)) == _lib.OK:
                 out.append((buf.value.decode("utf-8", "replace"), float(hits[i].score)))
         return out
+
+    def vectors(self, part):
+        """The vector partition `part` (a label its keys carry): search(query= or like=, k=10) asks its
+        `weir ann` service; search(..., exact=True) scores every vector in place."""
+        return Vectors(self, part)
 
     def vector(self, key):
         """A key's float32 vector."""
@@ -209,9 +219,19 @@ class Arena(Closing):
         _lib.check(lib.weir_vector_get(self._handle(), _lib.encode(key), out.ctypes.data, dim.value))
         return out
 
-    def set_vector(self, key, v):
+    def set_vector(self, key, v, part=None):
+        """Stores key's float32 vector; part: first give the key that partition's label (once is enough),
+        so the partition's ann service indexes it."""
+        if part is not None:
+            self.set_labels(key, [part])
         v = np.ascontiguousarray(v, dtype=np.float32)
         _lib.check(lib.weir_vector_set(self._handle(), _lib.encode(key), v.ctypes.data, v.size))
+
+    def set_labels(self, key, labels):
+        """Gives key (created empty if missing) these labels: its writes then pulse their signal groups."""
+        names = [_lib.encode(label) for label in labels]
+        array = (ctypes.c_char_p * max(1, len(names)))(*names)
+        _lib.check(lib.weir_set_labels(self._handle(), _lib.encode(key), array, len(names)))
 
 
 class Watcher(Closing):

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "weir/config/fields.hpp"
@@ -316,6 +317,31 @@ TEST_CASE("a bridge \"send\" keeps its settings, follows its patterns' channels 
   CHECK(load_error(std::string(kExample) + "bridge \"send\" { to = \"tcp://h:1\" }\n").find("pipe.lua:8: ") == 0);
   CHECK(load_error(std::string(kExample) + "bridge \"send\" { name = \"sim\", channels = {\"adc0\"} }\n")
             .find("two parts named 'sim'") != std::string::npos);
+}
+
+TEST_CASE("an ann part names its partition, keeps its settings as options, and needs an arena with vectors") {
+  auto p = load_pipeline_text("arena { name = \"x\", vectors = 1000, vector_dim = 32 }\n"
+                              "ann \"pulses\" { m = 12, ef = 80, metric = \"cosine\" }\n",
+                              "pipe.lua");
+  REQUIRE(p);
+  REQUIRE(p->anns.size() == 1);
+  CHECK(p->anns[0].part == "pulses");
+  CHECK(p->anns[0].name == "ann:pulses");
+  CHECK(p->anns[0].params == std::map<std::string, std::string>{{"ef", "80"}, {"m", "12"}, {"metric", "cosine"}});
+  // `vectors = N` sizes the slot table by core's rule: N keys (and the service's own) fit.
+  CHECK(p->arena.options.slot_count >= 1000 * 100 / 70);
+  CHECK(p->arena.options.vector_dim == 32);
+  auto r = resolve(*p, one_output());
+  REQUIRE(r);
+  CHECK(describe(*p, *r).find("ann \"ann:pulses\" process  indexes the vectors labelled pulses") != std::string::npos);
+
+  CHECK(load_error("arena { name = \"x\" }\nann \"pulses\" { }\n") ==
+        "pipe.lua:2: ann \"pulses\" indexes vectors, but the arena has none; give it vector_dim = D (the embedding's dims)");
+  CHECK(load_error("arena { name = \"x\", vector_dim = 8 }\nann \"pulses\" { ef_search = 3 }\n")
+            .find("pipe.lua:2: ann \"pulses\": unknown key 'ef_search'") == 0);
+  CHECK(load_error("arena { name = \"x\", vectors = 10 }\n") == "pipe.lua:1: arena: 'vectors' needs 'vector_dim', the floats per vector");
+  CHECK(load_error("arena { name = \"x\", vectors = 10, slots = 64, vector_dim = 8 }\n") ==
+        "pipe.lua:1: arena: 'vectors' sizes the slot table itself; leave 'slots' out");
 }
 
 TEST_CASE("recorders are essential unless the file says otherwise; other parts only when it says so") {

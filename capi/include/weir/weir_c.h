@@ -276,6 +276,9 @@ WEIR_C_API weir_status weir_watcher_interrupt(weir_watcher* watcher);
 
 /* ---- vectors ---------------------------------------------------------------------------------- */
 WEIR_C_API weir_status weir_vector_dim(const weir_arena* arena, uint32_t* dim); /* 0: no vectors */
+/* Gives `key` (created empty if missing) the n labels: its writes and deletion then pulse their signal
+ * groups and are logged there; a vector partition is the keys carrying its label. Cold path. */
+WEIR_C_API weir_status weir_set_labels(weir_arena* arena, const char* key, const char* const* labels, uint32_t n);
 WEIR_C_API weir_status weir_vector_set(weir_arena* arena, const char* key, const float* v, uint32_t n);
 WEIR_C_API weir_status weir_vector_get(const weir_arena* arena, const char* key, float* out, uint32_t n);
 /* Top-k by metric, best first, into hits[0..k); *count: hits written. */
@@ -284,6 +287,26 @@ WEIR_C_API weir_status weir_vector_search(const weir_arena* arena, const float* 
 /* The key of a hit, NUL-terminated; NOT_FOUND when it was deleted since the search. */
 WEIR_C_API weir_status weir_vector_hit_key(const weir_arena* arena, const weir_vector_hit* hit, char* buf,
                                            size_t size);
+
+/* ---- nearest vectors through a partition's ann service (`weir ann ARENA PART`) ------------------ */
+#define WEIR_ANN_MAX_HITS 100
+typedef struct weir_ann weir_ann;
+/* Finds the running service of partition label `part` and claims a watcher row for its answers.
+ * NOT_FOUND (with what to start) when no live service of `part` is registered in the arena. */
+WEIR_C_API weir_status weir_ann_open(weir_arena* arena, const char* part, weir_ann** out);
+WEIR_C_API weir_status weir_ann_close(weir_ann* ann);
+/* The k (1..WEIR_ANN_MAX_HITS) nearest vectors of query (n floats, the arena's dim), best first, by the
+ * service's metric; ef 0: the service's default breadth. Sleeps on a signal group for the answer, at
+ * most timeout_ns. Hits are read with weir_vector_hit_key. */
+WEIR_C_API weir_status weir_ann_search(weir_ann* ann, const float* query, uint32_t n, uint32_t k, uint32_t ef,
+                                       int64_t timeout_ns, weir_vector_hit* hits, uint32_t* count);
+/* As weir_ann_search, for the vector of `key` (which is among the hits). */
+WEIR_C_API weir_status weir_ann_search_like(weir_ann* ann, const char* key, uint32_t k, uint32_t ef,
+                                            int64_t timeout_ns, weir_vector_hit* hits, uint32_t* count);
+/* Exact top-k over the keys carrying label `part` (every vector of the arena scored in place; no
+ * service needed): the truth an ann answer is measured against. Metric cosine. */
+WEIR_C_API weir_status weir_ann_exact_search(const weir_arena* arena, const char* part, const float* query,
+                                             uint32_t n, uint32_t k, weir_vector_hit* hits, uint32_t* count);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -16,9 +16,9 @@
 
 #include "command.hpp"
 #include "weir/ann/client.hpp"
+#include "weir/ann/exact.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
-#include "weir/core/label_dictionary.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/arena_report.hpp"
 #include "weir/tools/output.hpp"
@@ -32,7 +32,6 @@ constexpr std::uint32_t kDefaultK = 10;
 constexpr std::uint32_t kMaxK = 256;         // ann::kMaxHits
 constexpr double kDefaultTimeoutS = 1.0;     // longest wait for the service's answer
 constexpr double kMaxTimeoutS = 3600.0;
-constexpr std::size_t kExactGrowth = 4;      // the exact search asks for this many more hits each round
 constexpr double kNsPerMs = 1e6;
 
 struct SearchArgs {
@@ -75,36 +74,6 @@ core::Result<std::vector<float>> read_vector_file(const std::string& path) {
     p = next;
   }
   return out;
-}
-
-// The exact search, keeping only keys labelled `part`: asks for more hits until k of them are the
-// partition's or every row was looked at.
-core::Result<std::vector<core::VectorHit>> exact_search(const core::Arena& arena, std::string_view part,
-                                                        std::span<const float> query, std::size_t k) {
-  const core::VectorStore vectors(arena);
-  const auto part_id = core::LabelDictionary(arena).find(part);
-  std::vector<core::VectorHit> kept;
-  if (!part_id) return kept;  // no key ever carried the label
-  const std::uint64_t bit = std::uint64_t{1} << *part_id;
-  const auto* slots = arena.region(core::Region::slots);
-  const std::uint64_t stride = arena.geometry().slot_stride;
-  for (std::size_t want = k * kExactGrowth;; want *= kExactGrowth) {
-    want = std::min<std::size_t>(want, vectors.rows());
-    std::vector<core::VectorHit> hits(want);
-    std::size_t count = 0;
-    const core::VectorStatus st = vectors.search(query, core::SearchOptions{}, hits, count);
-    if (st != core::VectorStatus::ok)
-      return core::fail(core::Errc::invalid_argument, fmt::format("exact search of {}: {}", arena.location().describe(),
-                                                                  core::vector_status_text(st)));
-    kept.clear();
-    for (std::size_t i = 0; i < count && kept.size() < k; ++i) {
-      const auto& s = *reinterpret_cast<const core::SlotHeader*>(slots + std::uint64_t{hits[i].slot} * stride);
-      if ((s.label_ids.load(std::memory_order_relaxed) & bit) != 0 &&
-          s.generation.load(std::memory_order_acquire) == hits[i].generation)
-        kept.push_back(hits[i]);
-    }
-    if (kept.size() >= k || count < want || want >= vectors.rows()) return kept;
-  }
 }
 
 std::vector<Named> name_hits(const core::Arena& arena, std::span<const core::VectorHit> hits) {
@@ -173,7 +142,7 @@ int run_search(const SearchArgs& args) {
                                                                                arena->location().describe(),
                                                                                core::vector_status_text(st))});
     }
-    auto found = exact_search(*arena, args.part, query, args.k);
+    auto found = ann::exact_search(*arena, args.part, query, args.k);
     if (!found) return report_error("", found.error());
     hits = std::move(*found);
     count = hits.size();

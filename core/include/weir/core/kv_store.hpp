@@ -205,6 +205,18 @@ class KvStore {
   void publish(std::uint32_t i, std::uint32_t generation, std::uint64_t group_bits) noexcept;
   std::uint64_t group_bits_locked(std::uint32_t i) noexcept;
 
+  // VectorStore writes a key's vector row under the row's own seqlock, not the slot's, then pulses
+  // the key's groups like any write (docs/design/vectors.md, "Signals").
+  friend class VectorStore;
+  /// The groups a write to h's key pulses, read without claiming the slot: the slot's cached bitmap,
+  /// checked current in one seqlock window (a version load and three loads of the slot header), or,
+  /// when it is stale or the slot is held, group_bits_unclaimed_slow. 0 when the key was deleted.
+  [[gnu::always_inline]] inline std::uint64_t group_bits_unclaimed(KeyHandle handle) const noexcept;
+  /// Matches the slot's labels and key against the group table without storing anything. Lock-free.
+  std::uint64_t group_bits_unclaimed_slow(KeyHandle handle) const noexcept;
+  /// Stamps the slot's changed_ns and pulses `bits` with (slot, generation). Thread: any writer.
+  void publish_unclaimed(KeyHandle handle, std::uint64_t bits) noexcept;
+
   ArenaHeader* header_ = nullptr;
   SignalGroup* groups_ = nullptr;
   LogEntry* logs_ = nullptr;
@@ -296,6 +308,19 @@ KvStatus KvStore::set(KeyHandle h, std::span<const std::byte> value, ValueType t
   if (fast != KvStatus::not_found) [[likely]]
     return fast;
   return set_handle_slow(h, value, type);
+}
+
+std::uint64_t KvStore::group_bits_unclaimed(KeyHandle h) const noexcept {
+  const SlotHeader& s = slot(h.slot);
+  const std::uint64_t version = header_->groups_version.load(std::memory_order_acquire);  // pairs with table edits
+  const std::uint64_t epoch = s.epoch.load(std::memory_order_acquire);  // pairs with the writer's release
+  const std::uint64_t seen = s.groups_seen.load(std::memory_order_relaxed);
+  const std::uint64_t bits = s.group_bits.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);  // both loads happen before the re-check
+  const std::uint64_t unusual = (epoch & kEpochOdd) | (seen ^ version) | (s.epoch.load(std::memory_order_relaxed) ^ epoch);
+  if (unusual == 0) [[likely]]
+    return bits;
+  return group_bits_unclaimed_slow(h);
 }
 
 template <class Fn>
