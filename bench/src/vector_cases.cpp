@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ann_cases.hpp"
+#include "embed_cases.hpp"
 #include "extra_suites.hpp"
 #include "harness.hpp"
 #include "suite_report.hpp"
@@ -534,6 +535,7 @@ int run_vector_suite(const std::vector<std::string>& all_args) {
   });
   if (!ran) return kExitFailed;
   run_ann_cases(config, ann, results, fields);
+  run_embed_cases(config, results, fields);
 
   compare(results, kComparisons);
   char title[256];

@@ -3,6 +3,7 @@
 #include "weir/shard_host/loader.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <utility>
@@ -38,14 +39,17 @@ struct DlHandle {
 };
 
 // The table the entry function returns, or why there is none.
+// Asks for the host's own version first, then each older one it still loads (shard.h).
 core::Result<const weir_shard_api*> call_entry(weir_shard_entry_fn entry, const std::string& what) {
-  const weir_shard_api* api = entry(WEIR_SHARD_ABI_VERSION);
-  if (api == nullptr)
-    return fail(Errc::invalid_argument, what + ": " + WEIR_SHARD_ENTRY_SYMBOL + "(" + num(WEIR_SHARD_ABI_VERSION) +
-                                            ") returned no table (NULL): the shard does not serve this host's ABI "
-                                            "version " + num(WEIR_SHARD_ABI_VERSION));
-  if (auto ok = check_api(api, what); !ok) return tl::make_unexpected(ok.error());
-  return api;
+  for (std::uint32_t version = WEIR_SHARD_ABI_VERSION; version >= WEIR_SHARD_ABI_OLDEST; --version) {
+    const weir_shard_api* api = entry(version);
+    if (api == nullptr) continue;  // a table of another version than asked is judged by check_api
+    if (auto ok = check_api(api, what); !ok) return tl::make_unexpected(ok.error());
+    return api;
+  }
+  return fail(Errc::invalid_argument, what + ": " + WEIR_SHARD_ENTRY_SYMBOL + " returned no table (NULL) for ABI "
+                                          "versions " + num(WEIR_SHARD_ABI_OLDEST) + " to " +
+                                          num(WEIR_SHARD_ABI_VERSION) + ": the shard serves none that this host loads");
 }
 
 // A built-in kind's table, checked like any other.
@@ -68,6 +72,19 @@ core::Result<const weir_shard_api*> load_builtin(std::string_view kind, const st
 }
 
 }  // namespace
+
+core::Result<std::string> find_plugin_file(const PluginKind& plugin) {
+  std::string searched;
+  for (const std::string& dir : plugin_dirs()) {
+    const std::string path = dir + "/" + std::string(plugin.file);
+    if (::access(path.c_str(), R_OK) == 0) return path;
+    searched += (searched.empty() ? "" : ", ") + dir;
+  }
+  return fail(Errc::not_found, "shard '" + std::string(plugin.name) + "': the kind is a plugin, " +
+                                   std::string(plugin.file) + ", found in none of " + searched +
+                                   " (it is built only where " + std::string(plugin.needs) +
+                                   " is installed; $WEIR_SHARD_PATH adds directories)");
+}
 
 bool names_shard_file(std::string_view text) noexcept {
   return text.find('/') != std::string_view::npos || (text.size() > 3 && text.ends_with(".so"));
@@ -97,17 +114,21 @@ LoadedShard::~LoadedShard() {
 core::Result<void> check_api(const weir_shard_api* api, const std::string& what) {
   const auto refuse = [&](const std::string& why) { return fail(Errc::invalid_argument, what + ": " + why); };
   if (api == nullptr) return refuse("no shard table (NULL)");
-  if (api->abi_version != WEIR_SHARD_ABI_VERSION)
-    return refuse("built for shard ABI version " + num(api->abi_version) + ", but this host speaks version " +
-                  num(WEIR_SHARD_ABI_VERSION) +
+  if (api->abi_version < WEIR_SHARD_ABI_OLDEST || api->abi_version > WEIR_SHARD_ABI_VERSION)
+    return refuse("built for shard ABI version " + num(api->abi_version) + ", but this host speaks versions " +
+                  num(WEIR_SHARD_ABI_OLDEST) + " to " + num(WEIR_SHARD_ABI_VERSION) +
                   (api->abi_version == 1 ? " (version 2 added frame shapes and array keys to weir_shard_output)"
                                          : "") +
                   "; rebuild it against this weir's weir/shard.h");
-  if (api->struct_size < WEIR_SHARD_API_V2_SIZE || api->struct_size > sizeof(weir_shard_api))
+  // A version 2 table ends at stop or flush; a version 3 one has idle and may grow up to the host's.
+  const bool v2 = api->abi_version == 2;
+  const std::size_t least = v2 ? WEIR_SHARD_API_V2_SIZE : WEIR_SHARD_API_V3_SIZE;
+  const std::size_t most = v2 ? WEIR_SHARD_API_V2_MAX_SIZE : sizeof(weir_shard_api);
+  if (api->struct_size < least || api->struct_size > most)
     return refuse("its weir_shard_api is " + num(api->struct_size) + " bytes, but this host's is " +
-                  num(sizeof(weir_shard_api)) + " (it accepts " + num(WEIR_SHARD_API_V2_SIZE) + " to " +
-                  num(sizeof(weir_shard_api)) + "; same ABI version, different header?); rebuild it against this "
-                  "weir's weir/shard.h");
+                  num(sizeof(weir_shard_api)) + " (for ABI version " + num(api->abi_version) + " it accepts " +
+                  num(least) + " to " + num(most) + "; same ABI version, different header?); rebuild it against "
+                  "this weir's weir/shard.h");
   if (api->name == nullptr || api->name[0] == '\0') return refuse("the table has no name");
   if (std::strlen(api->name) >= WEIR_SHARD_NAME_BYTES)
     return refuse("its name is longer than " + num(WEIR_SHARD_NAME_BYTES - 1) + " bytes");
@@ -141,8 +162,13 @@ std::string dtype_list(std::uint32_t mask) {
 
 core::Result<LoadedShard> load_shard(std::string_view kind_or_path) {
   std::string path(kind_or_path);
-  const std::string what = "shard '" + path + "'";
-  if (!names_shard_file(kind_or_path)) {
+  std::string what = "shard '" + path + "'";
+  if (const PluginKind* plugin = find_plugin(kind_or_path); plugin != nullptr && !names_shard_file(kind_or_path)) {
+    auto file = find_plugin_file(*plugin);  // then loaded as any shared object
+    if (!file) return tl::make_unexpected(file.error());
+    path = *file;
+    what = "shard '" + std::string(kind_or_path) + "' (" + path + ")";
+  } else if (!names_shard_file(kind_or_path)) {
     auto api = load_builtin(kind_or_path, what);
     if (!api) return tl::make_unexpected(api.error());
     return LoadedShard(*api, nullptr, what);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "weir/core/clock.hpp"
+#include "weir/core/signals.hpp"
 #include "weir/shard_host/host_limits.hpp"
 #include "weir/shard_host/output_shape.hpp"
 #include "weir/shard_host/watchdog.hpp"
@@ -63,12 +64,13 @@ bool is_word_type(core::ValueType t) noexcept {
 
 }  // namespace
 
-OutputSet::OutputSet(const core::Arena& arena, std::string what) : kv_(arena), what_(std::move(what)) {
+OutputSet::OutputSet(const core::Arena& arena, std::string what) : kv_(arena), vectors_(arena), what_(std::move(what)) {
   host_.self = this;
   host_.claim = &OutputSet::claim;
   host_.publish = &OutputSet::publish;
   host_.set_key = &OutputSet::set_key;
   host_.log = &OutputSet::log;
+  host_.put_vector = &OutputSet::put_vector;
 }
 
 core::Result<std::unique_ptr<OutputSet>> OutputSet::open(const core::Arena& arena, const weir_shard_config& cfg,
@@ -92,6 +94,8 @@ core::Result<std::unique_ptr<OutputSet>> OutputSet::open(const core::Arena& aren
       opened = set->open_channel(arena, o, out);
     } else if (o.kind == WEIR_OUTPUT_KEY) {
       opened = set->open_key(arena, o, out);
+    } else if (o.kind == WEIR_OUTPUT_VECTORS && cfg.abi_version >= 3) {
+      opened = set->open_vectors(arena, o, out);
     } else {
       opened = fail(Errc::invalid_argument, "unknown output kind " + num(o.kind));
     }
@@ -193,6 +197,48 @@ core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shar
   return {};
 }
 
+core::Result<void> OutputSet::open_vectors(const core::Arena& arena, const weir_shard_output& o, Output& out) {
+  const auto labels = field(o.labels);
+  if (!labels) return fail(Errc::invalid_argument, "labels lack a terminating zero");
+  const std::vector<std::string> part = split_labels(*labels);
+  if (part.size() != 1)
+    return fail(Errc::invalid_argument, "a vector ring names one partition label, not '" + *labels + "'");
+  if (o.array_dtype != WEIR_DTYPE_F32 || o.array_rank != 1 || o.array_dims[0] == 0 || o.array_dims[1] != 0)
+    return fail(Errc::invalid_argument, "a vector ring's vectors are f32 of rank 1 with non-zero dims (array_dtype " +
+                                            num(o.array_dtype) + ", rank " + num(o.array_rank) + ", dims " +
+                                            num(o.array_dims[0]) + " x " + num(o.array_dims[1]) + ")");
+  if (o.capacity == 0) return fail(Errc::invalid_argument, "a vector ring holds at least one key (capacity is 0)");
+  if (vectors_.dim() == 0)
+    return fail(Errc::invalid_argument, "partition '" + part[0] + "': the arena " + arena.location().describe() +
+                                            " holds no vectors (create it with a vector dim of " +
+                                            num(o.array_dims[0]) + ")");
+  if (vectors_.dim() != o.array_dims[0])
+    return fail(Errc::invalid_argument, "partition '" + part[0] + "': the shard writes vectors of " +
+                                            num(o.array_dims[0]) + " dims, but the arena's vectors have " +
+                                            num(vectors_.dim()) + " dims");
+  constexpr std::uint64_t kMetaBytes = sizeof(weir_vector_meta);
+  if (kMetaBytes > kv_.value_bytes())
+    return fail(Errc::invalid_argument, "a vector's metadata takes " + num(kMetaBytes) +
+                                            " bytes, but the arena's value slots hold " + num(kv_.value_bytes()));
+  out.array = core::ArrayShape{core::Dtype::i64, 1, {WEIR_VECTOR_META_WORDS, 0}};
+  out.ring.resize(o.capacity);
+  std::vector<std::string> created;  // keys this call made: removed again if the ring does not fit
+  const auto refuse = [&](std::uint32_t i, const std::string& why) {
+    for (const std::string& key : created) (void)kv_.del(key);
+    return fail(Errc::invalid_argument, "key " + num(i) + " of the ring's " + num(o.capacity) + ": " + why +
+                                            " (a ring needs a slot per key: create the arena with more --slots, or "
+                                            "give a smaller capacity)");
+  };
+  for (std::uint32_t i = 0; i < o.capacity; ++i) {
+    const std::string key = out.name + "/" + num(i);
+    if (kv_.resolve(key, out.ring[i], false) == core::KvStatus::not_found) created.push_back(key);
+    if (auto labelled = core::set_labels(arena, key, part); !labelled) return refuse(i, labelled.error().what);
+    const core::KvStatus st = kv_.resolve(key, out.ring[i], true);
+    if (st != core::KvStatus::ok) return refuse(i, "'" + key + "': " + core::kv_status_text(st));
+  }
+  return {};
+}
+
 std::vector<std::string> OutputSet::names() const {
   std::vector<std::string> names;
   for (const Output& o : outputs_) names.push_back(o.name);
@@ -268,6 +314,38 @@ int OutputSet::set_key(void* self, std::uint32_t output, const void* value, size
   }
   ++set->errors_;
   return -1;
+}
+
+int OutputSet::put_vector(void* self, std::uint32_t output, const float* vector, const weir_vector_meta* meta) {
+  auto* set = static_cast<OutputSet*>(self);
+  if (output >= set->outputs_.size() || set->outputs_[output].kind != WEIR_OUTPUT_VECTORS || vector == nullptr ||
+      meta == nullptr) {
+    ++set->errors_;
+    return -1;
+  }
+  Output& out = set->outputs_[output];
+  const core::KeyHandle key = out.ring[out.puts % out.ring.size()];
+  ++out.puts;
+  // The metadata first: a follower woken by the vector's write finds the metadata that goes with it.
+  const std::uint64_t words[WEIR_VECTOR_META_WORDS] = {meta->realtime_ns, meta->sequence, meta->frame,
+                                                       meta->first_sample};
+  const std::span<const std::byte> value(reinterpret_cast<const std::byte*>(words), sizeof words);
+  std::int64_t deadline = 0;
+  core::KvStatus st = set->kv_.set_array(key, out.array, value);
+  while (st == core::KvStatus::busy) {  // another writer holds the key: a short bounded wait
+    const std::int64_t now = core::monotonic_ns();
+    if (deadline == 0) deadline = now + kKeyWriteWaitNs;
+    if (now >= deadline) break;
+    st = set->kv_.set_array(key, out.array, value);
+  }
+  if (st != core::KvStatus::ok ||
+      set->vectors_.set(key, std::span<const float>(vector, set->vectors_.dim()), kKeyWriteWaitNs) !=
+          core::VectorStatus::ok) {
+    ++set->errors_;  // held past the wait, deleted meanwhile (stale handle), or not finite
+    return -1;
+  }
+  ++set->vectors_written_;
+  return 0;
 }
 
 void OutputSet::log(void* self, int level, const char* message) {

@@ -7,6 +7,7 @@
 
 #include "outputs.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/core/vector_store.hpp"
 #include "weir/shard_host/host_limits.hpp"
 
 namespace weir::shard_host {
@@ -59,8 +60,11 @@ core::Result<std::unique_ptr<ShardInstance>> ShardInstance::create(const core::A
   const std::string base = spec.output_base.empty() ? spec.input : spec.output_base;
   auto cfg = std::make_unique<weir_shard_config>();  // ~6 KiB: not for the stack of a deep caller
   std::memset(cfg.get(), 0, sizeof(weir_shard_config));
-  cfg->abi_version = WEIR_SHARD_ABI_VERSION;
-  cfg->struct_size = sizeof(weir_shard_config);
+  // A version 2 shard gets the config it knows: its version and size, without version 3's fields.
+  cfg->abi_version = api.abi_version;
+  cfg->struct_size = api.abi_version >= 3 ? sizeof(weir_shard_config) : WEIR_SHARD_CONFIG_V2_SIZE;
+  cfg->input_frame_elements = input.frame.frame_elements;
+  cfg->arena_vector_dim = core::VectorStore(arena).dim();
   cfg->instance = spec.instance.c_str();
   cfg->input_channel = spec.input.c_str();
   cfg->input_dtype = dtype;
@@ -93,6 +97,7 @@ core::Result<std::unique_ptr<ShardInstance>> ShardInstance::create(const core::A
   if (input.rate_hz > 0)
     self->block_period_ns_ = std::llround(static_cast<double>(input.samples_per_block) * 1e9 / input.rate_hz);
   self->ring_blocks_ = input.ring_blocks;
+  self->v3_ = api.abi_version >= 3;
   return self;
 }
 
@@ -121,7 +126,10 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     }
     // The shard learns of missing input on the next block it gets (never on the very first one).
     const std::uint32_t gap_flag = after_gap_ && processed_any_ ? WEIR_SHARD_AFTER_GAP : 0U;
-    const weir_shard_block in{view.data,        view.samples,      (view.flags & ~WEIR_SHARD_AFTER_GAP) | gap_flag,
+    // Version 3: the previous block was torn, so what the shard kept of it is to be dropped.
+    const std::uint32_t host_flags = v3_ ? WEIR_SHARD_AFTER_GAP | WEIR_SHARD_PREV_TORN : WEIR_SHARD_AFTER_GAP;
+    const std::uint32_t torn_flag = v3_ && prev_torn_ ? WEIR_SHARD_PREV_TORN : 0U;
+    const weir_shard_block in{view.data,        view.samples,      (view.flags & ~host_flags) | gap_flag | torn_flag,
                               view.sequence,    view.realtime_ns,  view.monotonic_ns,
                               view.first_sample};
     const std::int64_t start = core::monotonic_ns();
@@ -131,9 +139,12 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     dog.disarm();
     const bool valid = reader_->done(view);  // re-validates the seqlock; a torn block counts as lost
     after_gap_ = !valid;  // the writer lapped us mid-block: what follows does not continue it
+    prev_torn_ = !valid;
     processed_any_ = true;
+    idle_called_ = false;
     const std::uint64_t written = outputs_->take_written();
     if (valid) out_ += written;  // outputs made from a torn block are not counted as good output
+    out_ += outputs_->take_vectors();  // vectors: of blocks the shard knows intact (WEIR_SHARD_PREV_TORN)
     errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
     if (rc > 0) ++skipped_;  // the shard chose not to use this block
     expected_seq_ = view.sequence + 1;
@@ -143,8 +154,22 @@ std::uint32_t ShardInstance::poll(std::uint32_t max_blocks, Watchdog& dog, std::
     store_counters();
     if (++since_stats_ >= kStatsEveryBlocks || now - stats_ns_ >= kStatsEveryNs) publish_stats(now);
   }
+  if (handled < max_blocks && processed_any_ && !idle_called_) {  // drained: a batching shard runs what it holds
+    run_idle();
+    store_counters();
+  }
   if (handled < max_blocks && since_stats_ > 0) publish_stats(now != 0 ? now : core::monotonic_ns());  // drained
   return handled;
+}
+
+void ShardInstance::run_idle() noexcept {
+  if (const auto idle = shard_idle(*api_); idle != nullptr) {
+    const int rc = idle(shard_, outputs_->host(), prev_torn_ ? WEIR_SHARD_PREV_TORN : 0U);
+    out_ += outputs_->take_written() + outputs_->take_vectors();
+    errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
+  }
+  prev_torn_ = false;  // told (or no shard to tell): the next block carries no stale verdict
+  idle_called_ = true;
 }
 
 void ShardInstance::store_counters() noexcept {
@@ -168,10 +193,12 @@ InstanceReport ShardInstance::finish() {
   if (finished_) return report_;
   finished_ = true;
   if (shard_ != nullptr && outputs_) {
-    // The partial results the shard still holds, published while the outputs are open.
+    // What a batching shard holds since the last block, and the partial results the shard still
+    // holds, published while the outputs are open.
+    if (processed_any_ && !idle_called_) run_idle();
     if (const auto flush = shard_flush(*api_); flush != nullptr) {
       const int rc = flush(shard_, outputs_->host());
-      out_ += outputs_->take_written();
+      out_ += outputs_->take_written() + outputs_->take_vectors();
       errors_ += outputs_->take_errors() + (rc < 0 ? 1U : 0U);
     }
   }

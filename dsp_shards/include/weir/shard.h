@@ -1,4 +1,4 @@
-/* weir shard ABI, version 2: the one header a shard (built in or third party) is written against.
+/* weir shard ABI, version 3: the one header a shard (built in or third party) is written against.
  *
  * A shard is a processing unit run by a shard host (`weir shard`). A shared object exports one C
  * function, weir_shard_entry, which returns a static weir_shard_api table: the shard's name, the
@@ -14,15 +14,31 @@
  *   flush      optional (see weir_shard_api): once, after the last process and before stop, with
  *              the outputs still open: the shard publishes what it has accumulated and not yet
  *              published (a partial spectrum, window or histogram), marked WEIR_SHARD_PARTIAL.
+ *   idle       optional (version 3): after a turn that handed the shard blocks, when its input has
+ *              no more for now: a shard that batches its inputs (embed) runs what it holds, so a
+ *              result never waits for input that is not coming. Hot-path rules apply.
  *   stop       frees everything configure made; flushes nothing to disk.
  *
  * Outputs are declared in configure into cfg->outputs (up to WEIR_SHARD_MAX_OUTPUTS): a derived
  * channel (the host creates it in the arena if missing, and becomes its one writer) or a key (the
- * host resolves a handle once). process refers to them by index.
+ * host resolves a handle once) or, since version 3, a vector ring (see below). process refers to
+ * them by index.
  *
  * Version 2 added shaped outputs: a channel may declare frames (frame_elements, with an axis: the
  * fft's spectra, the trigger's capture windows), and a key may be a typed array (WEIR_KEY_ARRAY,
  * with element dtype and shape: the mca's histogram). The host refuses version 1 shards.
+ *
+ * Version 3 added vector rings (WEIR_OUTPUT_VECTORS: the embed shard's pulse embeddings), the host
+ * call put_vector that writes them, the input's frame size and the arena's vector dims in the
+ * config, and the optional idle call. A vector ring is `capacity` keys <name>/<i>, i = 0 ..
+ * capacity - 1, each carrying the partition label given in `labels` (one label, so that followers
+ * of the partition see every write in the label's change log) and, per write, a float32 vector row
+ * of array_dims[0] elements (which must equal the arena's vector dims) and as its value the
+ * metadata (weir_vector_meta) as an i64 array of 4 (every field is below 2^63). The n-th
+ * put_vector of a run writes key n mod capacity: old vectors are overwritten. The host still loads version 2 shards: it calls the entry
+ * function with 3, then with 2 when that returns NULL, and gives a version 2 shard a config whose
+ * abi_version and struct_size are version 2's (it never reads the fields version 3 appended); the
+ * host table it passes only grew, at its end.
  *
  * Stamps, gaps and partial results: a shard whose output summarises a window of input (a spectrum,
  * window statistics, a histogram) stamps it with the acquisition time of the window's FIRST input
@@ -35,9 +51,11 @@
  *
  * Plain C, no padding surprises: every struct below is read across the .so boundary. Any change to
  * a struct or function type bumps WEIR_SHARD_ABI_VERSION; the host refuses a shard whose
- * abi_version differs from its own. weir_shard_api alone may grow at its end within a version: the
- * host accepts a table of struct_size WEIR_SHARD_API_V2_SIZE (the first version 2 tables, without
- * flush) up to its own sizeof(weir_shard_api), and reads a field the table does not reach as NULL.
+ * abi_version is not one it loads (WEIR_SHARD_ABI_OLDEST to its own). weir_shard_api alone may grow
+ * at its end within a version: the host accepts a version 2 table of struct_size
+ * WEIR_SHARD_API_V2_SIZE (without flush) or WEIR_SHARD_API_V2_MAX_SIZE, a version 3 table of
+ * WEIR_SHARD_API_V3_SIZE up to its own sizeof(weir_shard_api), and reads a field the table does not
+ * reach as NULL.
  */
 #ifndef WEIR_SHARD_H
 #define WEIR_SHARD_H
@@ -49,7 +67,9 @@
 extern "C" {
 #endif
 
-#define WEIR_SHARD_ABI_VERSION 2u
+#define WEIR_SHARD_ABI_VERSION 3u
+/* The oldest version the host still loads (see above). */
+#define WEIR_SHARD_ABI_OLDEST 2u
 #define WEIR_SHARD_ENTRY_SYMBOL "weir_shard_entry"
 #define WEIR_SHARD_MAX_OUTPUTS 32u
 #define WEIR_SHARD_MAX_PARAMS 32u
@@ -57,10 +77,23 @@ extern "C" {
 #define WEIR_SHARD_ERROR_BYTES 512u
 /* weir_shard_api's size in the first version 2 tables, which end at stop (no flush). */
 #define WEIR_SHARD_API_V2_SIZE 64u
+/* weir_shard_api's size in the last version 2 tables (with flush). */
+#define WEIR_SHARD_API_V2_MAX_SIZE 72u
+/* weir_shard_api's size in the first version 3 tables (with idle). */
+#define WEIR_SHARD_API_V3_SIZE 80u
+/* weir_shard_config's size as a version 2 shard knows it (without the fields version 3 appended). */
+#define WEIR_SHARD_CONFIG_V2_SIZE 11608u
+/* Elements of a vector ring key's metadata array (weir_vector_meta as i64). */
+#define WEIR_VECTOR_META_WORDS 4u
 
 /* weir_shard_block.flags, set by the host: input blocks went missing just before this one. A data
  * block never carries this bit otherwise (the arena's gap-marker bit, which readers never hand on). */
 #define WEIR_SHARD_AFTER_GAP 0x80000000u
+/* weir_shard_block.flags and idle's flags, set by the host for version 3 shards: the block handed to
+ * process just before was torn while process read it (the writer overwrote it; the host counts it
+ * lost). A shard that kept data of that block for later (a batch) discards it, so that every input
+ * block is either counted lost or used, never both. */
+#define WEIR_SHARD_PREV_TORN 0x40000000u
 /* publish flags: the block summarises a window cut short, by an input gap or by stop, not a full
  * one (the arena's kBlockPartialFlag; recorders keep it in block_flags). */
 #define WEIR_SHARD_PARTIAL 0x2u
@@ -87,7 +120,7 @@ typedef struct weir_shard_param {
   const char* help;
 } weir_shard_param;
 
-enum weir_output_kind { WEIR_OUTPUT_CHANNEL = 1, WEIR_OUTPUT_KEY = 2 };
+enum weir_output_kind { WEIR_OUTPUT_CHANNEL = 1, WEIR_OUTPUT_KEY = 2, WEIR_OUTPUT_VECTORS = 3 /* version 3 */ };
 /* Key value types: the same numbers as the arena's key types (6, the arena's vector, is not a
  * shard output). */
 enum weir_key_type {
@@ -105,7 +138,9 @@ typedef struct weir_shard_axis {
 
 /* An output declared by configure. For a channel every field up to labels matters, and the frame
  * fields when it holds frames; for a key only name, key_type and max_bytes (the largest value it
- * will write), and the array fields for a WEIR_KEY_ARRAY key. Fields a kind does not use are 0. */
+ * will write), and the array fields for a WEIR_KEY_ARRAY key; for a vector ring (version 3) name
+ * (the key prefix), labels (the partition: one label), capacity, array_dtype WEIR_DTYPE_F32,
+ * array_rank 1 and array_dims[0] (the vector's dims). Fields a kind does not use are 0. */
 typedef struct weir_shard_output {
   char name[WEIR_SHARD_NAME_BYTES];
   uint32_t kind;  /* weir_output_kind */
@@ -122,7 +157,7 @@ typedef struct weir_shard_output {
   uint32_t array_dtype;    /* WEIR_KEY_ARRAY keys: element weir_dtype */
   uint32_t array_rank;     /* 1 or 2 */
   uint32_t array_dims[2];  /* array_dims[1] is 0 for rank 1; max_bytes is the product times the element size */
-  uint32_t reserved_out;   /* 0 */
+  uint32_t capacity;       /* vector rings (version 3): keys in the ring; 0 for other kinds */
   weir_shard_axis axis;    /* channels with frame_elements: the axis of a frame's elements */
 } weir_shard_output;
 
@@ -145,6 +180,11 @@ typedef struct weir_shard_config {
   uint32_t output_count;
   uint32_t reserved2;
   weir_shard_output outputs[WEIR_SHARD_MAX_OUTPUTS];
+  /* Version 3 (read only when struct_size reaches them): */
+  uint32_t input_frame_elements; /* elements per frame of a frame channel input; 0 for plain samples */
+  uint32_t arena_vector_dim;     /* float32 per vector row of the arena; 0 when it has none or when it
+                                    is not known (a pipeline checked before its arena exists): the
+                                    host checks a vector ring's dims against the arena anyway */
 } weir_shard_config;
 
 /* One input block, in place in the arena. The samples are valid until process returns; the host
@@ -161,6 +201,15 @@ typedef struct weir_shard_block {
 
 /* What process may call. All of these are hot-path safe: no allocation, no locks, no syscalls
  * except a futex wake when a subscriber sleeps. */
+/* The metadata of one vector, stored as its key's value (an i64 array of WEIR_VECTOR_META_WORDS, in
+ * this order): where the input it was computed from sits in the input stream. */
+typedef struct weir_vector_meta {
+  uint64_t realtime_ns;  /* acquisition time of the input's first sample (the stamp rule above) */
+  uint64_t sequence;     /* the input block's sequence */
+  uint64_t frame;        /* the input's index in its block (frame or window); 0 for a whole block */
+  uint64_t first_sample; /* index of the input's first sample in the input stream */
+} weir_vector_meta;
+
 typedef struct weir_shard_host {
   void* self;
   /* Claims the next block of channel output `output`: returns where to write up to *capacity
@@ -175,6 +224,15 @@ typedef struct weir_shard_host {
   int (*set_key)(void* self, uint32_t output, const void* value, size_t bytes);
   /* Cold-path diagnostics only (never per block): level 0 info, 1 warning, 2 error. */
   void (*log)(void* self, int level, const char* message);
+  /* Version 3: writes `vector` (the ring's dims floats) and `meta` into the next key of vector ring
+   * `output` (put n of the run goes to key n mod capacity). No hashing: the keys were resolved at
+   * configure. Returns 0, or -1 when the key's row or value is held by another writer past a short
+   * bounded wait, the vector holds NaN or infinity, the key was deleted meanwhile, or the output is
+   * not a vector ring (counted as an error by the host; the ring still moves on). A vector may come
+   * from an earlier block than the one process was handed (a batch): the host counts every put as
+   * output even when the current block turns out torn, so a batching shard puts only vectors of
+   * blocks already known intact (see WEIR_SHARD_PREV_TORN). */
+  int (*put_vector)(void* self, uint32_t output, const float* vector, const weir_vector_meta* meta);
 } weir_shard_host;
 
 typedef struct weir_shard weir_shard; /* the shard's own instance, opaque to the host */
@@ -195,10 +253,17 @@ typedef struct weir_shard_api {
    * (WEIR_SHARD_PARTIAL on channel blocks; the shard's own documented key for keys). Hot-path rules
    * apply. Returns 0, or a negative number on failure (counted). */
   int (*flush)(weir_shard* shard, const weir_shard_host* host);
+  /* Version 3 (struct_size 80); may be NULL. Called on the processing thread after a turn that
+   * handed this shard at least one block, once its input has no more for now (and at stop, before
+   * flush, when it has not run since the last block): a shard that holds inputs for a batch
+   * processes them. flags: WEIR_SHARD_PREV_TORN when the last block handed to process was torn.
+   * Hot-path rules apply. Returns 0, or a negative number on failure (counted). */
+  int (*idle)(weir_shard* shard, const weir_shard_host* host, uint32_t flags);
 } weir_shard_api;
 
-/* The one symbol a shard shared object exports. host_abi_version is the host's; a shard may refuse
- * (return NULL) when it cannot serve that version. */
+/* The one symbol a shard shared object exports. host_abi_version is the version the host asks for:
+ * its own first, then each older one it still loads; a shard returns NULL for a version it cannot
+ * serve. */
 typedef const weir_shard_api* (*weir_shard_entry_fn)(uint32_t host_abi_version);
 
 #ifdef __cplusplus
@@ -237,7 +302,7 @@ WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, frame_elements) == 256, out
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, array_dtype) == 260, output_array_dtype);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, array_rank) == 264, output_array_rank);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, array_dims) == 268, output_array_dims);
-WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, reserved_out) == 276, output_reserved_out);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, capacity) == 276, output_capacity);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_output, axis) == 280, output_axis);
 WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_output) == 360, output_size);
 /*                      weir_shard_axis */
@@ -254,7 +319,13 @@ WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, param_count) == 56, config_
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, param_names) == 64, config_param_names);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, output_count) == 80, config_output_count);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, outputs) == 88, config_outputs);
-WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_config) == 88 + 32 * 360, config_size);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, input_frame_elements) == WEIR_SHARD_CONFIG_V2_SIZE,
+                         config_input_frame_elements);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_config, arena_vector_dim) == 88 + 32 * 360 + 4, config_arena_vector_dim);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_config) == 88 + 32 * 360 + 8, config_size);
+/*                      weir_vector_meta */
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_vector_meta, frame) == 16, meta_frame);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_vector_meta) == 8 * WEIR_VECTOR_META_WORDS, meta_size);
 /*                      weir_shard_block */
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, count) == 8, block_count);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_block, sequence) == 16, block_sequence);
@@ -263,7 +334,8 @@ WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_block) == 48, block_size);
 /*                      weir_shard_host */
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_host, claim) == 8, host_claim);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_host, log) == 32, host_log);
-WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_host) == 40, host_size);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_host, put_vector) == 40, host_put_vector);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_host) == 48, host_size);
 /*                      weir_shard_api */
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, name) == 8, api_name);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, params) == 24, api_params);
@@ -271,7 +343,8 @@ WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, param_count) == 32, api_param_
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, configure) == 40, api_configure);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, stop) == 56, api_stop);
 WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, flush) == WEIR_SHARD_API_V2_SIZE, api_flush);
-WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_api) == 72, api_size);
+WEIR_SHARD_STATIC_ASSERT(offsetof(weir_shard_api, idle) == WEIR_SHARD_API_V2_MAX_SIZE, api_idle);
+WEIR_SHARD_STATIC_ASSERT(sizeof(weir_shard_api) == WEIR_SHARD_API_V3_SIZE, api_size);
 #endif
 
 #endif /* WEIR_SHARD_H */

@@ -13,7 +13,8 @@
 // Header-only, C++17, nothing but weir/shard.h and the standard library, and it asserts nothing
 // itself: a breach of the host contract by the shard (publishing without a claim, more samples than
 // claimed, an undeclared output, a claim on a key, an array key written with other than its declared
-// shape's bytes) is counted in `misuse` for the test to check. Declared outputs, their frame shape
+// shape's bytes, a put_vector on anything but a vector ring) is counted in `misuse` for the test to
+// check. Vector puts are recorded in `vectors` with the ring index the host would write. Declared outputs, their frame shape
 // and array shape included, are kept as configure left them: see output().
 // Channel outputs are taken as f32, the dtype every built-in shard writes.
 #include <cmath>
@@ -54,6 +55,15 @@ class ShardConfig {
   }
   ShardConfig& output_base(std::string base) {
     base_ = std::move(base);
+    return *this;
+  }
+  /// Version 3's input fields: the input's frame size (0: plain samples) and the arena's vector dim.
+  ShardConfig& input_frames(std::uint32_t frame_elements) {
+    cfg_.input_frame_elements = frame_elements;
+    return *this;
+  }
+  ShardConfig& arena_vector_dim(std::uint32_t dim) {
+    cfg_.arena_vector_dim = dim;
     return *this;
   }
   ShardConfig& instance(std::string name) {
@@ -142,6 +152,8 @@ class FakeHost {
   bool drop_all = false;        // every claim returns NULL (dropped at the source)
   int drop_claims = 0;          // the next this many claims return NULL
   bool keys_busy = false;       // set_key fails, as for a key held by another writer
+  bool vectors_busy = false;    // put_vector fails, as for a ring key held by another writer
+  std::uint32_t vector_dims = 0;  // floats a put_vector reads when no config was given
 
   int claims = 0;               // every claim call, dropped ones included
   int double_claims = 0;        // claims of an output already claimed and not yet published
@@ -149,6 +161,13 @@ class FakeHost {
   std::vector<Published> published;
   std::map<std::uint32_t, std::vector<std::string>> key_writes;  // every value written, per output
   std::vector<std::string> logs;
+  struct VectorPut {
+    std::uint32_t output = 0;
+    std::uint64_t ring_index = 0;  // the key <name>/<ring_index> the host writes: puts so far mod capacity
+    std::vector<float> vector;
+    weir_vector_meta meta{};
+  };
+  std::vector<VectorPut> vectors;  // every successful put_vector, in order
 
   /// The table to hand to process(); valid while this object lives unmoved.
   weir_shard_host table() noexcept {
@@ -164,6 +183,9 @@ class FakeHost {
     };
     h.log = [](void* self, int, const char* message) {
       static_cast<FakeHost*>(self)->logs.emplace_back(message != nullptr ? message : "");
+    };
+    h.put_vector = [](void* self, std::uint32_t output, const float* vector, const weir_vector_meta* meta) {
+      return static_cast<FakeHost*>(self)->put_vector(output, vector, meta);
     };
     return h;
   }
@@ -277,6 +299,21 @@ class FakeHost {
     return 0;
   }
 
+  int put_vector(std::uint32_t output, const float* vector, const weir_vector_meta* meta) {
+    const std::uint32_t dims = declared_ && output < outputs_.size() ? outputs_[output].array_dims[0] : vector_dims;
+    if (!is(output, WEIR_OUTPUT_VECTORS) || vector == nullptr || meta == nullptr || dims == 0) {
+      ++misuse;
+      return -1;
+    }
+    std::uint64_t& puts = puts_[output];
+    const std::uint32_t ring = declared_ ? outputs_[output].capacity : 0;
+    const std::uint64_t index = ring != 0 ? puts % ring : puts;
+    ++puts;  // as the host: a failed put still moves the ring on
+    if (vectors_busy) return -1;
+    vectors.push_back({output, index, std::vector<float>(vector, vector + dims), *meta});
+    return 0;
+  }
+
   // The bytes of an array key's declared shape (0 for a malformed declaration).
   static std::uint64_t array_bytes(const weir_shard_output& o) noexcept {
     std::uint64_t element = 0;
@@ -295,6 +332,7 @@ class FakeHost {
   bool declared_ = false;
   std::vector<weir_shard_output> outputs_;
   std::map<std::uint32_t, std::vector<float>> claimed_;  // outputs claimed and not yet published
+  std::map<std::uint32_t, std::uint64_t> puts_;           // put_vector calls per vector ring
 };
 
 }  // namespace weir::shard_test

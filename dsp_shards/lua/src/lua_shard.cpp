@@ -186,6 +186,7 @@ constexpr weir_shard_api kApi = {
     process,
     stop,
     nullptr,  // flush: a script keeps its own state; nothing the host could publish for it
+    nullptr,  // idle: a script runs per block
 };
 
 }  // namespace

@@ -130,9 +130,9 @@ TEST_CASE("the host refuses broken shards and bad configurations with exit code 
     CHECK(r.status.code == test::kExitError);
     for (const std::string& part : parts) CHECK_MESSAGE(contains(r.err, part), r.err);
   };
-  refuse({test::test_shard("abi"), "--input", "adc0"}, {"libweir_test_shard_abi.so", "version 99", "version 2"});
+  refuse({test::test_shard("abi"), "--input", "adc0"}, {"libweir_test_shard_abi.so", "version 99", "versions 2 to 3"});
   refuse({test::test_shard("abi1"), "--input", "adc0"},
-         {"libweir_test_shard_abi1.so", "built for shard ABI version 1, but this host speaks version 2",
+         {"libweir_test_shard_abi1.so", "built for shard ABI version 1, but this host speaks versions 2 to 3",
           "frame shapes and array keys", "rebuild it"});
   refuse({test::test_shard("no_entry"), "--input", "adc0"}, {"no entry symbol 'weir_shard_entry'"});
   refuse({test::test_shard("null_process"), "--input", "adc0"}, {"process is NULL"});

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "host_test_util.hpp"
+#include "live_arena.hpp"
 #include "weir/shard_host/builtin.hpp"
 #include "weir/shard_host/loader.hpp"
 
@@ -27,7 +29,7 @@ weir_shard* configure(weir_shard_config*, char*, size_t) { return nullptr; }
 int process(weir_shard*, const weir_shard_block*, const weir_shard_host*) { return 0; }
 void stop(weir_shard*) {}
 const weir_shard_api kGood = {WEIR_SHARD_ABI_VERSION, sizeof(weir_shard_api), "good", "", nullptr, 0,
-                              1U << WEIR_DTYPE_F32, &configure, &process, &stop, nullptr};
+                              1U << WEIR_DTYPE_F32, &configure, &process, &stop, nullptr, nullptr};
 
 }  // namespace
 
@@ -87,13 +89,13 @@ TEST_CASE("an entry function that returns no table is refused") {
 TEST_CASE("a shard built for another ABI version is refused, naming both versions") {
   const std::string what = refusal(test_shard("abi"));
   CHECK(contains(what, "libweir_test_shard_abi.so"));
-  CHECK(contains(what, "built for shard ABI version 99, but this host speaks version 2"));
+  CHECK(contains(what, "built for shard ABI version 99, but this host speaks versions 2 to 3"));
 }
 
 TEST_CASE("a shard built for ABI version 1 is refused with what changed and what to do") {
   const std::string what = refusal(test_shard("abi1"));
   CHECK(contains(what, "libweir_test_shard_abi1.so"));
-  CHECK(contains(what, "built for shard ABI version 1, but this host speaks version 2"));
+  CHECK(contains(what, "built for shard ABI version 1, but this host speaks versions 2 to 3"));
   CHECK(contains(what, "frame shapes and array keys"));
   CHECK(contains(what, "rebuild it against this weir's weir/shard.h"));
 }
@@ -106,24 +108,72 @@ TEST_CASE("a shard whose table has another size is refused, naming both sizes") 
   CHECK(contains(what, "its weir_shard_api is " + shard + " bytes, but this host's is " + host));
 }
 
-TEST_CASE("a first version 2 table, without flush, is accepted and its flush never read") {
-  struct Legacy {  // what a shard built before flush existed exports: the table ends at stop
-    weir_shard_api api;
-  };
-  Legacy legacy{kGood};
-  legacy.api.struct_size = WEIR_SHARD_API_V2_SIZE;
-  legacy.api.flush = [](weir_shard*, const weir_shard_host*) { return 0; };  // past its end: ignored
-  CHECK(check_api(&legacy.api, "shard 'old'"));
-  CHECK((shard_flush(legacy.api) == nullptr));
+TEST_CASE("version 2 tables, with or without flush, are accepted and their missing fields never read") {
+  const auto flush = [](weir_shard*, const weir_shard_host*) { return 0; };
+  const auto idle = [](weir_shard*, const weir_shard_host*, std::uint32_t) { return 0; };
+  weir_shard_api legacy = kGood;  // a shard built before flush existed: the table ends at stop
+  legacy.abi_version = 2;
+  legacy.struct_size = WEIR_SHARD_API_V2_SIZE;
+  legacy.flush = flush;  // past its end: ignored
+  legacy.idle = idle;
+  CHECK(check_api(&legacy, "shard 'old'"));
+  CHECK((shard_flush(legacy) == nullptr));
+  CHECK((shard_idle(legacy) == nullptr));
+  legacy.struct_size = WEIR_SHARD_API_V2_MAX_SIZE;  // the last version 2 tables: flush, no idle
+  CHECK(check_api(&legacy, "shard 'old'"));
+  CHECK((shard_flush(legacy) == flush));
+  CHECK((shard_idle(legacy) == nullptr));
   weir_shard_api current = kGood;
-  current.flush = legacy.api.flush;
+  current.flush = flush;
+  current.idle = idle;
   CHECK(check_api(&current, "shard 'new'"));
-  CHECK((shard_flush(current) == current.flush));
+  CHECK((shard_flush(current) == flush));
+  CHECK((shard_idle(current) == idle));
+
   weir_shard_api short_table = kGood;
+  short_table.abi_version = 2;
   short_table.struct_size = WEIR_SHARD_API_V2_SIZE - 8;
-  const auto refused = check_api(&short_table, "shard 'x'");
+  auto refused = check_api(&short_table, "shard 'x'");
   REQUIRE_FALSE(refused);
-  CHECK(contains(refused.error().what, "its weir_shard_api is 56 bytes, but this host's is 72"));
+  CHECK(contains(refused.error().what, "its weir_shard_api is 56 bytes, but this host's is 80 (for ABI version 2 it "
+                                       "accepts 64 to 72"));
+  weir_shard_api v3_without_idle = kGood;  // version 3 tables have idle
+  v3_without_idle.struct_size = WEIR_SHARD_API_V2_MAX_SIZE;
+  refused = check_api(&v3_without_idle, "shard 'x'");
+  REQUIRE_FALSE(refused);
+  CHECK(contains(refused.error().what, "its weir_shard_api is 72 bytes, but this host's is 80 (for ABI version 3 it "
+                                       "accepts 80 to 80"));
+}
+
+TEST_CASE("a version 2 shared object is loaded and configured with the version 2 config it knows") {
+  auto shard = load_shard(test_shard("v2"));
+  REQUIRE_MESSAGE(shard, (shard ? "" : shard.error().what));
+  CHECK(shard->api().abi_version == 2);
+  CHECK(shard->api().struct_size == WEIR_SHARD_API_V2_MAX_SIZE);
+  weir::test::ScratchArena scratch("shardv2");
+  weir::test::make_channel(scratch.arena(), "adc0", weir::core::Dtype::f32, 64, 1000.0);
+  const auto r = weir::test::run_weir_once({"shard", scratch.name(), test_shard("v2"), "--input", "adc0"});
+  CHECK(r.status.code == weir::test::kExitError);
+  CHECK(contains(r.err, "a version 2 shard saw config version 2 of 11608 bytes"));
+}
+
+TEST_CASE("a plugin kind is looked up in $WEIR_SHARD_PATH, beside the executable and installed, and its absence explained") {
+  const PluginKind* embed = find_plugin("embed");
+  REQUIRE(embed != nullptr);
+  CHECK(embed->file == "libweir_shard_embed.so");
+  CHECK(find_builtin("embed") == nullptr);
+  REQUIRE(setenv("WEIR_SHARD_PATH", "/nonexistent/a::/nonexistent/b", 1) == 0);
+  const auto dirs = plugin_dirs();
+  REQUIRE(dirs.size() == 4);
+  CHECK(dirs[0] == "/nonexistent/a");
+  CHECK(dirs[1] == "/nonexistent/b");
+  CHECK(dirs[2].find("tests") != std::string::npos);  // this test executable's directory
+  // None of them holds the plugin (the build puts it beside build/tools/weir).
+  const std::string what = refusal("embed");
+  unsetenv("WEIR_SHARD_PATH");
+  CHECK(contains(what, "shard 'embed': the kind is a plugin, libweir_shard_embed.so, found in none of /nonexistent/a, "
+                       "/nonexistent/b, " + dirs[2] + ", " + dirs[3]));
+  CHECK(contains(what, "built only where libtorch"));
 }
 
 TEST_CASE("a table with a NULL function is refused") {

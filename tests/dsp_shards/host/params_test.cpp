@@ -29,7 +29,7 @@ const weir_shard_param kParams[] = {
 };
 const weir_shard_api kApi = {WEIR_SHARD_ABI_VERSION, sizeof(weir_shard_api), "demo", "", kParams,
                              sizeof(kParams) / sizeof(kParams[0]), 1U << WEIR_DTYPE_F32, &no_configure,
-                             &no_process, &no_stop, nullptr};
+                             &no_process, &no_stop, nullptr, nullptr};
 
 std::string refusal(const std::vector<ParamArg>& given) {
   auto r = resolve_params(kApi, "shard 'demo'", given);

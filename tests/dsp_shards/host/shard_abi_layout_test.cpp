@@ -9,8 +9,11 @@
 
 TEST_SUITE("shard_host.abi_layout") {
 
-TEST_CASE("the shard ABI is version 2 with its limits") {
-  CHECK(WEIR_SHARD_ABI_VERSION == 2U);
+TEST_CASE("the shard ABI is version 3, loading version 2 too, with its limits") {
+  CHECK(WEIR_SHARD_ABI_VERSION == 3U);
+  CHECK(WEIR_SHARD_ABI_OLDEST == 2U);
+  CHECK(WEIR_OUTPUT_VECTORS == 3);
+  CHECK(WEIR_VECTOR_META_WORDS == 4U);
   CHECK(WEIR_SHARD_MAX_OUTPUTS == 32U);
   CHECK(WEIR_SHARD_MAX_PARAMS == 32U);
   CHECK(WEIR_SHARD_NAME_BYTES == 64U);
@@ -52,10 +55,13 @@ TEST_CASE("every ABI struct has the size and field offsets shards were built aga
   CHECK(offsetof(weir_shard_output, array_dtype) == 260);
   CHECK(offsetof(weir_shard_output, array_rank) == 264);
   CHECK(offsetof(weir_shard_output, array_dims) == 268);
-  CHECK(offsetof(weir_shard_output, reserved_out) == 276);
+  CHECK(offsetof(weir_shard_output, capacity) == 276);
   CHECK(offsetof(weir_shard_output, axis) == 280);
 
-  CHECK(sizeof(weir_shard_config) == 11608);
+  CHECK(sizeof(weir_shard_config) == 11616);
+  CHECK(WEIR_SHARD_CONFIG_V2_SIZE == 11608);
+  CHECK(offsetof(weir_shard_config, input_frame_elements) == 11608);
+  CHECK(offsetof(weir_shard_config, arena_vector_dim) == 11612);
   CHECK(offsetof(weir_shard_config, struct_size) == 4);
   CHECK(offsetof(weir_shard_config, instance) == 8);
   CHECK(offsetof(weir_shard_config, input_channel) == 16);
@@ -78,15 +84,25 @@ TEST_CASE("every ABI struct has the size and field offsets shards were built aga
   CHECK(offsetof(weir_shard_block, monotonic_ns) == 32);
   CHECK(offsetof(weir_shard_block, first_sample) == 40);
 
-  CHECK(sizeof(weir_shard_host) == 40);
+  CHECK(sizeof(weir_shard_host) == 48);
+  CHECK(offsetof(weir_shard_host, put_vector) == 40);
+
+  CHECK(sizeof(weir_vector_meta) == 32);
+  CHECK(offsetof(weir_vector_meta, realtime_ns) == 0);
+  CHECK(offsetof(weir_vector_meta, sequence) == 8);
+  CHECK(offsetof(weir_vector_meta, frame) == 16);
+  CHECK(offsetof(weir_vector_meta, first_sample) == 24);
   CHECK(offsetof(weir_shard_host, claim) == 8);
   CHECK(offsetof(weir_shard_host, publish) == 16);
   CHECK(offsetof(weir_shard_host, set_key) == 24);
   CHECK(offsetof(weir_shard_host, log) == 32);
 
-  CHECK(sizeof(weir_shard_api) == 72);
+  CHECK(sizeof(weir_shard_api) == 80);
   CHECK(offsetof(weir_shard_api, flush) == 64);
+  CHECK(offsetof(weir_shard_api, idle) == 72);
   CHECK(WEIR_SHARD_API_V2_SIZE == 64);
+  CHECK(WEIR_SHARD_API_V2_MAX_SIZE == 72);
+  CHECK(WEIR_SHARD_API_V3_SIZE == 80);
   CHECK(offsetof(weir_shard_api, struct_size) == 4);
   CHECK(offsetof(weir_shard_api, name) == 8);
   CHECK(offsetof(weir_shard_api, description) == 16);

@@ -11,6 +11,7 @@
 #include "weir/config/arena_room.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_copy.hpp"
+#include "weir/core/arena_sizing.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/arena_report.hpp"
 #include "weir/tools/output.hpp"
@@ -26,16 +27,69 @@ struct CreateArgs {
   core::ArenaOptions options;
   std::string mode = octal_mode(core::kDefaultMode);
   std::uint64_t pool_mib = core::kDefaultChannelDataBytes >> 20;
+  std::uint64_t keys = 0;     // --keys: size the slot table to hold this many keys
+  std::uint64_t vectors = 0;  // --vectors: the same, for keys that each carry a vector
+  bool plan = false;
   bool json = false;
+  CLI::Option* dim_option = nullptr;
+  CLI::Option* value_bytes_option = nullptr;
 };
 
+// --keys / --vectors: the slot table and probe window of core's sizing rule; vectors get values
+// sized for ann requests and answers, plain keys no vector rows, unless the options were given.
+core::Result<core::ArenaOptions> sized_options(const CreateArgs& args, core::ArenaOptions options) {
+  if (args.vectors > 0) {
+    if (args.value_bytes_option->count() == 0) options.value_bytes = core::kVectorValueBytes;
+    return core::sized_for_keys(args.vectors, options);
+  }
+  if (args.keys > 0) {
+    if (args.dim_option->count() == 0) options.vector_dim = 0;
+    return core::sized_for_keys(args.keys, options);
+  }
+  return options;
+}
+
+std::string cost_json(const core::ArenaCost& cost) {
+  JsonObject out;
+  out.number("slots", cost.slots).number("vectors", cost.vectors).number("other", cost.other).number("total", cost.total);
+  return out.str();
+}
+
+void print_cost(const core::ArenaCost& cost, std::uint64_t sized_keys, bool vectors) {
+  if (sized_keys > 0)
+    fmt::print("  {:<{}}{} keys{} and {} more, whatever their names (slots sized at {}% load)\n", "holds", kLabelWidth,
+               sized_keys, vectors ? " with vectors" : "", core::kSizedHeadroomKeys, core::kSizedLoadPercent);
+  fmt::print("  {:<{}}slots {}, vector rows {}, other {}: {} in all\n", "memory", kLabelWidth, human_bytes(cost.slots),
+             human_bytes(cost.vectors), human_bytes(cost.other), human_bytes(cost.total));
+}
+
 int run_create(const CreateArgs& args) {
-  core::ArenaOptions options = args.options;
-  options.mode = parse_mode(args.mode).value_or(core::kDefaultMode);  // the CLI check already refused bad text
-  options.channel_data_bytes = args.pool_mib << 20;
   const std::string context = fmt::format("cannot create '{}'", args.where);
+  core::ArenaOptions base = args.options;
+  base.mode = parse_mode(args.mode).value_or(core::kDefaultMode);  // the CLI check already refused bad text
+  base.channel_data_bytes = args.pool_mib << 20;
+  auto sized = sized_options(args, base);
+  if (!sized) return report_error(context, sized.error());
+  const core::ArenaOptions& options = *sized;
+  const std::uint64_t sized_keys = args.vectors > 0 ? args.vectors : args.keys;
   core::ArenaHeader planned{};
   if (auto layout = core::plan_layout(options, planned); !layout) return report_error(context, layout.error());
+  auto cost = core::arena_cost(options);
+  if (!cost) return report_error(context, cost.error());
+  if (args.plan) {
+    if (args.json) {
+      JsonObject out;
+      out.text("planned", args.where).number("bytes", cost->total).text("mode", octal_mode(options.mode))
+          .raw("geometry", geometry_json(planned.geometry)).raw("memory", cost_json(*cost));
+      if (sized_keys > 0) out.number("sized_keys", sized_keys).number("headroom_keys", core::kSizedHeadroomKeys);
+      print_json(out);
+    } else {
+      fmt::print("would create '{}' (nothing made)\n", args.where);
+      print_geometry(planned.geometry);
+      print_cost(*cost, sized_keys, args.vectors > 0);
+    }
+    return kExitOk;
+  }
   if (auto room = config::check_arena_room(args.where, planned.arena_bytes, options.channel_data_bytes); !room)
     return report_error(context, room.error());
   auto arena = core::Arena::create(args.where, options);
@@ -50,7 +104,9 @@ int run_create(const CreateArgs& args) {
         .text("path", location.path)
         .number("bytes", arena->bytes())
         .text("mode", octal_mode(options.mode))
-        .raw("geometry", geometry_json(arena->geometry()));
+        .raw("geometry", geometry_json(arena->geometry()))
+        .raw("memory", cost_json(*cost));
+    if (sized_keys > 0) out.number("sized_keys", sized_keys).number("headroom_keys", core::kSizedHeadroomKeys);
     print_json(out);
   } else {
     const bool shm = location.backing == core::Backing::shm;
@@ -58,6 +114,7 @@ int run_create(const CreateArgs& args) {
     fmt::print("  {:<{}}{} ({} bytes), mode {}\n", "size", kLabelWidth, human_bytes(arena->bytes()),
                arena->bytes(), octal_mode(options.mode));
     print_geometry(arena->geometry());
+    print_cost(*cost, sized_keys, args.vectors > 0);
   }
   if (memfd) print_error("note: a memfd arena lives only while a process holds it; this one ends with weir");
   return kExitOk;
@@ -68,16 +125,35 @@ void add_create(CLI::App& app, Action& action) {
   core::ArenaOptions& o = args->options;
   CLI::App* sub = app.add_subcommand("create", "Create an arena; it stays after weir exits (shm or file)");
   add_name_option(*sub, args->where);
-  sub->add_option("--slots", o.slot_count, "KV slots")
+  const std::string headroom = std::to_string(core::kSizedHeadroomKeys);
+  CLI::Option* vectors =
+      sub->add_option("--vectors", args->vectors,
+                      "size the arena to hold this many keys with vectors (and " + headroom +
+                          " more): slots, probe window, and values of " + std::to_string(core::kVectorValueBytes) +
+                          " B unless --value-bytes")
+          ->check(CLI::Range(std::uint64_t{1}, core::max_sized_keys()));
+  CLI::Option* keys = sub->add_option("--keys", args->keys,
+                                      "size the arena to hold this many keys (and " + headroom +
+                                          " more), without vector rows unless --dim")
+                          ->check(CLI::Range(std::uint64_t{1}, core::max_sized_keys()))
+                          ->excludes(vectors);
+  sub->add_option("--slots", o.slot_count,
+                  "KV slot table size: not a count of keys that fit (a 64-entry probe window fills near two "
+                  "thirds); --keys or --vectors size it for a count")
       ->capture_default_str()
-      ->check(CLI::Range(1U, core::kMaxSlotCount));
+      ->check(CLI::Range(1U, core::kMaxSlotCount))
+      ->excludes(vectors)
+      ->excludes(keys);
   sub->add_option("--key-bytes", o.key_bytes, "longest key")
       ->capture_default_str()
       ->check(CLI::Range(1U, core::kMaxKeyBytes));
-  sub->add_option("--value-bytes", o.value_bytes, "largest value")
+  args->value_bytes_option = sub->add_option("--value-bytes", o.value_bytes, "largest value")
+                                 ->capture_default_str()
+                                 ->check(CLI::Range(1U, core::kMaxValueBytes));
+  sub->add_option("--max-probe", o.max_probe, "linear-probe window")
       ->capture_default_str()
-      ->check(CLI::Range(1U, core::kMaxValueBytes));
-  sub->add_option("--max-probe", o.max_probe, "linear-probe window")->capture_default_str();
+      ->excludes(vectors)
+      ->excludes(keys);
   sub->add_option("--channels", o.channel_capacity, "channel descriptors")
       ->capture_default_str()
       ->check(CLI::Range(0U, core::kMaxChannelCapacity));
@@ -87,9 +163,9 @@ void add_create(CLI::App& app, Action& action) {
   sub->add_option("--consumers", o.consumer_capacity, "consumer-table rows")
       ->capture_default_str()
       ->check(CLI::Range(0U, core::kMaxConsumerCapacity));
-  sub->add_option("--dim", o.vector_dim, "float32 per vector")
-      ->capture_default_str()
-      ->check(CLI::Range(1U, core::kMaxVectorDim));
+  args->dim_option = sub->add_option("--dim", o.vector_dim, "float32 per vector")
+                         ->capture_default_str()
+                         ->check(CLI::Range(1U, core::kMaxVectorDim));
   sub->add_option("--mode", args->mode, "permission bits, octal")
       ->capture_default_str()
       ->check(CLI::Validator(
@@ -102,6 +178,7 @@ void add_create(CLI::App& app, Action& action) {
   sub->add_flag("--prefault", o.prefault, "touch every page at create so the hot path never page-faults");
   sub->add_flag("--replace", o.replace_stale,
                 "replace an existing arena of that name if it is stale (creator dead, nobody attached)");
+  sub->add_flag("--plan", args->plan, "print the geometry and what the arena costs in memory; create nothing");
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_create);
 }

@@ -79,6 +79,15 @@ int run_list(const ShardArgs& args) {
       fmt::print("  {:<10} {}\n", k.name, description);
     }
   }
+  for (const sh::PluginKind& k : sh::plugin_kinds()) {  // located, not loaded: libtorch is heavy
+    const auto file = sh::find_plugin_file(k);
+    const std::string description = file ? "plugin " + *file : "plugin not built (needs " + std::string(k.needs) + ")";
+    if (args.json) {
+      kinds.raw(JsonObject{}.text("name", k.name).text("description", description).boolean("usable", file.has_value()).str());
+    } else {
+      fmt::print("  {:<10} {}\n", k.name, description);
+    }
+  }
   if (args.json) print_json(JsonObject{}.raw("kinds", kinds.str()));
   return kExitOk;
 }

@@ -41,8 +41,10 @@ core::Result<std::vector<core::ChannelSpec>> resolve_shard(const config::ShardDe
   auto params = shard_host::resolve_params(api, what, given);
   if (!params) return tl::make_unexpected(params.error());
   weir_shard_config cfg{};
-  cfg.abi_version = WEIR_SHARD_ABI_VERSION;
-  cfg.struct_size = sizeof(weir_shard_config);
+  cfg.abi_version = api.abi_version;  // as the host does: a version 2 shard gets the config it knows
+  cfg.struct_size = api.abi_version >= 3 ? sizeof(weir_shard_config) : WEIR_SHARD_CONFIG_V2_SIZE;
+  cfg.input_frame_elements = in.frame.frame_elements;
+  cfg.arena_vector_dim = 0;  // not known here: the host checks a vector ring against the arena
   cfg.instance = s.name.c_str();
   cfg.input_channel = in.name.c_str();
   cfg.input_dtype = static_cast<std::uint32_t>(in.dtype);

@@ -19,7 +19,7 @@ inline constexpr std::uint64_t kMaxArenaBytes = 1ULL << 40;      // refuse arena
 inline constexpr std::uint32_t kSizedLoadPercent = 70;           // an arena sized for N keys fills at most this share of its slots
 inline constexpr std::uint32_t kSizedMaxProbe = 512;             // probe window of an arena sized for N keys (docs/design/kv.md, Sizing)
 inline constexpr std::uint32_t kSizedHeadroomKeys = 64;          // keys an arena sized for N keys holds past N (status, request, answer keys)
-inline constexpr std::uint32_t kVectorValueBytes = 512;          // value_bytes of an arena sized for vectors: an ann answer of 40 hits fits
+inline constexpr std::uint32_t kVectorValueBytes = 512;          // value_bytes of an arena sized for vectors: an ann answer of 38 hits fits
 
 inline constexpr std::uint32_t kGroupCount = 64;                 // signal groups, fixed by the 64-bit Bloom masks
 inline constexpr std::uint32_t kLabelCapacity = 64;              // distinct label names per arena

@@ -108,7 +108,7 @@ void stop(weir_shard* shard) { delete reinterpret_cast<Faulty*>(shard); }
 
 const weir_shard_api kApi = {
     WEIR_SHARD_ABI_VERSION, sizeof(weir_shard_api), "faulty", "misbehaves on request (host failure tests)",
-    kParams, sizeof(kParams) / sizeof(kParams[0]), 1U << WEIR_DTYPE_F32, &configure, &process, &stop, nullptr,
+    kParams, sizeof(kParams) / sizeof(kParams[0]), 1U << WEIR_DTYPE_F32, &configure, &process, &stop, nullptr, nullptr,
 };
 
 }  // namespace

@@ -107,6 +107,22 @@ class ShardAdapter {
     return nullptr;
   }
 
+  /// idle for the C ABI (only for a class with idle); -1 for a null shard or host. Thread: the
+  /// processing thread, when its input has no more blocks for now.
+  static int idle(weir_shard* handle, const weir_shard_host* host, std::uint32_t flags) noexcept {
+    if (handle == nullptr || host == nullptr) return -1;
+    return reinterpret_cast<S*>(handle)->idle(*host, flags);
+  }
+
+  static constexpr bool kHasIdle = requires(S& shard, const weir_shard_host& host, std::uint32_t flags) {
+    { shard.idle(host, flags) } noexcept -> std::same_as<int>;
+  };
+  using IdleFn = int (*)(weir_shard*, const weir_shard_host*, std::uint32_t);
+  static constexpr IdleFn idle_entry() noexcept {
+    if constexpr (kHasIdle) return &idle;
+    return nullptr;
+  }
+
   /// stop for the C ABI: destroys what configure made. Thread: control.
   static void stop(weir_shard* handle) noexcept { delete reinterpret_cast<S*>(handle); }
 
@@ -122,6 +138,7 @@ class ShardAdapter {
       &process,
       &stop,
       flush_entry(),
+      idle_entry(),
   };
 };
 

@@ -4,7 +4,9 @@
 // validation (loader.hpp).
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "weir/shard.h"
 
@@ -17,6 +19,26 @@ struct BuiltinKind {
   std::string_view name;      // the kind, as given to `weir shard NAME KIND`
   weir_shard_entry_fn entry;  // returns the kind's table for a host ABI version
 };
+
+/// A kind built as a plugin shared object rather than linked in, because its dependencies are too
+/// heavy for every weir process to load (embed: libtorch). `weir shard NAME KIND` loads the file
+/// from the first of these directories that holds it: each of $WEIR_SHARD_PATH (colon-separated),
+/// the running executable's directory (the build puts plugins beside build/tools/weir), and the
+/// installed plugin directory (<libdir>/weir).
+struct PluginKind {
+  std::string_view name;   // the kind
+  std::string_view file;   // the shared object's file name
+  std::string_view needs;  // what the build needs to make it, for the message when it is missing
+};
+
+/// Every plugin kind weir knows of, built or not. Thread: any.
+[[nodiscard]] std::span<const PluginKind> plugin_kinds() noexcept;
+
+/// The plugin called name, or nullptr. Thread: any.
+[[nodiscard]] const PluginKind* find_plugin(std::string_view name) noexcept;
+
+/// The directories searched for plugin files, in order (see PluginKind). Thread: control only.
+[[nodiscard]] std::vector<std::string> plugin_dirs();
 
 /// Every built-in kind this build has: the host's own (null, copy) plus those of the algorithm
 /// families that were built (fft, filter, stats, trigger, mca, lua). Thread: any.

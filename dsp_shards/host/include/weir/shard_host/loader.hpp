@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "weir/core/error.hpp"
+#include "weir/shard_host/builtin.hpp"
 #include "weir/shard.h"
 
 namespace weir::shard_host {
@@ -43,14 +44,22 @@ class LoadedShard {
 };
 
 /// Loads a built-in kind or a .so (dlopen RTLD_NOW | RTLD_LOCAL, then WEIR_SHARD_ENTRY_SYMBOL called
-/// with WEIR_SHARD_ABI_VERSION) and checks its table with check_api. Fails naming the shard and the
+/// with WEIR_SHARD_ABI_VERSION, then with each older version down to WEIR_SHARD_ABI_OLDEST while it
+/// returns NULL) and checks its table with check_api. Fails naming the shard and the
 /// problem: an unknown kind (with a did-you-mean and the list), the dlopen error text, a missing
 /// entry symbol, a NULL table. Thread: control only (dlopen and the entry function may not be
 /// thread-safe in third-party code).
 [[nodiscard]] core::Result<LoadedShard> load_shard(std::string_view kind_or_path);
 
-/// Checks a table against this host: not NULL, abi_version equal to the host's and struct_size from
-/// WEIR_SHARD_API_V2_SIZE to the host's sizeof(weir_shard_api) (the numbers in the message), a name, configure/process/stop present, at least one input
+/// The file of a plugin kind (builtin.hpp), from the first plugin directory that holds it; fails
+/// naming the directories searched and what the build needs to make it. Loads nothing.
+/// Thread: control only.
+[[nodiscard]] core::Result<std::string> find_plugin_file(const PluginKind& plugin);
+
+/// Checks a table against this host: not NULL, abi_version from WEIR_SHARD_ABI_OLDEST to the host's,
+/// struct_size within that version's range (version 2: WEIR_SHARD_API_V2_SIZE to
+/// WEIR_SHARD_API_V2_MAX_SIZE; 3: WEIR_SHARD_API_V3_SIZE to the host's sizeof(weir_shard_api); the
+/// numbers in the message), a name, configure/process/stop present, at least one input
 /// dtype, a parameter table that is present when counted and has named, typed entries.
 /// `what` names the shard in messages. Thread: any.
 [[nodiscard]] core::Result<void> check_api(const weir_shard_api* api, const std::string& what);
@@ -59,6 +68,12 @@ class LoadedShard {
 /// version 2 table, built before flush existed: the field is not read). Thread: any.
 [[nodiscard]] inline auto shard_flush(const weir_shard_api& api) noexcept -> decltype(api.flush) {
   return api.struct_size >= offsetof(weir_shard_api, flush) + sizeof api.flush ? api.flush : nullptr;
+}
+
+/// The table's idle, or NULL when it has none (every version 2 table). Thread: any.
+[[nodiscard]] inline auto shard_idle(const weir_shard_api& api) noexcept -> decltype(api.idle) {
+  return api.abi_version >= 3 && api.struct_size >= offsetof(weir_shard_api, idle) + sizeof api.idle ? api.idle
+                                                                                                     : nullptr;
 }
 
 /// Names of the dtypes in an input_dtypes mask: "i16, f32". Thread: any.

@@ -58,7 +58,8 @@ class ShardInstance {
 
   /// Handles up to max_blocks input blocks: next, process in place, validate, done; counts outputs,
   /// errors, skips and process() time in the consumer row. Returns the blocks (or gaps) it handled;
-  /// fewer than max_blocks means the input is drained. Hot path: no allocation, lock, log or throw.
+  /// fewer than max_blocks means the input is drained, and then the shard's idle (if any) runs once
+  /// after the blocks it was handed. Hot path: no allocation, lock, log or throw.
   /// `who` is this instance's index in the watchdog's parties.
   std::uint32_t poll(std::uint32_t max_blocks, Watchdog& dog, std::uint32_t who) noexcept;
 
@@ -78,6 +79,7 @@ class ShardInstance {
   ShardInstance(const weir_shard_api& api, std::string what, InstanceReport info);
   void publish_stats(std::int64_t now_ns) noexcept;
   void store_counters() noexcept;
+  void run_idle() noexcept;
 
   const weir_shard_api* api_;
   std::string what_;
@@ -96,6 +98,9 @@ class ShardInstance {
   bool finished_ = false;
   bool after_gap_ = false;      // input went missing since the last block handed to process
   bool processed_any_ = false;  // a block was handed to process
+  bool idle_called_ = false;    // the shard's idle ran since the last block handed to process
+  bool prev_torn_ = false;      // the last block handed to process was torn; not yet told to the shard
+  bool v3_ = false;             // the shard speaks ABI version 3 (WEIR_SHARD_PREV_TORN, idle)
 };
 
 }  // namespace weir::shard_host
