@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: the normal build under ctest (after the layering check), the chaos suite
-# (ctest -L chaos, tests/chaos), then the core and integration tests under ASan+UBSan, the
+# (ctest -L chaos, tests/chaos), then the core, integration and ann tests under ASan+UBSan, the
 # concurrency tests under TSan, and a short bounded fuzz of the UDP packet decoders and the
 # instrument reply parsers (skipped, saying so, without clang-14).
 # Installs what it needs first.
@@ -18,10 +18,10 @@ echo "== chaos: kill -9 under weir run, full disk, EIO, a deleted output directo
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-echo "== ASan+UBSan: core and integration tests"
+echo "== ASan+UBSan: core, integration and ann tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEIR_SANITIZE=address -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
-cmake --build build-asan -j "$(nproc)" --target weir_core_tests weir_integration_tests
-for exe in build-asan/tests/core/weir_core_tests build-asan/tests/integration/weir_integration_tests; do
+cmake --build build-asan -j "$(nproc)" --target weir_core_tests weir_integration_tests weir_ann_tests
+for exe in build-asan/tests/core/weir_core_tests build-asan/tests/integration/weir_integration_tests build-asan/tests/ann/weir_ann_tests; do
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe"
 done
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -117,6 +118,38 @@ TEST_CASE("the detector bench records its detector and spectra losslessly") {
   CHECK(rms.exit_code == 0);
   CHECK(std::strtod(rms.out.c_str(), nullptr) > 0);
   CHECK(run_weir({"rm", again, "--force"}).exit_code == 0);
+}
+
+TEST_CASE("the pulse similarity pipeline embeds every captured pulse and answers the 10 nearest through its ann service") {
+  if (!std::filesystem::exists(WEIR_EMBED_PLUGIN)) {
+    MESSAGE("SKIPPED: the embed shard was not built (needs libtorch-dev and python3-torch): " WEIR_EMBED_PLUGIN);
+    return;
+  }
+  ScratchPipeline p("pulse_similarity.lua", "pulses", "runs/");
+  weir::test::BackgroundWeir run({"run", p.path, "--duration", "12", "--status-every", "0"});
+  // Pulses arrive at 2000/s: once the ring's first keys exist and the service says it is serving,
+  // the question goes through the service (not the exact fallback) and comes back with 10 pulses.
+  weir::test::RunResult answer;
+  const bool answered = weir::test::eventually(
+      [&] {
+        answer = run_weir({"vector", "search", p.unique, "pulses", "--like", "pulses/det0.events/3", "-k", "10", "--json"});
+        return answer.exit_code == 0 && contains(answer.out, "\"path\":\"ann\"") && contains(answer.out, "\"indexed\":");
+      },
+      std::chrono::seconds(30));
+  const std::string said = answer.out + answer.err;
+  CHECK_MESSAGE(answered, said);
+  CHECK(contains(answer.out, "\"key\":\"pulses/det0.events/3\""));  // the pulse itself is among its nearest
+  const auto exact = run_weir({"vector", "search", p.unique, "pulses", "--like", "pulses/det0.events/3", "-k", "10", "--exact"});
+  CHECK(exact.exit_code == 0);
+  const auto embedded = run_weir({"get", p.unique, "det0.events.embedded"});
+  CHECK(embedded.exit_code == 0);
+  CHECK(std::strtod(embedded.out.c_str(), nullptr) > 10);
+  CHECK(run.wait_exit(std::chrono::seconds(60)) == 0);
+  const std::string out = run.output();
+  CHECK(contains(out, "started ann \"ann:pulses\""));
+  CHECK_FALSE(contains(out, "GIVING UP"));
+  CHECK_FALSE(contains(out, " died "));
+  if (!contains(out, "started ann")) MESSAGE(out);
 }
 
 TEST_CASE("the slow-control logger runs its sensors, stats and rotating recorder") {
