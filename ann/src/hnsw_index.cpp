@@ -1,13 +1,15 @@
 // HnswIndex: hnswlib's HierarchicalNSW with a space whose distances are weir's kernels.
-// hnswlib is included here only: with SSE (every x86-64) hnswlib.h defines its CPU probes as
-// non-inline functions, which a second translation unit would define again. SSE gives hnswlib's
-// graph walks their prefetches of the next candidate (a 768-float vector is 48 cache lines); its
-// AVX distances stay out (no -mavx here): distances come from core's kernels, picked at run time.
+// hnswlib is included here only: hnswlib.h defines functions that a second translation unit would
+// define again. NO_MANUAL_VECTORIZATION turns off hnswlib's SSE code: its AVX distances (distances
+// come from core's kernels, picked at run time) and its prefetches in the graph walks, which read the
+// neighbour id one past the end of a link list (upstream nmslib/hnswlib#107 and #578: a heap read
+// past the allocation, reported by ASan in every insert).
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 
+#define NO_MANUAL_VECTORIZATION
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
