@@ -228,3 +228,66 @@ def test_ten_websocket_clients_one_never_reading(arena, processes, serve):
     for ws in readers:
         ws.close()
     stuck.close()
+
+
+def test_a_request_whose_host_is_not_this_server_is_refused_on_every_path(arena, serve):
+    """DNS rebinding: a page on evil.example whose name now points at 127.0.0.1 sends Host: evil.example."""
+    run_weir("set", arena, "setpoint", "1.25", "--type", "f64")
+    server = serve(arena, "--allow-set", "--allow-host", "daq-gw.lab")
+    evil = {"Host": f"evil.example:{server.port}"}
+    for path in ("/", "/api/arena", "/api/keys", "/metrics", "/ws"):
+        status, _, text = server.request(path, headers=evil)
+        assert status == 421 and b"evil.example" in text and b"--allow-host" in text, (path, status, text)
+    body = json.dumps({"key": "setpoint", "value": "7.5", "type": "f64"})
+    status, _, _ = server.request("/api/set", method="POST", body=body,
+                                  headers={**evil, "Content-Type": "application/json",
+                                           "Origin": f"http://evil.example:{server.port}"})
+    assert status == 421
+    assert run_weir("get", arena, "setpoint").stdout.strip() == "1.25"
+    import websocket
+    with pytest.raises(websocket.WebSocketBadStatusException):
+        websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=5, host=f"evil.example:{server.port}")
+    # The names of this server pass: loopback addresses, localhost, names given with --allow-host.
+    for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "LOCALHOST", f"[::1]:{server.port}",
+                 "daq-gw.lab", f"DAQ-GW.lab:{server.port}"):
+        assert server.request("/api/arena", headers={"Host": host})[0] == 200, host
+    for host in ("10.1.2.3", "evil.example.", "127.0.0.1.evil.example", "[::1"):
+        assert server.request("/api/arena", headers={"Host": host})[0] == 421, host
+    ws = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=5)
+    ws.close()
+
+
+def test_api_set_keeps_each_key_type_and_refuses_what_does_not_parse_as_it(arena, serve):
+    run_weir("set", arena, "gain", "1.5", "--type", "f64")
+    run_weir("set", arena, "count", "3", "--type", "i64")
+    run_weir("set", arena, "title", "cosmics")
+    server = serve(arena, "--allow-set")
+
+    def post(**fields):
+        status, _, text = server.request("/api/set", method="POST", body=json.dumps(fields),
+                                         headers={"Content-Type": "application/json"})
+        return status, text.decode()
+
+    def held(key):
+        out = json.loads(run_weir("get", arena, key, "--json").stdout)
+        return out["type"], out["value"]
+
+    assert post(key="gain", value=2.5)[0] == 200 and held("gain") == ("f64", 2.5)
+    assert post(key="gain", value="3.25")[0] == 200 and held("gain") == ("f64", 3.25)
+    assert post(key="count", value=7)[0] == 200 and held("count") == ("i64", 7)
+    assert post(key="title", value="muons")[0] == 200 and held("title") == ("text", "muons")
+    # Refused, with the reason, and the key left as it was.
+    for fields, reason in ((dict(key="gain", value="fast"), "holds f64"),
+                           (dict(key="gain", value=""), "holds f64"),
+                           (dict(key="count", value=2.5), "holds i64"),
+                           (dict(key="count", value="7", type="text"), "keeps its type"),
+                           (dict(key="gain", value=True), "number or a string")):
+        status, text = post(**fields)
+        assert status == 400 and reason in text, (fields, status, text)
+    assert held("gain") == ("f64", 3.25) and held("count") == ("i64", 7)
+    # A new key takes the type asked, else its value's.
+    assert post(key="new.f", value=0.5)[0] == 200 and held("new.f") == ("f64", 0.5)
+    assert post(key="new.i", value=-4)[0] == 200 and held("new.i") == ("i64", -4)
+    assert post(key="new.u", value=2 ** 64 - 1)[0] == 200 and held("new.u") == ("u64", 2 ** 64 - 1)
+    assert post(key="new.t", value="x")[0] == 200 and held("new.t") == ("text", "x")
+    assert post(key="new.typed", value="12", type="u64")[0] == 200 and held("new.typed") == ("u64", 12)

@@ -47,6 +47,9 @@ void add_serve_command(CLI::App& app, Action& action) {
   sub->add_option("--token-file", args->token_file, "read the token from this file's first line")->excludes(token);
   sub->add_flag("--allow-set", args->options.allow_set, "allow POST /api/set to write keys (read-only without)");
   sub->add_option("--fps", args->options.frames_per_s, "WebSocket frames per second")->capture_default_str();
+  sub->add_option("--allow-host", args->options.allow_hosts,
+                  "a name requests may give as their Host (repeatable); localhost and IP addresses always may")
+      ->type_name("NAME");
   sub->add_option("--disk", args->options.disk_paths, "directory whose free space /metrics reports (repeatable)");
   bind_action(*sub, action, args, &run_serve_command);
 }

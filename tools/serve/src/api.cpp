@@ -1,7 +1,10 @@
 #include "api.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -251,14 +254,42 @@ core::Result<std::string> Api::set(std::string_view body) const {
   if (!j.contains("key") || !j["key"].is_string()) return bad("\"key\" (a string) is missing");
   if (!j.contains("value")) return bad("\"value\" is missing");
   const std::string key = j["key"].get<std::string>();
-  const std::string type_name = j.value("type", std::string("text"));
-  const auto type = tools::parse_value_type(type_name);
-  if (!type || *type == core::ValueType::bytes) return bad(fmt::format("type '{}' is not text, i64, u64 or f64", type_name));
-  const std::string text = j["value"].is_string() ? j["value"].get<std::string>() : j["value"].dump();
-  auto bytes = tools::encode_value(text, *type, false);
-  if (!bytes) return bad(fmt::format("key '{}': {}", key, bytes.error().what));
+  const nlohmann::json& value = j["value"];
+  if (!value.is_string() && !value.is_number())
+    return bad(fmt::format("key '{}': \"value\" must be a number or a string, not {}", key, value.type_name()));
+  const auto settable = [](core::ValueType t) {
+    return t == core::ValueType::text || t == core::ValueType::i64 || t == core::ValueType::u64 || t == core::ValueType::f64;
+  };
+  // A key keeps its type: the value must parse as it. A new key takes the type asked, else the
+  // value's own (a JSON integer i64, or u64 past i64; another number f64; a string text).
   core::KvStore kv(*arena_);
-  const core::KvStatus status = kv.set_wait(key, *bytes, *type);
+  std::optional<core::ValueType> held;
+  if (core::ValueView view; kv.view(key, view) == core::KvStatus::ok && view.info().type != core::ValueType::none)
+    held = view.info().type;
+  if (held && !settable(*held))
+    return bad(fmt::format("key '{}' holds {}; only text, i64, u64 and f64 keys are set here", key,
+                           core::value_type_name(*held)));
+  std::optional<core::ValueType> asked;
+  if (j.contains("type")) {
+    const std::string name = j["type"].is_string() ? j["type"].get<std::string>() : j["type"].dump();
+    asked = tools::parse_value_type(name);
+    if (!asked || !settable(*asked)) return bad(fmt::format("type '{}' is not text, i64, u64 or f64", name));
+    if (held && *asked != *held)
+      return bad(fmt::format("key '{}' holds {}, not {}; a key keeps its type", key, core::value_type_name(*held), name));
+  }
+  core::ValueType type = core::ValueType::text;
+  if (held) type = *held;
+  else if (asked) type = *asked;
+  else if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) type = core::ValueType::u64;
+  else if (value.is_number_integer()) type = core::ValueType::i64;
+  else if (value.is_number_float()) type = core::ValueType::f64;
+  const std::string type_name = core::value_type_name(type);
+  if (type != core::ValueType::text && value.is_string() && value.get<std::string>().empty())
+    return bad(fmt::format("key '{}' holds {}: an empty string is no number", key, type_name));
+  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  auto bytes = tools::encode_value(text, type, false);
+  if (!bytes) return bad(fmt::format("key '{}' holds {}: {}", key, type_name, bytes.error().what));
+  const core::KvStatus status = kv.set_wait(key, *bytes, type);
   if (status != core::KvStatus::ok) return bad(fmt::format("key '{}': {}", key, core::kv_status_text(status)));
   JsonObject o;
   o.text("key", key).text("type", type_name).boolean("ok", true);

@@ -1,4 +1,6 @@
 // The checks `weir serve` makes before it opens anything: where it listens and who may ask.
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +15,42 @@ bool is_loopback(std::string_view address) {
   boost::system::error_code ec;
   const auto parsed = boost::asio::ip::make_address(std::string(address), ec);
   return !ec && parsed.is_loopback();
+}
+
+namespace {
+
+// The host of a Host header, without its port: "[::1]:8080" -> "::1", "lab:80" -> "lab".
+std::string_view host_name(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    const auto close = host.find(']');
+    return close == std::string_view::npos ? std::string_view() : host.substr(1, close - 1);
+  }
+  const auto colon = host.find(':');
+  return colon == std::string_view::npos ? host : host.substr(0, colon);
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+bool host_allowed(std::string_view host, const ServeOptions& o) {
+  if (host.empty()) return true;
+  const std::string_view name = host_name(host);
+  if (name.empty()) return false;
+  if (same_name(name, "localhost")) return true;
+  for (const std::string& allowed : o.allow_hosts)
+    if (same_name(name, allowed)) return true;
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(std::string(name), ec);
+  if (ec) return false;  // a name nobody allowed: what a rebound DNS entry sends
+  const auto bound = boost::asio::ip::make_address(o.bind, ec);
+  if (ec) return false;
+  if (bound.is_unspecified() || address == bound) return true;
+  return bound.is_loopback() && address.is_loopback();
 }
 
 core::Result<void> check_options(const ServeOptions& o) {

@@ -363,6 +363,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     Request req = parser_->release();
     ++hub_.counters().http_requests;
     const Target target = parse_target(sv(req.target()));
+    if (!host_allowed(sv(req[http::field::host]), hub_.options()))
+      return send(error(req, http::status::misdirected_request,
+                        "Host '" + std::string(sv(req[http::field::host])) +
+                            "' does not name this server; start weir serve with --allow-host NAME if it should\n"));
     if (websocket::is_upgrade(req)) {
       if (target.path != "/ws") return send(error(req, http::status::not_found, "no WebSocket here; use /ws\n"));
       if (!presents_token(req, target, hub_.options().token))

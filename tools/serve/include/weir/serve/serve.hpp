@@ -21,6 +21,7 @@ struct ServeOptions {
   bool allow_set = false;               // POST /api/set writes keys; read-only without it
   double frames_per_s = 30;             // WebSocket frames per second per view
   std::vector<std::string> disk_paths;  // directories whose free bytes /metrics reports
+  std::vector<std::string> allow_hosts;  // names a request's Host may give besides localhost and IP addresses
   double wait_for_arena_s = 0;          // wait this long for the arena (and a live creator) to appear
   bool quiet = false;                   // no "listening on" line on stdout
 };
@@ -32,6 +33,13 @@ struct ServeOptions {
 
 /// Whether `address` is an IPv4 or IPv6 loopback address (a name such as "localhost" is not).
 [[nodiscard]] bool is_loopback(std::string_view address);
+
+/// Whether a request's Host header names this server, so that a page served from another name
+/// that a rebound DNS entry points here (DNS rebinding) is refused: "localhost", a name given with
+/// --allow-host (case-insensitive), or an IP address: the bind address, a loopback address when the
+/// server listens on loopback, any address when it listens on all (0.0.0.0, ::). A port is ignored;
+/// an empty Host (HTTP/1.0) passes: a browser always sends one. Thread: any.
+[[nodiscard]] bool host_allowed(std::string_view host, const ServeOptions& options);
 
 /// The token in a file: its first line without surrounding whitespace. Fails naming the file when
 /// it cannot be read or holds no token. Thread: any.
