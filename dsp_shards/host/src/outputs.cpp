@@ -62,6 +62,20 @@ bool is_word_type(core::ValueType t) noexcept {
   return t == core::ValueType::i64 || t == core::ValueType::u64 || t == core::ValueType::f64;
 }
 
+// Runs write() again while another writer holds the key, up to kKeyWriteWaitNs after the first busy
+// answer; returns the last status. Hot path: no allocation, a clock read only once busy.
+template <class Write>
+core::KvStatus retry_busy(Write&& write) noexcept {
+  std::int64_t deadline = 0;
+  for (;;) {
+    const core::KvStatus st = write();
+    if (st != core::KvStatus::busy) return st;
+    const std::int64_t now = core::monotonic_ns();
+    if (deadline == 0) deadline = now + kKeyWriteWaitNs;
+    if (now >= deadline) return st;  // held by another writer past a short bounded wait
+  }
+}
+
 }  // namespace
 
 OutputSet::OutputSet(const core::Arena& arena, std::string what) : kv_(arena), vectors_(arena), what_(std::move(what)) {
@@ -295,22 +309,18 @@ int OutputSet::set_key(void* self, std::uint32_t output, const void* value, size
     return out.array_bytes != 0 ? set->kv_.set_array(out.key, out.array, span)
                                 : set->kv_.set(out.key, span, out.key_type);
   };
-  std::int64_t deadline = 0;
-  for (;;) {
-    core::KvStatus st = write();
-    if (st == core::KvStatus::stale_handle || st == core::KvStatus::not_found) {
+  const core::KvStatus st = retry_busy([&]() noexcept {
+    core::KvStatus first = write();
+    if (first == core::KvStatus::stale_handle || first == core::KvStatus::not_found) {
       // Someone deleted the key: make it again (hashing, no allocation) and write once more.
-      st = set->kv_.resolve(out.name, out.key, true);
-      if (st == core::KvStatus::ok) st = write();
+      first = set->kv_.resolve(out.name, out.key, true);
+      if (first == core::KvStatus::ok) first = write();
     }
-    if (st == core::KvStatus::ok) {
-      ++set->written_;
-      return 0;
-    }
-    if (st != core::KvStatus::busy) break;
-    const std::int64_t now = core::monotonic_ns();
-    if (deadline == 0) deadline = now + kKeyWriteWaitNs;
-    if (now >= deadline) break;  // held by another writer past a short bounded wait
+    return first;
+  });
+  if (st == core::KvStatus::ok) {
+    ++set->written_;
+    return 0;
   }
   ++set->errors_;
   return -1;
@@ -330,14 +340,7 @@ int OutputSet::put_vector(void* self, std::uint32_t output, const float* vector,
   const std::uint64_t words[WEIR_VECTOR_META_WORDS] = {meta->realtime_ns, meta->sequence, meta->frame,
                                                        meta->first_sample};
   const std::span<const std::byte> value(reinterpret_cast<const std::byte*>(words), sizeof words);
-  std::int64_t deadline = 0;
-  core::KvStatus st = set->kv_.set_array(key, out.array, value);
-  while (st == core::KvStatus::busy) {  // another writer holds the key: a short bounded wait
-    const std::int64_t now = core::monotonic_ns();
-    if (deadline == 0) deadline = now + kKeyWriteWaitNs;
-    if (now >= deadline) break;
-    st = set->kv_.set_array(key, out.array, value);
-  }
+  const core::KvStatus st = retry_busy([&]() noexcept { return set->kv_.set_array(key, out.array, value); });
   if (st != core::KvStatus::ok ||
       set->vectors_.set(key, std::span<const float>(vector, set->vectors_.dim()), kKeyWriteWaitNs) !=
           core::VectorStatus::ok) {
