@@ -71,7 +71,7 @@ def test_json_api_describes_channels_consumers_and_keys(arena, processes, serve)
     assert consumers[0]["kind"] == "shard:stats" and consumers[0]["policy"] == "lossy"
     assert {"blocks_lost", "lag_blocks", "errors", "proc_p99_ns"} <= set(consumers[0])
     samples, _ = parse_metrics(server.request("/metrics")[2].decode())
-    assert metric(samples, "weir_stage_duration_seconds", stage="shard:stats", quantile="0.5") > 0
+    assert metric(samples, "weir_stage_duration_p50_seconds", stage="shard:stats") > 0
     assert metric(samples, "weir_consumer_blocks_read_total", channel="adc0", kind="shard:stats") > 0
 
 
@@ -87,7 +87,7 @@ def test_metrics_parse_and_pass_promtool(arena, processes, serve):
     assert metric(samples, "weir_arena_channel_pool_bytes") > 0
     assert metric(samples, "weir_disk_free_bytes", path=str(SCRATCH)) > 0
     assert types["weir_channel_blocks_written_total"] == "counter"
-    assert types["weir_stage_duration_seconds"] == "summary"
+    assert types["weir_stage_duration_p50_seconds"] == "gauge"
     for name, kind in types.items():
         assert (kind == "counter") == name.endswith("_total"), name
     promtool = shutil.which("promtool")

@@ -1,13 +1,15 @@
 #include "channel_report.hpp"
 
 #include <chrono>
-#include <map>
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/channel_activity.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
@@ -16,11 +18,28 @@ namespace weir::tools {
 
 namespace {
 
-using Snapshot = std::vector<core::ChannelInfo>;
+// One channel with its activity: the true rate from its own block timestamps, at one look.
+struct Row {
+  core::ChannelInfo info;
+  core::ChannelActivity activity;
+};
 
-// Blocks per second of `now` against `before`, over `seconds`; 0 without a previous snapshot.
-double rate(std::uint64_t now, std::uint64_t before, double seconds) {
-  return seconds > 0 && now >= before ? static_cast<double>(now - before) / seconds : 0.0;
+std::vector<Row> look(const core::Arena& arena) {
+  std::vector<Row> rows;
+  for (auto& c : core::list_channels(arena)) {
+    core::ChannelActivity a;
+    if (auto copier = core::BlockCopier::open(arena, c.index)) a = core::channel_activity(*copier);
+    rows.push_back({std::move(c), a});
+  }
+  return rows;
+}
+
+// A writer is stalled when its newest block is older than 2 s or four of its nominal block periods,
+// whichever is longer (as `weir serve` marks a channel stale).
+bool stalled(const Row& r) {
+  if (!r.activity.known) return false;
+  const double period_s = r.info.rate_hz > 0 ? r.info.samples_per_block / r.info.rate_hz : 0.0;
+  return r.activity.age_s > std::max(2.0, 4.0 * period_s);
 }
 
 // A framed channel's shape and axis as JSON; null for a plain sample channel.
@@ -44,7 +63,8 @@ std::string frame_text(const core::FrameShape& f) {
   return fmt::format("frames {} x {} {} {}", f.frames_per_block, f.frame_elements, axis, where);
 }
 
-std::string channel_json(const core::ChannelInfo& c, const core::ChannelInfo* before, double seconds) {
+std::string channel_json(const Row& row) {
+  const core::ChannelInfo& c = row.info;
   JsonArray consumers;
   for (const auto& k : c.consumers) {
     JsonObject o;
@@ -78,26 +98,27 @@ std::string channel_json(const core::ChannelInfo& c, const core::ChannelInfo* be
       .number("dropped_at_source", c.dropped_at_source)
       .number("writer_pid", c.writer_pid)
       .boolean("writer_alive", c.writer_alive)
-      .real("blocks_per_s", before != nullptr ? rate(c.blocks_written, before->blocks_written, seconds) : 0.0)
+      .real("blocks_per_s", row.activity.blocks_per_s)
+      .real("samples_per_s", row.activity.samples_per_s)
+      .raw("newest_block_age_s", row.activity.known ? format_real(row.activity.age_s) : std::string{"null"})
+      .boolean("stalled", stalled(row))
       .raw("frame", frame_json(c.frame))
       .raw("consumers", consumers.str());
   return o.str();
 }
 
-void print_human(const std::string& where, const Snapshot& now, const Snapshot* before, double seconds) {
-  std::map<std::uint32_t, const core::ChannelInfo*> prev;
-  if (before != nullptr)
-    for (const auto& c : *before) prev[c.index] = &c;
+void print_human(const std::string& where, const std::vector<Row>& now) {
   fmt::print("arena '{}': {} channel(s)\n", where, now.size());
   fmt::print("  {:<16}{:<6}{:>12}  {:<10}{:>12}{:>12}{:>10}  {}\n", "CHANNEL", "TYPE", "RATE Hz", "BLOCK", "WRITTEN",
              "BLOCKS/s", "DROPPED", "WRITER");
-  for (const auto& c : now) {
-    const auto it = prev.find(c.index);
-    const double bps = it != prev.end() ? rate(c.blocks_written, it->second->blocks_written, seconds) : 0.0;
-    fmt::print("  {:<16}{:<6}{:>12.6g}  {:<10}{:>12}{:>12.1f}{:>10}  {}\n", c.name, core::dtype_name(c.dtype), c.rate_hz,
-               fmt::format("{}x{}", c.ring_blocks, c.samples_per_block), c.blocks_written, bps, c.dropped_at_source,
+  for (const auto& row : now) {
+    const core::ChannelInfo& c = row.info;
+    fmt::print("  {:<16}{:<6}{:>12.6g}  {:<10}{:>12}{:>12.1f}{:>10}  {}{}\n", c.name, core::dtype_name(c.dtype), c.rate_hz,
+               fmt::format("{}x{}", c.ring_blocks, c.samples_per_block), c.blocks_written, row.activity.blocks_per_s,
+               c.dropped_at_source,
                c.writer_pid == 0 ? std::string{"none"}
-                                 : fmt::format("pid {}{}", c.writer_pid, c.writer_alive ? "" : " (dead)"));
+                                 : fmt::format("pid {}{}", c.writer_pid, c.writer_alive ? "" : " (dead)"),
+               stalled(row) ? fmt::format(", stalled: newest block {:.1f} s old", row.activity.age_s) : std::string{});
     if (c.frame.framed()) fmt::print("      {}\n", frame_text(c.frame));
     for (const auto& k : c.consumers) {
       fmt::print("      consumer {:<14} pid {:<8}{:<9} read {:<10} lost {:<8} lag {}{}\n", k.name, k.pid,
@@ -118,33 +139,20 @@ int run_channel_ls(const ChannelLsArgs& args) {
   auto arena = open_arena(args.where, Access::read_only);
   if (!arena) return kExitError;
   const StopSignals signals;
-  Snapshot before;
-  auto taken = std::chrono::steady_clock::now();
-  bool have_before = false;
   for (int refresh = 0; !StopSignals::flag().load(std::memory_order_relaxed); ++refresh) {  // a flag only
-    Snapshot now = core::list_channels(*arena);
-    const auto at = std::chrono::steady_clock::now();
-    const double seconds = std::chrono::duration<double>(at - taken).count();
+    const std::vector<Row> now = look(*arena);
     if (args.json) {
       JsonArray list;
-      for (const auto& c : now) {
-        const core::ChannelInfo* prev = nullptr;
-        for (const auto& p : before)
-          if (have_before && p.index == c.index) prev = &p;
-        list.raw(channel_json(c, prev, seconds));
-      }
+      for (const auto& row : now) list.raw(channel_json(row));
       JsonObject out;
       out.text("arena", args.where).raw("channels", list.str());
       print_json(out);
     } else {
       if (args.watch && isatty(STDOUT_FILENO)) fmt::print("\x1b[H\x1b[2J");  // redraw in place on a terminal
-      print_human(args.where, now, have_before ? &before : nullptr, seconds);
+      print_human(args.where, now);
     }
     std::fflush(stdout);
     if (!args.watch || (args.count > 0 && refresh + 1 >= args.count)) break;
-    before = std::move(now);
-    taken = at;
-    have_before = true;
     std::this_thread::sleep_for(std::chrono::duration<double>(args.interval_s));
   }
   return kExitOk;

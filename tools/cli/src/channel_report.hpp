@@ -8,7 +8,7 @@ struct ChannelLsArgs {
   std::string where;
   bool json = false;
   bool watch = false;       // refresh until interrupted (or --count refreshes)
-  double interval_s = 1.0;  // between refreshes, and the window rates are computed over
+  double interval_s = 1.0;  // between refreshes (rates come from the blocks' own stamps at each look)
   int count = 0;            // refreshes before exiting with --watch; 0 = until interrupted
 };
 

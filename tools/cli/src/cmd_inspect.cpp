@@ -229,7 +229,7 @@ void add_ls(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand(
       "ls", "List the weir arenas in /dev/shm (stale and invalid ones flagged), or one arena's channels and consumers");
   sub->add_option("NAME", args->channels.where, "an arena: list its channels, writers and consumers");
-  sub->add_flag("--watch", args->channels.watch, "with NAME: refresh live, with rates, until interrupted");
+  sub->add_flag("--watch", args->channels.watch, "with NAME: refresh live until interrupted");
   sub->add_option("--interval", args->channels.interval_s, "seconds between refreshes")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 3600.0));

@@ -7,12 +7,17 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <map>
 #include <span>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "process_metrics.hpp"
+#include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/channel_activity.hpp"
 #include "weir/core/kv_store.hpp"
 
 namespace weir::serve {
@@ -46,9 +51,30 @@ class Family {
 
 std::string channel_labels(const core::ChannelInfo& c) { return fmt::format("channel=\"{}\"", escape_label(c.name)); }
 
-std::string consumer_labels(const core::ChannelInfo& c, const core::ConsumerInfo& k) {
-  return fmt::format("channel=\"{}\",consumer=\"{}\",pid=\"{}\",policy=\"{}\",kind=\"{}\"", escape_label(c.name),
-                     escape_label(k.name), k.pid, core::policy_name(k.policy), escape_label(k.kind));
+// A consumer is named by what it is, never by its pid, so a restarted part continues its series.
+// Two live rows of one name on a channel (rare: two readers started alike) are told apart by row.
+std::vector<std::string> consumer_names(const core::ChannelInfo& c) {
+  std::map<std::string, int> seen;
+  for (const auto& k : c.consumers) ++seen[k.name];
+  std::vector<std::string> names;
+  names.reserve(c.consumers.size());
+  for (const auto& k : c.consumers)
+    names.push_back(seen[k.name] > 1 ? fmt::format("{}#{}", k.name, k.row) : k.name);
+  return names;
+}
+
+std::string consumer_labels(const core::ChannelInfo& c, const core::ConsumerInfo& k, const std::string& name) {
+  return fmt::format("channel=\"{}\",consumer=\"{}\",policy=\"{}\",kind=\"{}\"", escape_label(c.name),
+                     escape_label(name), core::policy_name(k.policy), escape_label(k.kind));
+}
+
+// Where the arena lives, absolute: /dev/shm/weir.NAME, the mapped file's path, or memfd:NAME.
+std::string arena_path(const core::Arena& arena) {
+  const core::Location& where = arena.location();
+  if (where.backing == core::Backing::memfd || where.path.empty()) return "memfd:" + where.name;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(where.path, ec);
+  return ec ? where.path : abs.lexically_normal().string();
 }
 
 std::uint64_t footprint(const core::ChannelInfo& c) {
@@ -95,17 +121,40 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
               [](const core::ChannelInfo& c) { return c.dropped_at_source; });
   per_channel("weir_channel_writer_waits_total", "counter", "Times the writer waited for a full lossless consumer.",
               [](const core::ChannelInfo& c) { return c.writer_waits; });
-  per_channel("weir_channel_sample_rate_hz", "gauge", "The channel's nominal sample rate.",
+  per_channel("weir_channel_sample_rate_hertz", "gauge", "The channel's nominal sample rate, in hertz.",
               [](const core::ChannelInfo& c) { return c.rate_hz; });
   per_channel("weir_channel_writer_up", "gauge", "1 while the channel's writer process is alive.",
               [](const core::ChannelInfo& c) { return std::uint64_t{c.writer_alive ? 1U : 0U}; });
   per_channel("weir_channel_ring_bytes", "gauge", "Bytes of the arena's channel pool the channel takes.",
               [](const core::ChannelInfo& c) { return footprint(c); });
+  {
+    // True rates from the channel's own block timestamps (one look, no second scrape needed); a
+    // channel with no block yet has no samples in these families.
+    std::vector<std::pair<const core::ChannelInfo*, core::ChannelActivity>> active;
+    for (const auto& c : channels)
+      if (auto copier = core::BlockCopier::open(arena, c.index))
+        if (const core::ChannelActivity a = core::channel_activity(*copier); a.known) active.emplace_back(&c, a);
+    const auto per_active = [&](std::string_view name, std::string_view help, auto&& value) {
+      Family f(out, name, "gauge", help);
+      for (const auto& [c, a] : active) f.sample(channel_labels(*c), value(a));
+    };
+    per_active("weir_channel_blocks_per_second", "Blocks the writer publishes per second, from the blocks' own "
+               "timestamps over the recent ones; decays while the writer stalls.",
+               [](const core::ChannelActivity& a) { return a.blocks_per_s; });
+    per_active("weir_channel_samples_per_second", "Samples the writer publishes per second (as blocks_per_second).",
+               [](const core::ChannelActivity& a) { return a.samples_per_s; });
+    per_active("weir_channel_newest_block_age_seconds", "Seconds since the newest block was stamped (monotonic clock).",
+               [](const core::ChannelActivity& a) { return a.age_s; });
+  }
 
+  std::vector<std::vector<std::string>> consumer_name;  // per channel, per consumer row
+  consumer_name.reserve(channels.size());
+  for (const auto& c : channels) consumer_name.push_back(consumer_names(c));
   const auto per_consumer = [&](std::string_view name, std::string_view type, std::string_view help, auto&& value) {
     Family f(out, name, type, help);
-    for (const auto& c : channels)
-      for (const auto& k : c.consumers) f.sample(consumer_labels(c, k), value(k));
+    for (std::size_t i = 0; i < channels.size(); ++i)
+      for (std::size_t j = 0; j < channels[i].consumers.size(); ++j)
+        f.sample(consumer_labels(channels[i], channels[i].consumers[j], consumer_name[i][j]), value(channels[i].consumers[j]));
   };
   per_consumer("weir_consumer_blocks_read_total", "counter", "Blocks the consumer has read.",
                [](const core::ConsumerInfo& k) { return k.blocks_read; });
@@ -127,28 +176,40 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
                [](const core::ConsumerInfo& k) { return k.bytes_out; });
 
   {
-    // The shard host keeps only a recent p50 and p99 per consumer row (no bucket counts), so the
-    // stage duration is a summary with those two quantiles and the blocks processed as its count;
-    // parts that keep no timing (recorders today) report no quantiles.
-    Family f(out, "weir_stage_duration_seconds", "summary",
-             "Processing time per block of a shard or recorder (recent quantiles kept by the part itself).");
-    for (const auto& c : channels)
-      for (const auto& k : c.consumers) {
+    // The shard host keeps only a recent p50 and p99 per consumer row (no bucket counts and no sum),
+    // so these are two gauges of recent quantiles, not a summary (whose quantile label promises a
+    // _sum); the blocks processed are a counter beside them. Parts that keep no timing (recorders
+    // today) report no quantiles.
+    std::string p99, processed;
+    Family p50_f(out, "weir_stage_duration_p50_seconds", "gauge",
+                 "Processing time per block of a shard or recorder: the recent median the part keeps itself.");
+    Family p99_f(p99, "weir_stage_duration_p99_seconds", "gauge",
+                 "Processing time per block of a shard or recorder: the recent 99th percentile the part keeps itself.");
+    Family count(processed, "weir_stage_blocks_processed_total", "counter",
+                 "Blocks a shard or recorder processed (read and not skipped).");
+    for (std::size_t i = 0; i < channels.size(); ++i)
+      for (std::size_t j = 0; j < channels[i].consumers.size(); ++j) {
+        const core::ConsumerInfo& k = channels[i].consumers[j];
         if (k.kind.empty()) continue;
-        const std::string labels = fmt::format("stage=\"{}\",channel=\"{}\",consumer=\"{}\",pid=\"{}\"",
-                                               escape_label(k.kind), escape_label(c.name), escape_label(k.name), k.pid);
+        const std::string labels = fmt::format("stage=\"{}\",channel=\"{}\",consumer=\"{}\"", escape_label(k.kind),
+                                               escape_label(channels[i].name), escape_label(consumer_name[i][j]));
         if (k.proc_p50_ns != 0 || k.proc_p99_ns != 0) {
-          f.sample(labels + ",quantile=\"0.5\"", static_cast<double>(k.proc_p50_ns) / 1e9);
-          f.sample(labels + ",quantile=\"0.99\"", static_cast<double>(k.proc_p99_ns) / 1e9);
+          p50_f.sample(labels, static_cast<double>(k.proc_p50_ns) / 1e9);
+          p99_f.sample(labels, static_cast<double>(k.proc_p99_ns) / 1e9);
         }
-        f.sample(labels, k.blocks_read >= k.blocks_skipped ? k.blocks_read - k.blocks_skipped : 0, "_count");
+        count.sample(labels, k.blocks_read >= k.blocks_skipped ? k.blocks_read - k.blocks_skipped : 0);
       }
+    out += p99;
+    out += processed;
   }
 
   const core::Geometry& g = arena.geometry();
   std::uint64_t pool_used = 0;
   for (const auto& c : channels) pool_used += footprint(c);
   const core::KvStore kv(arena);
+  Family(out, "weir_arena_info", "gauge", "The arena served: its name and where it lives (absolute), always 1.")
+      .sample(fmt::format("arena=\"{}\",path=\"{}\"", escape_label(arena.location().name), escape_label(arena_path(arena))),
+              std::uint64_t{1});
   Family(out, "weir_arena_bytes", "gauge", "Bytes of the arena's mapping.").sample("", arena.bytes());
   Family(out, "weir_arena_key_slots", "gauge", "Key slots in the arena.").sample("", std::uint64_t{g.slot_count});
   Family(out, "weir_arena_key_slots_used", "gauge", "Key slots holding a live key.").sample("", kv.count());
@@ -236,13 +297,21 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
   }
 
   if (!disk_paths.empty()) {
+    // Labelled by absolute path: a relative one would depend on where serve was started.
+    const auto absolute = [](const std::string& path) {
+      std::error_code ec;
+      const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+      std::string text = ec ? path : abs.lexically_normal().string();
+      while (text.size() > 1 && text.back() == '/') text.pop_back();
+      return text;
+    };
     Family free_f(out, "weir_disk_free_bytes", "gauge", "Bytes available to unprivileged writers under a recorder's output directory.");
     std::vector<std::pair<std::string, std::uint64_t>> sizes;
     for (const auto& path : disk_paths) {
       struct statvfs s {};
       if (statvfs(path.c_str(), &s) != 0) continue;
-      free_f.sample(fmt::format("path=\"{}\"", escape_label(path)), std::uint64_t{s.f_bavail} * s.f_frsize);
-      sizes.emplace_back(path, std::uint64_t{s.f_blocks} * s.f_frsize);
+      free_f.sample(fmt::format("path=\"{}\"", escape_label(absolute(path))), std::uint64_t{s.f_bavail} * s.f_frsize);
+      sizes.emplace_back(absolute(path), std::uint64_t{s.f_blocks} * s.f_frsize);
     }
     Family size_f(out, "weir_disk_size_bytes", "gauge", "Size of the filesystem under a recorder's output directory.");
     for (const auto& [path, bytes] : sizes) size_f.sample(fmt::format("path=\"{}\"", escape_label(path)), bytes);
@@ -259,6 +328,7 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
            "Frames a slow session never got: replaced by a newer one while it was still writing.")
         .sample("", server->frames_replaced);
   }
+  append_process_metrics(out);
   return out;
 }
 
