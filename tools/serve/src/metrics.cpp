@@ -52,14 +52,20 @@ class Family {
 std::string channel_labels(const core::ChannelInfo& c) { return fmt::format("channel=\"{}\"", escape_label(c.name)); }
 
 // A consumer is named by what it is, never by its pid, so a restarted part continues its series.
-// Two live rows of one name on a channel (rare: two readers started alike) are told apart by row.
+// Rows sharing a name on a channel (a dead row not yet reclaimed beside its restarted part, or two
+// readers started alike) keep the plain name for the first live one; the others add "#ROW".
 std::vector<std::string> consumer_names(const core::ChannelInfo& c) {
-  std::map<std::string, int> seen;
-  for (const auto& k : c.consumers) ++seen[k.name];
+  std::map<std::string, std::size_t> plain;  // name -> the row index that keeps it
+  for (std::size_t i = 0; i < c.consumers.size(); ++i) {
+    const auto [it, first] = plain.emplace(c.consumers[i].name, i);
+    if (!first && c.consumers[i].alive && !c.consumers[it->second].alive) it->second = i;
+  }
   std::vector<std::string> names;
   names.reserve(c.consumers.size());
-  for (const auto& k : c.consumers)
-    names.push_back(seen[k.name] > 1 ? fmt::format("{}#{}", k.name, k.row) : k.name);
+  for (std::size_t i = 0; i < c.consumers.size(); ++i) {
+    const core::ConsumerInfo& k = c.consumers[i];
+    names.push_back(plain[k.name] == i ? k.name : fmt::format("{}#{}", k.name, k.row));
+  }
   return names;
 }
 
