@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Configures and builds weir into build/ (Release with debug info, warnings as errors).
+# Installs the build set of Debian packages (scripts/deps.sh build), then configures and builds weir
+# into build/ (Release with debug info, warnings as errors).
 #   scripts/build.sh            everything: libraries, the weir CLI, benchmarks and tests
 #   scripts/build.sh TARGET…    only those targets and what they need (scripts/demo.sh: weir)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh build
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null

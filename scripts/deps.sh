@@ -1,16 +1,45 @@
 #!/usr/bin/env bash
-# Installs the Debian packages weir builds and tests with; skips what is already there.
+# Installs the Debian packages weir needs; skips what is already there.
+#   scripts/deps.sh build        what configuring and building the `weir` command needs (scripts/build.sh,
+#                                scripts/demo.sh): compilers, CMake, Ninja and the -dev packages weir links
+#   scripts/deps.sh test         the rest the test suite uses (scripts/test.sh): Chromium, Prometheus,
+#                                Jupyter, torch for the embed plugin, clang for fuzzing, h5py, ...
+#   scripts/deps.sh build test   both (no argument: both)
+#   scripts/deps.sh --list SET…  prints the packages instead of installing them
 set -euo pipefail
-packages=(
-  build-essential cmake ninja-build pkg-config
-  doctest-dev libexpected-dev libcli11-dev libfmt-dev libbenchmark-dev nlohmann-json3-dev
-  libboost-dev libnuma-dev liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev
-  libzmq3-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch libhnswlib-dev
-  hdf5-tools python3-h5py python3-numpy python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
+build=(
+  build-essential cmake ninja-build pkg-config python3
+  doctest-dev libexpected-dev libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev libnuma-dev
+  liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev libzmq3-dev
+  libhnswlib-dev
+  hdf5-tools  # h5dump: configuring finds it (the codec and recorder tests), the demo points to it
+)
+test=(
+  libbenchmark-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch
+  python3-h5py python3-numpy python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
   jupyter-nbconvert python3-nbconvert python3-ipykernel
-  python3 procps util-linux iproute2 xfsprogs
+  procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
 )
+list=0
+if [[ ${1:-} == --list ]]; then
+  list=1
+  shift
+fi
+sets=("$@")
+((${#sets[@]})) || sets=(build test)
+packages=()
+for set in "${sets[@]}"; do
+  case $set in
+    build) packages+=("${build[@]}") ;;
+    test) packages+=("${test[@]}") ;;
+    *) echo "deps: unknown set '$set' (build or test)" >&2; exit 2 ;;
+  esac
+done
+if ((list)); then
+  echo "${packages[*]}"
+  exit 0
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
