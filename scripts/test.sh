@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: the normal build under ctest (after the layering check), the chaos suite
-# (ctest -L chaos, tests/chaos), then the core, integration and ann tests under ASan+UBSan, the
-# concurrency tests under TSan, and a short bounded fuzz of the UDP packet decoders and the
-# instrument reply parsers (skipped, saying so, without clang-14).
-# Installs what it needs first.
+# (ctest -L chaos, tests/chaos), then the core, integration, ann, serve and bridge tests under
+# ASan+UBSan, the concurrency, serve and bridge tests under TSan, and a short bounded fuzz of the UDP
+# packet decoders and the instrument reply parsers (skipped, saying so, without clang-14).
+# Installs what it needs first (scripts/deps.sh: the build set and the test set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/deps.sh build test
 scripts/build.sh
 scripts/check_includes.sh
 (cd build && ctest --output-on-failure -j 2 --timeout 300 -LE chaos)
@@ -18,17 +19,66 @@ echo "== chaos: kill -9 under weir run, full disk, EIO, a deleted output directo
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-echo "== ASan+UBSan: core, integration and ann tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEIR_SANITIZE=address -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
-cmake --build build-asan -j "$(nproc)" --target weir_core_tests weir_integration_tests weir_ann_tests
-for exe in build-asan/tests/core/weir_core_tests build-asan/tests/integration/weir_integration_tests build-asan/tests/ann/weir_ann_tests; do
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe"
-done
+# Runs a command with sanitizer reports going to files under a fresh directory, so a report from a
+# child process (the `weir` a test starts, whose stderr the test may not show) fails the stage too.
+# $1: "address" or "thread"; the rest: the command. ASAN_EXTRA: more ASan options for this command.
+sanitized() {
+  local kind=$1 logs
+  shift
+  logs=$(mktemp -d /tmp/weir-sanitizer.XXXXXX)
+  local status=0
+  if [[ $kind == address ]]; then
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$logs/asan${ASAN_EXTRA:+:$ASAN_EXTRA}" \
+      UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan" "$@" || status=$?
+  else
+    TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 log_path=$logs/tsan" "$@" || status=$?
+  fi
+  if compgen -G "$logs/*" >/dev/null; then
+    cat "$logs"/* >&2
+    echo "== sanitizer reports above (from: $*)" >&2
+    status=1
+  fi
+  rm -rf "$logs"
+  return "$status"
+}
 
-echo "== TSan: concurrency tests"
+# weir serve's pytest suites (real `weir serve` and `weir sim` processes) against the build in $1, but
+# for the two that start a Prometheus (its scrape of /metrics is the promtool test's, without the
+# wait for Prometheus, slow under the sanitizers).
+serve_pytest() {
+  local dir=$PWD/$1
+  WEIR_CLI=$dir/tools/weir WEIR_SPIKE_WRITER=$dir/tests/tools/serve/weir_serve_spike_writer \
+    WEIR_TEST_SCRATCH=$dir/serve-scratch timeout 600 /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
+    -k "not real_prometheus" tests/tools/serve/test_server.py tests/tools/serve/test_metrics.py
+}
+# The bridge's tests but for the two that only check refusals of bad settings (dozens of short weir
+# processes each, a minute under ASan, no threads involved).
+bridge_tests() {
+  "$1"/tests/bridge/weir_bridge_tests \
+    --test-case-exclude="*refuses bad bridge settings*,*without keys a bridge end refuses*"
+}
+
+echo "== ASan+UBSan: core, integration, ann, serve and bridge tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEIR_SANITIZE=address -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
+cmake --build build-asan -j "$(nproc)" --target weir_core_tests weir_integration_tests weir_ann_tests weir \
+  weir_serve_tests weir_serve_spike_writer weir_bridge_tests
+for exe in build-asan/tests/core/weir_core_tests build-asan/tests/integration/weir_integration_tests build-asan/tests/ann/weir_ann_tests \
+    build-asan/tests/tools/serve/weir_serve_tests; do
+  sanitized address "$exe"
+done
+sanitized address bridge_tests build-asan
+# A small quarantine: the ten-client test bounds the server's RSS growth, which ASan's default 256 MiB
+# of freed-but-held memory would swamp.
+ASAN_EXTRA=quarantine_size_mb=4 sanitized address serve_pytest build-asan
+
+echo "== TSan: concurrency, serve and bridge tests"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_SANITIZE=thread -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
-cmake --build build-tsan -j "$(nproc)" --target weir_stress_tests
-TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1" build-tsan/tests/stress/weir_stress_tests
+cmake --build build-tsan -j "$(nproc)" --target weir_stress_tests weir weir_serve_tests weir_serve_spike_writer weir_bridge_tests
+for exe in build-tsan/tests/stress/weir_stress_tests build-tsan/tests/tools/serve/weir_serve_tests; do
+  sanitized thread "$exe"
+done
+sanitized thread bridge_tests build-tsan
+sanitized thread serve_pytest build-tsan
 
 echo "== Fuzz: UDP packet decoders and instrument reply parsers, ${FUZZ_SECONDS:-5} s each"
 fuzz_status=0
