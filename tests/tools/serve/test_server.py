@@ -2,6 +2,7 @@
 by promtool, scraped by a real Prometheus), the security rules, and ten WebSocket clients of which one
 never reads."""
 import json
+import math
 import re
 import shutil
 import socket
@@ -291,3 +292,80 @@ def test_api_set_keeps_each_key_type_and_refuses_what_does_not_parse_as_it(arena
     assert post(key="new.u", value=2 ** 64 - 1)[0] == 200 and held("new.u") == ("u64", 2 ** 64 - 1)
     assert post(key="new.t", value="x")[0] == 200 and held("new.t") == ("text", "x")
     assert post(key="new.typed", value="12", type="u64")[0] == 200 and held("new.typed") == ("u64", 12)
+
+
+# ---- envelope frames: columns at every span, long spans, gaps ------------------------------------
+
+def decode_frame(data):
+    """The 56-byte header and the columns of an envelope frame, as a dict."""
+    magic, kind, flags, channel, n, first, step, anchor, newest_ns, span = struct.unpack_from("<IHHIIdddQQ", data, 0)
+    assert magic == 0x52494557 and len(data) == HEADER_BYTES + (8 * n if kind == 1 else 4 * n)
+    values = struct.unpack_from(f"<{2 * n}f", data, HEADER_BYTES) if kind == 1 else ()
+    return dict(kind=kind, flags=flags, channel=channel, n=n, first=first, step=step, anchor=anchor, span=span,
+                mins=values[:n], maxs=values[n:])
+
+
+def frames_for(port, views, batches=2):
+    """The frames a fresh WebSocket gets for `views` (at most 16), in view order, from its `batches`-th
+    batch: every frame of one tick comes in the order of the views asked."""
+    import websocket
+    ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", timeout=10)
+    try:
+        ws.send(json.dumps({"views": views}))
+        for _ in range(batches):
+            frames = [decode_frame(ws.recv()) for _ in views]
+        return frames
+    finally:
+        ws.close()
+
+
+def envelope_sweep(port, channels, columns, spans_s):
+    """{(channel index, span in seconds): frame} for live views of every span, 16 views a connection."""
+    views = [(c, rate, s) for c, rate in channels for s in spans_s]
+    out = {}
+    for at in range(0, len(views), 16):
+        chunk = views[at:at + 16]
+        asked = [{"channel": c, "kind": "envelope", "span": max(2, round(s * rate)), "columns": columns}
+                 for c, rate, s in chunk]
+        for (c, _, s), frame in zip(chunk, frames_for(port, asked)):
+            assert frame["channel"] == c
+            out[(c, s)] = frame
+    return out
+
+
+SWEEP_SPANS_S = [1e-3 * 1.25 ** k for k in range(int(math.log(3600e3) / math.log(1.25)) + 2)]
+
+
+def test_columns_stay_within_half_of_those_asked_at_every_span(arena, processes, serve):
+    """Zoom from 1 ms to 1 h on a 100 kHz and a 1 MS/s channel: the columns returned never fall below
+    half of those asked (or of the samples covered), the bucket times never pass the newest sample,
+    and a span longer than the history starts at its oldest sample."""
+    processes(WEIR, "sim", arena, "slow", "--rate", "1e5", "--block", "4096", "--signal", "sine")
+    processes(WEIR, "sim", arena, "fast", "--rate", "1e6", "--block", "4096", "--signal", "sine")
+    wait_for(lambda: len(json.loads(run_weir("ls", arena, "--json").stdout)["channels"]) == 2, "both channels")
+    server = serve(arena)
+    index = {c["name"]: c["index"] for c in server.json("/api/channels")["channels"]}
+    channels = [(index["slow"], 1e5), (index["fast"], 1e6)]
+    import websocket
+    keep = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=10)  # the feeds start now
+    keep.send(json.dumps({"views": [{"channel": c, "span": 4096} for c, _ in channels]}))
+    time.sleep(3)  # a few seconds of history: 300 k samples at 100 kHz, 3 M at 1 MS/s
+    columns = 1000
+    frames = envelope_sweep(server.port, channels, columns, SWEEP_SPANS_S)
+    keep.close()
+    bad = []
+    for (c, s), f in sorted(frames.items()):
+        rate = dict(channels)[c]
+        asked = max(2, round(s * rate))
+        covered = f["n"] * f["step"]
+        want = min(columns, int(covered))
+        if not (want / 2 <= f["n"] <= columns):
+            bad.append((c, s, asked, f["n"], f["span"]))
+        assert f["first"] + f["n"] * f["step"] <= f["anchor"], (c, s, f)  # never in the future
+        assert abs(f["span"] - covered) <= 1e-6 * covered + 1, (c, s, f)
+        if asked <= f["anchor"]:  # the history holds the whole span: all of it is shown
+            assert asked <= f["span"] < asked + 262144, (c, s, asked, f)  # from the start of its first entry
+        else:  # longer than the history: from its oldest sample on, and the span says what is covered
+            assert f["first"] == 0 and f["span"] == f["anchor"], (c, s, asked, f)
+        assert f["flags"] & 4 == 0, (c, s, "a gap in a sine written without one", f)
+    assert not bad, f"columns outside [{columns}/2, {columns}] at (channel, span s, samples, columns, covered): {bad}"

@@ -46,6 +46,7 @@ constexpr auto kHttpTimeout = std::chrono::seconds(30);  // a request must arriv
 constexpr std::size_t kMaxViewsPerSession = 16;
 constexpr auto kStopPoll = std::chrono::milliseconds(100);
 constexpr auto kArenaPoll = std::chrono::milliseconds(50);
+constexpr auto kFeedLinger = std::chrono::seconds(60);  // a feed no view wants is kept this long (its history)
 constexpr const char* kCsp =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -166,7 +167,11 @@ class Hub {
   Api api_;
   net::steady_timer timer_;
   std::vector<std::weak_ptr<WsSession>> sessions_;
-  std::map<std::uint32_t, ChannelFeed> feeds_;
+  struct Fed {
+    ChannelFeed feed;
+    std::chrono::steady_clock::time_point wanted;  // last tick a view wanted it
+  };
+  std::map<std::uint32_t, Fed> feeds_;
   ServerCounters counters_;
   std::function<void()> stop_;
   std::chrono::steady_clock::time_point next_tick_{};
@@ -302,16 +307,19 @@ void Hub::tick() {
   std::set<std::uint32_t> wanted;
   for (const auto& s : live)
     for (const View& v : s->views()) wanted.insert(v.channel);
-  std::erase_if(feeds_, [&](const auto& kv) { return wanted.count(kv.first) == 0; });
+  // A feed keeps its history a while after its last view, so switching views back and forth finds it.
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(feeds_, [&](const auto& kv) { return wanted.count(kv.first) == 0 && now - kv.second.wanted > kFeedLinger; });
   for (const std::uint32_t c : wanted) {
     auto it = feeds_.find(c);
     if (it == feeds_.end()) {
       auto feed = ChannelFeed::open(arena_, c);
       if (!feed) continue;  // not a ready channel (yet): views of it get no frames
-      it = feeds_.emplace(c, std::move(*feed)).first;
+      it = feeds_.emplace(c, Fed{std::move(*feed), now}).first;
     }
-    it->second.poll();
+    it->second.wanted = now;
   }
+  for (auto& [c, fed] : feeds_) fed.feed.poll();
   std::map<View, Frame> encoded;  // one frame per view per tick, shared by every session on it
   for (const auto& s : live) {
     std::vector<Frame> batch;
@@ -320,7 +328,7 @@ void Hub::tick() {
       if (feed == feeds_.end()) continue;
       auto [it, fresh] = encoded.try_emplace(v);
       if (fresh) {
-        it->second = std::make_shared<const std::string>(feed->second.frame(v));
+        it->second = std::make_shared<const std::string>(feed->second.feed.frame(v));
         ++counters_.frames_encoded;
       }
       batch.push_back(it->second);
@@ -331,7 +339,6 @@ void Hub::tick() {
   // Absolute deadlines, so the frame rate does not drift by each tick's own work.
   const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(1.0 / options_.frames_per_s));
-  const auto now = std::chrono::steady_clock::now();
   next_tick_ = next_tick_ + period < now ? now : next_tick_ + period;
   timer_.expires_at(next_tick_);
   timer_.async_wait([this](beast::error_code ec) {
