@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import (SCRATCH, WAIT_S, WEIR, processes, run_weir, scratch_dir, serve, start_sim,  # noqa: F401
+from conftest import (SCRATCH, SPIKE_WRITER, WAIT_S, WEIR, processes, run_weir, scratch_dir, serve, start_sim,  # noqa: F401
                       wait_for, arena)
 
 HEADER_BYTES = 56
@@ -369,3 +369,32 @@ def test_columns_stay_within_half_of_those_asked_at_every_span(arena, processes,
             assert f["first"] == 0 and f["span"] == f["anchor"], (c, s, asked, f)
         assert f["flags"] & 4 == 0, (c, s, "a gap in a sine written without one", f)
     assert not bad, f"columns outside [{columns}/2, {columns}] at (channel, span s, samples, columns, covered): {bad}"
+
+
+def test_a_gap_block_is_a_nan_bucket_exactly_where_it_sits_and_flagged(arena, processes, serve):
+    """A writer publishes 20 blocks, a gap block (skip), 20 more. The stream goes on at the same sample
+    index after a gap, so the bucket holding the gap's place is NaN in min and max (the trace breaks
+    there), at raw zoom and from the pyramid alike, and the frame says so; a view without it is whole."""
+    blocks, gap_after, spike_at = 40, 20, 100000
+    gap = gap_after * 4096
+    writer = processes(SPIKE_WRITER, arena, "spk", blocks, spike_at, 5.0, gap_after, stdout=subprocess.PIPE,
+                       stdin=subprocess.PIPE)
+    assert writer.stdout.readline().split() == ["done", str(blocks * 4096)]
+    total = blocks * 4096
+    server = serve(arena)
+    views = [{"channel": 0, "span": 4096, "offset": total - gap - 2048, "columns": 1000},  # raw samples
+             {"channel": 0, "span": total, "columns": 1000},                             # the pyramid
+             {"channel": 0, "span": 4096, "columns": 1000},                              # newest, no gap
+             {"channel": 0, "span": 4096, "offset": total - 30000, "columns": 1000}]     # older, no gap
+    frames = frames_for(server.port, views)
+    for view, f in zip(views, frames):
+        nan = [i for i, (lo, hi) in enumerate(zip(f["mins"], f["maxs"])) if math.isnan(lo) or math.isnan(hi)]
+        assert all(math.isnan(f["mins"][i]) and math.isnan(f["maxs"][i]) for i in nan), (view, nan)
+        if f["first"] < gap < f["first"] + f["span"]:
+            assert nan == [int((gap - f["first"]) / f["step"])], (view, nan, f["first"], f["step"])
+            assert f["flags"] & 4, view
+        else:
+            assert nan == [] and f["flags"] & 4 == 0, (view, nan)
+    assert frames[0]["flags"] & 2 and frames[0]["n"] == 1000  # drawn from raw samples, every column
+    assert frames[1]["first"] == 0 and frames[1]["n"] == 1000 and max(frames[1]["maxs"]) == 5.0  # spike kept
+    writer.stdin.close()

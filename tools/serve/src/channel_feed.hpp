@@ -45,7 +45,10 @@ class ChannelFeed {
   /// Copies the blocks published since the last poll (at most a bounded number; older ones are
   /// skipped, and the history restarts after a skip). Allocates only while the history grows.
   void poll();
-  /// The frame for `view`, encoded (header and float32 columns).
+  /// The frame for `view`, encoded (header and float32 columns). Envelopes: between half the columns
+  /// asked (or the samples covered, when fewer) and all of them; a span longer than the history
+  /// starts at its oldest sample; buckets without samples or holding a gap block's place are NaN
+  /// (kFrameGap). Allocates only while the buffers grow.
   [[nodiscard]] std::string frame(const View& view);
   /// The whole span the pyramid reaches back, in samples: the widest useful view.
   [[nodiscard]] std::uint64_t reach() const noexcept;
