@@ -5,6 +5,7 @@ import json
 import math
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -398,3 +399,36 @@ def test_a_gap_block_is_a_nan_bucket_exactly_where_it_sits_and_flagged(arena, pr
     assert frames[0]["flags"] & 2 and frames[0]["n"] == 1000  # drawn from raw samples, every column
     assert frames[1]["first"] == 0 and frames[1]["n"] == 1000 and max(frames[1]["maxs"]) == 5.0  # spike kept
     writer.stdin.close()
+
+
+def test_a_stopped_writer_turns_stale_and_its_rate_decays_and_both_come_back(arena, processes, serve):
+    """Rates and ages come from the blocks' own stamps: right at the first request, and a writer
+    stopped with SIGSTOP shows as stale within the timeout while its rate falls; SIGCONT brings it back."""
+    rate, block = 1e5, 4096
+    sim = start_sim(processes, arena, "adc0", rate=str(rate))
+    wait_for(lambda: json.loads(run_weir("ls", arena, "--json").stdout)["channels"][0]["blocks_written"] >= 40,
+             "40 blocks written")
+    first = serve(arena, "--stale-after", "0.5").json("/api/channels")["channels"][0]  # a fresh server's first answer
+    assert abs(first["samples_per_s"] - rate) <= 0.05 * rate, first
+    assert abs(first["blocks_per_s"] - rate / block) <= 0.05 * rate / block, first
+    assert first["stale"] is False and 0 <= first["newest_block_age_s"] < 0.5 and first["stale_after_s"] == 0.5
+    assert first["samples_written"] >= 40 * block
+    server = serve(arena, "--stale-after", "0.5")
+    default = serve(arena).json("/api/channels")["channels"][0]
+    assert default["stale_after_s"] == 2 and default["stale"] is False  # max(2 s, 4 x 41 ms)
+
+    def channel():
+        return server.json("/api/channels")["channels"][0]
+
+    sim.send_signal(signal.SIGSTOP)
+    try:
+        stopped = time.monotonic()
+        stale = wait_for(lambda: (c := channel())["stale"] and c, "the stopped writer to turn stale", timeout=5)
+        assert 0.4 <= time.monotonic() - stopped and stale["newest_block_age_s"] > 0.5
+        decayed = wait_for(lambda: (c := channel())["samples_per_s"] < rate / 2 and c, "the rate to decay", timeout=10)
+        assert decayed["stale"] and decayed["newest_block_age_s"] > 1
+    finally:
+        sim.send_signal(signal.SIGCONT)
+    back = wait_for(lambda: not (c := channel())["stale"] and c["samples_per_s"] > rate / 2 and c,
+                    "the writer to come back", timeout=10)
+    assert back["newest_block_age_s"] < 0.5

@@ -148,7 +148,7 @@ class WsSession;
 class Hub {
  public:
   Hub(net::io_context& io, const core::Arena& arena, const ServeOptions& options)
-      : io_(io), arena_(arena), options_(options), api_(arena), timer_(io) {}
+      : io_(io), arena_(arena), options_(options), api_(arena, options.stale_after_s), timer_(io) {}
 
   void start_ticks() { tick(); }
   void add(const std::shared_ptr<WsSession>& s) { sessions_.push_back(s); }
