@@ -432,3 +432,37 @@ def test_a_stopped_writer_turns_stale_and_its_rate_decays_and_both_come_back(are
     back = wait_for(lambda: not (c := channel())["stale"] and c["samples_per_s"] > rate / 2 and c,
                     "the writer to come back", timeout=10)
     assert back["newest_block_age_s"] < 0.5
+
+
+def test_a_view_by_name_follows_its_channel_into_a_recreated_arena(arena, processes, serve):
+    """The arena is removed and created again under its name with the channels in the other order; a
+    WebSocket view that names det0 goes on showing det0 (amplitude 1, not det1's 5) at its new index."""
+    import websocket
+
+    def start(name, amplitude):
+        proc = processes(WEIR, "sim", arena, name, "--rate", "1e6", "--block", "4096", "--amplitude", amplitude)
+        wait_for(lambda: name in {c["name"] for c in json.loads(run_weir("ls", arena, "--json").stdout)["channels"]},
+                 f"the sim's {name}")
+        return proc
+
+    sims = [start("det0", 1), start("det1", 5)]
+    server = serve(arena)
+    ws = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=10)
+    ws.send(json.dumps({"views": [{"name": "det0", "span": 4096, "columns": 256},
+                                  {"name": "nope", "span": 4096, "columns": 256}]}))  # no such channel: no frames
+    before = decode_frame(ws.recv())
+    assert before["channel"] == 0 and 0.9 < max(before["maxs"]) <= 1.001, before["channel"]
+    for proc in sims:
+        proc.terminate()
+        proc.wait(timeout=WAIT_S)
+    run_weir("rm", arena, "--force")
+    run_weir("create", arena)
+    start("det1", 5)
+    start("det0", 1)
+    after = wait_for(lambda: (f := decode_frame(ws.recv()))["channel"] == 1 and f, "frames of det0 at its new index")
+    assert {c["name"]: c["index"] for c in server.json("/api/channels")["channels"]} == {"det1": 0, "det0": 1}
+    for _ in range(10):
+        f = decode_frame(ws.recv())
+        assert f["channel"] == 1 and 0.9 < max(f["maxs"]) <= 1.001, (f["channel"], max(f["maxs"]))
+    assert 0.9 < max(after["maxs"]) <= 1.001
+    ws.close()

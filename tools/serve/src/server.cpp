@@ -3,6 +3,8 @@
 // Frames are encoded once per view per tick and shared (shared_ptr<const std::string>) by every
 // session showing that view; a session still writing keeps only the newest batch (one slot), so a
 // slow client costs one batch of memory and never holds up the tick or another client.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -22,6 +24,7 @@
 
 #include "api.hpp"
 #include "channel_feed.hpp"
+#include "view_request.hpp"
 #include "web_assets.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
@@ -43,9 +46,10 @@ using Frame = std::shared_ptr<const std::string>;
 
 constexpr std::size_t kBodyLimit = 64 * 1024;          // POST bodies and WebSocket messages
 constexpr auto kHttpTimeout = std::chrono::seconds(30);  // a request must arrive within this
-constexpr std::size_t kMaxViewsPerSession = 16;
 constexpr auto kStopPoll = std::chrono::milliseconds(100);
 constexpr auto kArenaPoll = std::chrono::milliseconds(50);
+constexpr auto kArenaCheck = std::chrono::seconds(1);  // how often a replaced arena is looked for
+constexpr std::int64_t kReopenReadyNs = 50'000'000;    // a new arena's creator gets this long per try
 constexpr auto kFeedLinger = std::chrono::seconds(60);  // a feed no view wants is kept this long (its history)
 constexpr const char* kCsp =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -147,8 +151,8 @@ class WsSession;
 
 class Hub {
  public:
-  Hub(net::io_context& io, const core::Arena& arena, const ServeOptions& options)
-      : io_(io), arena_(arena), options_(options), api_(arena, options.stale_after_s), timer_(io) {}
+  Hub(net::io_context& io, core::Arena&& arena, const ServeOptions& options)
+      : io_(io), arena_(std::move(arena)), options_(options), api_(arena_, options.stale_after_s), timer_(io) {}
 
   void start_ticks() { tick(); }
   void add(const std::shared_ptr<WsSession>& s) { sessions_.push_back(s); }
@@ -161,8 +165,9 @@ class Hub {
 
  private:
   void tick();
+  void reattach_if_replaced(std::chrono::steady_clock::time_point now);
   net::io_context& io_;
-  const core::Arena& arena_;
+  core::Arena arena_;  // moved onto when the arena is replaced: Api and feeds point at this object
   const ServeOptions& options_;
   Api api_;
   net::steady_timer timer_;
@@ -175,6 +180,7 @@ class Hub {
   ServerCounters counters_;
   std::function<void()> stop_;
   std::chrono::steady_clock::time_point next_tick_{};
+  std::chrono::steady_clock::time_point next_arena_check_{};
 };
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
@@ -205,6 +211,21 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     write_at_ = 0;
     write_next();
   }
+  /// This tick's views: named channels resolved by `index_of` (views of a name not there are left out).
+  template <class IndexOf>
+  const std::vector<View>& resolve(IndexOf&& index_of) {
+    views_.clear();
+    for (const ViewAsk& a : asks_) {
+      View v = a.view;
+      if (!a.name.empty()) {
+        const std::optional<std::uint32_t> index = index_of(a.name);
+        if (!index) continue;
+        v.channel = *index;
+      }
+      views_.push_back(v);
+    }
+    return views_;
+  }
   [[nodiscard]] const std::vector<View>& views() const noexcept { return views_; }
   void close() {
     closed_ = true;
@@ -232,33 +253,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     apply(text);
     read();
   }
-  // {"views": [{"channel": 3, "kind": "envelope"|"spectrum", "span": S, "offset": O, "columns": C,
-  //             "trigger": "off"|"rising"|"falling", "level": L}, ...]}; anything else is ignored.
+  // {"views": [...]} (view_request.hpp); any other message is ignored.
   void apply(const std::string& text) {
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("views") || !j["views"].is_array()) return;
-    std::vector<View> views;
-    for (const auto& v : j["views"]) {
-      if (!v.is_object() || views.size() >= kMaxViewsPerSession) continue;
-      View view;
-      const auto number = [&](const char* key, double fallback) {
-        return v.contains(key) && v[key].is_number() ? v[key].get<double>() : fallback;
-      };
-      const double channel = number("channel", -1);
-      if (channel < 0 || channel >= hub_.channel_count()) continue;
-      view.channel = static_cast<std::uint32_t>(channel);
-      view.kind = v.value("kind", std::string("envelope")) == "spectrum" ? FrameKind::spectrum : FrameKind::envelope;
-      if (view.kind == FrameKind::envelope) {
-        view.span = static_cast<std::uint64_t>(std::clamp(number("span", 4096), 1.0, 1e18));
-        view.offset = static_cast<std::uint64_t>(std::clamp(number("offset", 0), 0.0, 1e18));
-        view.columns = static_cast<std::uint32_t>(std::clamp(number("columns", 1000), 1.0, double{kMaxColumns}));
-        const std::string trig = v.value("trigger", std::string("off"));
-        view.trigger = trig == "rising" ? Trigger::rising : trig == "falling" ? Trigger::falling : Trigger::off;
-        view.level = static_cast<float>(number("level", 0));
-      }
-      views.push_back(view);
-    }
-    views_ = std::move(views);
+    bool ok = false;
+    std::vector<ViewAsk> asks = parse_views(text, hub_.channel_count(), ok);
+    if (ok) asks_ = std::move(asks);
   }
   void write_next() {
     writing_ = true;
@@ -288,7 +287,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   websocket::stream<beast::tcp_stream> ws_;
   Hub& hub_;
   beast::flat_buffer in_;
-  std::vector<View> views_;
+  std::vector<ViewAsk> asks_;
+  std::vector<View> views_;  // asks_ resolved at the last tick
   std::vector<Frame> current_;  // the batch being written, frame by frame
   std::size_t write_at_ = 0;
   std::vector<Frame> pending_;  // one slot: the newest batch, replaced while a write is in flight
@@ -297,16 +297,39 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   bool closed_ = false;
 };
 
+// A name recreated (`weir run --replace`, `weir rm` and `weir create`) is a new file under the same
+// path: when the path no longer leads to the mapped inode, the new arena is opened and the feeds of
+// the old one dropped. Until the new one opens (its creator may still be at work) the old one stays.
+void Hub::reattach_if_replaced(std::chrono::steady_clock::time_point now) {
+  if (now < next_arena_check_ || arena_.location().path.empty() || arena_.fd() < 0) return;
+  next_arena_check_ = now + kArenaCheck;
+  struct stat named{}, mapped{};
+  if (::stat(arena_.location().path.c_str(), &named) != 0 || ::fstat(arena_.fd(), &mapped) != 0) return;
+  if (named.st_ino == mapped.st_ino && named.st_dev == mapped.st_dev) return;
+  core::OpenOptions open;
+  open.read_only = !options_.allow_set;
+  open.ready_timeout_ns = kReopenReadyNs;
+  auto fresh = core::Arena::open(options_.where, open);
+  if (!fresh) return;  // not ready yet: the next check tries again
+  feeds_.clear();      // they point into the old mapping
+  arena_ = std::move(*fresh);
+}
+
 void Hub::tick() {
+  reattach_if_replaced(std::chrono::steady_clock::now());
   std::vector<std::shared_ptr<WsSession>> live;
   live.reserve(sessions_.size());
   for (const auto& w : sessions_)
     if (auto s = w.lock()) live.push_back(std::move(s));
   std::erase_if(sessions_, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
   counters_.ws_clients = live.size();
+  const auto index_of = [this](const std::string& name) -> std::optional<std::uint32_t> {
+    auto found = core::find_channel(arena_, name);  // a scan of the channel table, by name
+    return found ? std::optional<std::uint32_t>(*found) : std::nullopt;
+  };
   std::set<std::uint32_t> wanted;
   for (const auto& s : live)
-    for (const View& v : s->views()) wanted.insert(v.channel);
+    for (const View& v : s->resolve(index_of)) wanted.insert(v.channel);
   // A feed keeps its history a while after its last view, so switching views back and forth finds it.
   const auto now = std::chrono::steady_clock::now();
   std::erase_if(feeds_, [&](const auto& kv) { return wanted.count(kv.first) == 0 && now - kv.second.wanted > kFeedLinger; });
@@ -513,7 +536,8 @@ core::Result<void> run_serve(const ServeOptions& options, const std::atomic<bool
                       fmt::format("serve: cannot listen on {}:{}: {}", options.bind, options.port, ec.message()));
   const std::uint16_t port = acceptor.local_endpoint().port();
 
-  Hub hub(io, *arena, options);
+  const std::string described = arena->location().describe();
+  Hub hub(io, std::move(*arena), options);
   auto next_check = std::chrono::steady_clock::now();
   hub.on_stop([&] {
     const auto now = std::chrono::steady_clock::now();
@@ -526,7 +550,7 @@ core::Result<void> run_serve(const ServeOptions& options, const std::atomic<bool
   if (!options.quiet) {
     const bool v6 = endpoint.address().is_v6();
     std::printf("weir serve: listening on http://%s%s%s:%u/ (%s%s)\n", v6 ? "[" : "", options.bind.c_str(),
-                v6 ? "]" : "", port, arena->location().describe().c_str(), options.allow_set ? ", keys writable" : "");
+                v6 ? "]" : "", port, described.c_str(), options.allow_set ? ", keys writable" : "");
     std::fflush(stdout);
   }
   io.run();
