@@ -466,3 +466,27 @@ def test_a_view_by_name_follows_its_channel_into_a_recreated_arena(arena, proces
         assert f["channel"] == 1 and 0.9 < max(f["maxs"]) <= 1.001, (f["channel"], max(f["maxs"]))
     assert 0.9 < max(after["maxs"]) <= 1.001
     ws.close()
+
+
+def test_api_mca_gives_the_pulses_outside_the_range_apart_from_its_counts(arena, processes, serve):
+    """An MCA whose range (1.0) cuts off the simulator's 1.173 and 1.332 lines: those pulses are its
+    overflow, never in a bin, and the bins plus underflow plus overflow make up the accepted pulses."""
+    start_sim(processes, arena, "det", signal="pulses", extra=("--count-rate", "5000"))
+    processes(WEIR, "shard", arena, "mca", "--input", "det", "-p", "range=1.0", "-p", "bins=256",
+              "-p", "publish=0.05")
+    server = serve(arena)
+
+    def consistent():
+        entries = server.json("/api/mca")["mca"]
+        if not entries:
+            return None
+        m = entries[0]
+        total = sum(m["counts"]) + m["underflow"] + m["overflow"]
+        return m["accepted"] > 200 and total == m["accepted"] and m  # one publish read whole
+
+    m = wait_for(consistent, "an MCA spectrum whose bins and out-of-range pulses add up", timeout=WAIT_S)
+    assert m["name"] == "det" and len(m["counts"]) == 256
+    assert m["overflow"] > 0.1 * m["accepted"], m["overflow"]  # the two lines above 1.0
+    assert m["underflow"] <= 0.02 * m["accepted"]
+    out_of_range = float(run_weir("get", arena, "det.out_of_range").stdout)
+    assert out_of_range >= m["underflow"] + m["overflow"]  # read later: at least as many

@@ -249,6 +249,8 @@ std::string Api::mca() const {
         .real("dead_s", as_double(read_key(kv, base + ".dead_s")))
         .real("accepted", as_double(read_key(kv, base + ".counts")))
         .real("pileups", as_double(read_key(kv, base + ".pileups")))
+        .real("underflow", as_double(read_key(kv, base + ".underflow")))  // pulses below the range, never in counts
+        .real("overflow", as_double(read_key(kv, base + ".overflow")))    // ... at or above it
         .number("version", spectrum.info.version());
     list.raw(o.str());
   }
