@@ -1,10 +1,12 @@
-// weir::serve's pure parts: the frame codec, label escaping, option checks, the min/max history.
+// weir::serve's pure parts: the frame codec, label escaping, option checks, the min/max history, the
+// request's text.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <vector>
 
 #include "minmax_history.hpp"
+#include "request_text.hpp"
 #include "weir/serve/frame_codec.hpp"
 #include "weir/serve/metrics.hpp"
 #include "weir/serve/serve.hpp"
@@ -85,6 +87,20 @@ TEST_CASE("the min/max history keeps whole entries, restarts at a hole and forge
   CHECK(h.end() == 40);
   h.reset();
   CHECK(h.begin() == h.end());
+}
+
+TEST_CASE("a request target's path and query are decoded; cookies and secrets are read") {
+  const Target t = parse_target("/api/key?name=run%2Etitle&token=a+b&empty");
+  CHECK(t.path == "/api/key");
+  CHECK(t.query.at("name") == "run.title");
+  CHECK(t.query.at("token") == "a b");
+  CHECK(t.query.at("empty").empty());
+  CHECK(url_decode("100%") == "100%");  // a malformed escape is kept
+  CHECK(cookie_value("a=1; weir_token=s3cret; b=2", "weir_token") == "s3cret");
+  CHECK(cookie_value("xweir_token=1", "weir_token").empty());
+  CHECK(same_secret("abc", "abc"));
+  CHECK_FALSE(same_secret("abc", "abd"));
+  CHECK_FALSE(same_secret("abc", "ab"));
 }
 
 }  // TEST_SUITE

@@ -1,7 +1,7 @@
 // A channel's envelope frame: min/max in buckets over the span a view asks for, from the finest data
 // that reaches back far enough. Sources, finest first: the raw float history (the newest blocks),
-// the serve's own min/max level (MinMaxHistory, one entry per pyramid_factor samples), then the
-// arena's pyramid levels. The frame takes the coarsest source that still gives every column an
+// the serve's own min/max levels (MinMaxHistory, one entry per pyramid_factor^(k+1) samples) and the
+// arena's pyramid levels, by resolution. The frame takes the coarsest source that still gives every column an
 // entry, else the finest that reaches back (fewer columns: at least half the asked, since each
 // source reaches back as far as the next coarser one needs to give half the widest view's columns).
 // Buckets may span a non-integer number of entries: each entry goes to the column its first sample
@@ -25,6 +25,7 @@ enum class SourceKind : std::uint8_t { raw, mid, pyramid };
 
 struct Source {
   SourceKind kind = SourceKind::raw;
+  std::size_t mid = 0;               // which of the serve's levels (kind mid)
   std::uint64_t begin = 0, end = 0;  // samples it holds (complete entries)
   std::uint64_t resolution = 1;      // samples per entry
   [[nodiscard]] bool empty() const noexcept { return end <= begin; }
@@ -46,23 +47,26 @@ struct ChannelFeed::Grid {
   }
 };
 
-// Folds what the finer sources hold of samples [from, to) into the buckets: the mid level's entries,
-// then raw samples where it has none (its newest, incomplete entry, or before it begins).
-void ChannelFeed::fold_finer(const Grid& g, std::uint64_t from, std::uint64_t to) {
+// Folds what the serve's own data holds of samples [from, to) into the buckets: the entries of its
+// min/max levels from `coarsest_mid` down, each going on where the coarser one ends (its newest
+// entries are not complete yet), then raw samples from where the finest ends.
+void ChannelFeed::fold_finer(const Grid& g, std::uint64_t from, std::uint64_t to, std::size_t coarsest_mid) {
   const auto fold = [&](std::uint64_t at, float lo, float hi) {
     const std::size_t b = g.bucket(at);
     mins_[b] = std::isnan(mins_[b]) ? lo : std::min(mins_[b], lo);
     maxs_[b] = std::isnan(maxs_[b]) ? hi : std::max(maxs_[b], hi);
   };
   std::uint64_t raw_from = from;
-  const std::uint64_t factor = mid_.factor();
-  if (mid_.begin() <= from && from < mid_.end()) {
-    for (std::uint64_t e = from / factor; e * factor < std::min(to, mid_.end()); ++e) {
+  for (std::size_t k = std::min(coarsest_mid + 1, mids_.size()); k-- > 0;) {
+    const MinMaxHistory& m = mids_[k];
+    if (!(m.begin() <= raw_from && raw_from < m.end())) continue;
+    const std::uint64_t factor = m.factor();
+    for (std::uint64_t e = raw_from / factor; e * factor < std::min(to, m.end()); ++e) {
       float lo = 0, hi = 0;
-      mid_.entry(e, lo, hi);
+      m.entry(e, lo, hi);
       fold(e * factor, lo, hi);
     }
-    raw_from = mid_.end();
+    raw_from = m.end();
   }
   for (std::uint64_t s = std::max(raw_from, history_.begin()); s < std::min(to, history_.end()); ++s) {
     const float v = history_.at(s);
@@ -90,16 +94,18 @@ std::string ChannelFeed::envelope_frame(const View& view) {
 
   // What each source holds. A pyramid level keeps pyramid_entries entries, less one block that the
   // writer may be overwriting (as core::envelope() reads them).
-  std::array<Source, 2 + core::kPyramidLevels> sources{};
+  // Finest first; the serve's own level before the pyramid's of the same resolution.
+  std::array<Source, 2 * core::kPyramidLevels> sources{};
   std::size_t n_sources = 0;
-  sources[n_sources++] = Source{SourceKind::raw, history_.begin(), history_.end(), 1};
-  sources[n_sources++] = Source{SourceKind::mid, mid_.begin(), mid_.end(), mid_.factor()};
+  sources[n_sources++] = Source{SourceKind::raw, 0, history_.begin(), history_.end(), 1};
   std::uint64_t entry = 1;
   for (std::uint32_t level = 0; level < std::min(d.pyramid_levels, core::kPyramidLevels); ++level) {
     entry *= d.pyramid_factor;
+    if (level < mids_.size())
+      sources[n_sources++] = Source{SourceKind::mid, level, mids_[level].begin(), mids_[level].end(), mids_[level].factor()};
     const std::uint64_t reach_entries = (written + d.samples_per_block) / entry;
     const std::uint64_t oldest = reach_entries > d.pyramid_entries ? reach_entries - d.pyramid_entries + 1 : 0;
-    sources[n_sources++] = Source{SourceKind::pyramid, oldest * entry, written / entry * entry, entry};
+    sources[n_sources++] = Source{SourceKind::pyramid, 0, oldest * entry, written / entry * entry, entry};
   }
   const std::uint64_t top = entry;  // samples per entry of the coarsest level
   std::uint64_t oldest = end;
@@ -152,11 +158,11 @@ std::string ChannelFeed::envelope_frame(const View& view) {
       history_.envelope(g.first, g.count, mins_, maxs_);
       h.flags |= kFrameRaw;
       break;
-    case SourceKind::mid: fold_finer(g, g.first, g.first + g.count); break;
+    case SourceKind::mid: fold_finer(g, g.first, g.first + g.count, src.mid); break;
     case SourceKind::pyramid:
       core::envelope(*arena_, channel_, g.first, g.count, mins_, maxs_);
       // The pyramid holds only complete entries: what is newer comes from the finer sources.
-      fold_finer(g, std::max(g.first, written - written % top), g.first + g.count);
+      fold_finer(g, std::max(g.first, written - written % top), g.first + g.count, mids_.size());
       break;
   }
   mark_gaps(g);

@@ -20,10 +20,19 @@ std::size_t history_capacity(const core::BlockCopier& c) {
   return std::clamp(std::size_t{c.samples_per_block()} * kHistoryBlocks, kMinHistorySamples, kMaxHistorySamples);
 }
 
-// The serve's own min/max level, at the pyramid's level-0 resolution, reaches back as far as level 1
-// needs to give half the widest view's columns: from there on the arena's pyramid takes over.
-std::size_t mid_capacity(const core::BlockCopier& c) {
-  return std::size_t{kMaxColumns} / 2 * std::max<std::uint32_t>(c.desc().pyramid_factor, 1);
+// The serve's own min/max levels, at the resolutions of the pyramid's levels below the top, each
+// reaching back as far as the next level needs to give half the widest view's columns: the arena's
+// pyramid reaches only pyramid_entries entries back, which may be less (a small ring).
+std::vector<MinMaxHistory> mid_levels(const core::ChannelDesc& d) {
+  std::vector<MinMaxHistory> levels;
+  const std::uint32_t factor = std::max<std::uint32_t>(d.pyramid_factor, 2);
+  std::uint64_t entry = 1;
+  for (std::uint32_t level = 0; level + 1 < std::min(d.pyramid_levels, core::kPyramidLevels); ++level) {
+    entry *= factor;
+    if (entry > std::numeric_limits<std::uint32_t>::max()) break;
+    levels.emplace_back(static_cast<std::uint32_t>(entry), std::size_t{kMaxColumns} / 2 * factor);
+  }
+  return levels;
 }
 
 }  // namespace
@@ -37,7 +46,7 @@ core::Result<ChannelFeed> ChannelFeed::open(const core::Arena& arena, std::uint3
 ChannelFeed::ChannelFeed(const core::Arena& arena, std::uint32_t channel, core::BlockCopier copier)
     : arena_(&arena), channel_(channel), copier_(copier), dtype_(static_cast<core::Dtype>(copier.desc().dtype)),
       frame_(core::frame_shape(copier.desc())), history_(history_capacity(copier)),
-      mid_(std::max<std::uint32_t>(copier.desc().pyramid_factor, 1), mid_capacity(copier)) {
+      mids_(mid_levels(copier.desc())) {
   raw_.resize(copier_.block_bytes());
   // Start with what the ring still safely holds (half of it: the writer goes on meanwhile).
   const std::uint64_t head = copier_.head();
@@ -62,7 +71,7 @@ void ChannelFeed::poll_samples() {
   if (head > next_seq_ + std::min(ring, kMaxBlocksPerPoll)) {  // too far behind: skip to what is still there
     next_seq_ = head - std::min(ring / 2, kMaxBlocksPerPoll);
     history_.reset();
-    mid_.reset();
+    for (MinMaxHistory& m : mids_) m.reset();
   }
   for (; next_seq_ < head; ++next_seq_) {
     core::BlockRecord rec;
@@ -70,7 +79,7 @@ void ChannelFeed::poll_samples() {
     if (status == core::BlockStatus::unwritten) break;  // published head, state not yet committed: next poll
     if (status != core::BlockStatus::ok) {  // lost to us (the pyramid still has it): both histories restart
       history_.reset();
-      mid_.reset();
+      for (MinMaxHistory& m : mids_) m.reset();
       continue;
     }
     if ((rec.flags & core::kBlockGapFlag) != 0) {  // no samples: the stream goes on at the same index
@@ -82,7 +91,7 @@ void ChannelFeed::poll_samples() {
     scratch_.resize(rec.samples);
     for (std::size_t j = 0; j < rec.samples; ++j) scratch_[j] = scope::sample_as_float(dtype_, raw_.data(), j);
     history_.append(rec.first_sample, scratch_);
-    mid_.append(rec.first_sample, scratch_);
+    for (MinMaxHistory& m : mids_) m.append(rec.first_sample, scratch_);
     newest_mono_ns_ = rec.monotonic_ns;
   }
 }

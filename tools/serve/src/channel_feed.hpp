@@ -61,7 +61,7 @@ class ChannelFeed {
   [[nodiscard]] std::string envelope_frame(const View& view);
   [[nodiscard]] std::string spectrum_frame();
   struct Grid;  // the buckets of one envelope frame (channel_envelope.cpp)
-  void fold_finer(const Grid& grid, std::uint64_t from, std::uint64_t to);
+  void fold_finer(const Grid& grid, std::uint64_t from, std::uint64_t to, std::size_t coarsest_mid);
   void mark_gaps(const Grid& grid);
   [[nodiscard]] std::optional<std::uint64_t> crossing(const View& view, std::uint64_t first, std::uint64_t last) const;
 
@@ -73,7 +73,7 @@ class ChannelFeed {
   std::uint64_t next_seq_ = 0;        // the next block to copy
   std::uint64_t newest_mono_ns_ = 0;  // acquisition time of the newest block copied
   scope::SampleHistory history_;      // raw samples, the newest few blocks
-  MinMaxHistory mid_;                 // min/max per pyramid_factor samples, further back
+  std::vector<MinMaxHistory> mids_;   // min/max per pyramid_factor^(k+1) samples, further back
   std::array<std::uint64_t, 64> gaps_{};  // where the newest gap blocks sit in the stream (ring)
   std::uint64_t gap_count_ = 0;
   std::vector<std::byte> raw_;        // one block as copied

@@ -24,6 +24,7 @@
 
 #include "api.hpp"
 #include "channel_feed.hpp"
+#include "request_text.hpp"
 #include "view_request.hpp"
 #include "web_assets.hpp"
 #include "weir/core/arena.hpp"
@@ -59,73 +60,6 @@ constexpr const char* kCsp =
 
 std::string_view sv(beast::string_view v) { return {v.data(), v.size()}; }
 beast::string_view bsv(std::string_view v) { return {v.data(), v.size()}; }
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string url_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%' && i + 2 < in.size()) {
-      const int hi = hex_digit(in[i + 1]);
-      const int lo = hex_digit(in[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += in[i] == '+' ? ' ' : in[i];
-  }
-  return out;
-}
-
-struct Target {
-  std::string path;
-  std::map<std::string, std::string> query;
-};
-
-Target parse_target(std::string_view target) {
-  Target t;
-  const auto q = target.find('?');
-  t.path = url_decode(target.substr(0, q));
-  if (q == std::string_view::npos) return t;
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const auto amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    const auto eq = pair.find('=');
-    t.query[url_decode(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    rest = rest.substr(amp + 1);
-  }
-  return t;
-}
-
-bool same_secret(std::string_view a, std::string_view b) {  // no early exit on the first different byte
-  if (a.size() != b.size()) return false;
-  unsigned diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-std::string cookie_value(std::string_view cookies, std::string_view name) {
-  while (!cookies.empty()) {
-    const auto semi = cookies.find(';');
-    std::string_view part = cookies.substr(0, semi);
-    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-    if (part.size() > name.size() && part.substr(0, name.size()) == name && part[name.size()] == '=')
-      return std::string(part.substr(name.size() + 1));
-    if (semi == std::string_view::npos) break;
-    cookies = cookies.substr(semi + 1);
-  }
-  return {};
-}
 
 // The token a request presents: Authorization: Bearer T, X-Weir-Token: T, ?token=T or the cookie.
 bool presents_token(const Request& req, const Target& t, const std::string& token) {
