@@ -490,3 +490,27 @@ def test_api_mca_gives_the_pulses_outside_the_range_apart_from_its_counts(arena,
     assert m["underflow"] <= 0.02 * m["accepted"]
     out_of_range = float(run_weir("get", arena, "det.out_of_range").stdout)
     assert out_of_range >= m["underflow"] + m["overflow"]  # read later: at least as many
+
+
+def test_a_one_sample_spike_is_in_every_frame_that_covers_it(arena, processes, serve):
+    """A spike in the newest block is the max of every frame that covers it, at every span and from
+    every source; frames panned back to where only the pyramid holds the data (the feed copies the
+    newer half of the ring) do not show it."""
+    blocks = 60
+    total = blocks * 4096
+    writer = processes(SPIKE_WRITER, arena, "spk", blocks, total - 5, 5.0, stdout=subprocess.PIPE,
+                       stdin=subprocess.PIPE)
+    assert writer.stdout.readline().split() == ["done", str(total)]
+    server = serve(arena)
+    spans = (10, 100, 1000, 4096, 65536, total, 1 << 20, 1 << 26)
+    views = [{"channel": 0, "span": s, "columns": 1000} for s in spans]
+    views += [{"channel": 0, "span": s, "offset": total - 2000, "columns": 1000} for s in (4096, 65536)]  # panned
+    for view, f in zip(views, frames_for(server.port, views)):
+        if "offset" not in view:  # live: the raw history holds the newest samples
+            assert f["n"] >= min(1000, f["span"]) / 2, (view, f["n"])
+        end = f["first"] + f["n"] * f["step"]
+        if f["first"] <= total - 5 < end:
+            assert max(f["maxs"]) == 5.0, (view, max(f["maxs"]))
+        else:
+            assert max(f["maxs"]) == 0.0, (view, max(f["maxs"]))
+    writer.stdin.close()

@@ -60,8 +60,9 @@ class ChannelFeed {
   void poll_frames();
   [[nodiscard]] std::string envelope_frame(const View& view);
   [[nodiscard]] std::string spectrum_frame();
-  struct Grid;  // the buckets of one envelope frame (channel_envelope.cpp)
-  void fold_finer(const Grid& grid, std::uint64_t from, std::uint64_t to, std::size_t coarsest_mid);
+  struct Grid;    // the buckets of one envelope frame (channel_envelope.cpp)
+  struct Source;  // raw samples, one of mids_, or a pyramid level, and what it holds
+  void fold(const Grid& grid, const Source& source, std::uint64_t from, std::uint64_t to);
   void mark_gaps(const Grid& grid);
   [[nodiscard]] std::optional<std::uint64_t> crossing(const View& view, std::uint64_t first, std::uint64_t last) const;
 
@@ -79,6 +80,7 @@ class ChannelFeed {
   std::vector<std::byte> raw_;        // one block as copied
   std::vector<float> scratch_;
   std::vector<float> mins_, maxs_;
+  std::vector<float> entry_lo_, entry_hi_;  // pyramid entries read for one part of a frame
   std::vector<float> spectrum_;       // the newest frame of a frame channel
   std::uint64_t spectrum_index_ = 0;  // its frame number in the stream
 };
