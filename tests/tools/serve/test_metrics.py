@@ -206,6 +206,8 @@ def test_ls_and_metrics_show_the_true_rate_at_one_look(arena, processes, serve):
     exposed = metric(samples, "weir_channel_blocks_per_second", channel="adc0")
     assert within(exposed, adc0["blocks_per_s"]), (exposed, adc0["blocks_per_s"])
     assert within(metric(samples, "weir_channel_samples_per_second", channel="adc0"), adc0["samples_per_s"])
+    api = {c["name"]: c for c in server.json("/api/channels")["channels"]}["adc0"]  # the page's figure too
+    assert within(api["blocks_per_s"], adc0["blocks_per_s"]), (api["blocks_per_s"], adc0["blocks_per_s"])
     text = run_weir("ls", arena).stdout
     row = next(line for line in text.splitlines() if line.strip().startswith("adc0"))
     shown = float(row.split()[5])  # CHANNEL TYPE RATE BLOCK WRITTEN BLOCKS/s
