@@ -12,7 +12,8 @@ const HEIGHT = 300;
 const GAP_FILL = 'rgba(255, 96, 96, 0.28)';
 const CURSOR_COLOURS = ['#ff0', '#0ff'];
 
-// One filled rectangle per column from min to max, at least a pixel tall and wide.
+// One filled rectangle per column from min to max, at least a pixel tall and wide, reaching to the
+// previous column's range so that sparse raw samples read as a trace (never across a gap).
 function envelopePaths(u, seriesIdx, idx0, idx1) {
   const path = new Path2D();
   const [xs, lo, hi] = u.data;
@@ -21,8 +22,10 @@ function envelopePaths(u, seriesIdx, idx0, idx1) {
   const half = n > 1 ? Math.abs(u.valToPos(xs[1], 'x', true) - u.valToPos(xs[0], 'x', true)) / 2 : 1;
   for (let i = idx0; i <= idx1; i++) {
     if (lo[i] === null || hi[i] === null) continue;
+    const joined = i > 0 && lo[i - 1] !== null && hi[i - 1] !== null;
+    const low = joined ? Math.min(lo[i], hi[i - 1]) : lo[i], high = joined ? Math.max(hi[i], lo[i - 1]) : hi[i];
     const x = u.valToPos(xs[i], 'x', true);
-    const top = u.valToPos(hi[i], 'y', true), bottom = u.valToPos(lo[i], 'y', true);
+    const top = u.valToPos(high, 'y', true), bottom = u.valToPos(low, 'y', true);
     const w = Math.max(1, 2 * half);
     path.rect(x - w / 2, top, w, Math.max(1, bottom - top));
   }
@@ -67,7 +70,7 @@ export function createScope(app, name, options = {}) {
   const cursorLine = el('div', { class: 'readout cursors' }, ...Object.values(r).map((x) => x.node),
     el('button', { onclick: () => { v.cursors = [null, null]; v.nextCursor = 0; v.dirty = true; } }, 'clear cursors'));
   const zoom = (factor) => { v.span = clampSpan(v.span * factor); changed(); };
-  v.node = el('div', { class: 'view scope' },
+  v.node = el('div', { class: 'view scope', 'data-name': name },
     el('div', { class: 'bar' }, title, badge, spanLabel, history,
       el('button', { onclick: () => zoom(0.5) }, 'zoom +'), el('button', { onclick: () => zoom(2) }, 'zoom −'),
       el('button', { onclick: () => { v.offset += v.span / 2; changed(); } }, '◀'),

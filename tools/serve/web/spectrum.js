@@ -31,7 +31,7 @@ export function createSpectrum(app, name, options = {}) {
   const pause = el('button', { onclick: () => { v.paused = !v.paused; pause.textContent = v.paused ? 'run' : 'pause'; } }, 'pause');
   const plot = el('div', { class: 'plot' });
   const r = { f: reading('cf', 'cursor'), level: reading('cl', ''), pf: reading('pf', 'peak'), pl: reading('pl', '') };
-  v.node = el('div', { class: 'view spectrum' },
+  v.node = el('div', { class: 'view spectrum', 'data-name': name },
     el('div', { class: 'bar' }, el('span', { class: 'title' }, name), badge, about, refLabel, logToggle, pause,
       el('button', { onclick: () => app.close(v) }, '✕')),
     plot, el('div', { class: 'readout' }, r.pf.node, r.pl.node, r.f.node, r.level.node));
