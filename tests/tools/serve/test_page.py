@@ -111,7 +111,24 @@ def test_the_spectrum_view_shows_a_sines_peak_in_its_bin(arena, processes, serve
     assert max(range(len(values)), key=values.__getitem__) == bin_wanted
     assert frame["peak"]["bin"] == bin_wanted
     assert abs(frame["peak"]["x"] - frequency) < rate / size / 2
+    # dB with its reference (the shard's PSD in V^2/Hz), on a log-frequency grid: every decade with
+    # lines at 2..9 times it, labelled at the decades.
+    plot = wait_for(lambda: (p := js(browser, "weirDebug.plot('sig.psd')")) and p["xSplits"] and p, "the spectrum's axes")
+    assert plot["reference"] == "dB re 1 V²/Hz (dBV/√Hz)" and plot["yLabel"] == plot["reference"]
+    assert browser.find_element("css selector", ".view[data-name='sig.psd'] .dbref").text == plot["reference"]
+    assert plot["xDistr"] == 3 and plot["xLabel"] == "frequency [Hz]"
+    splits = [round(x) for x in plot["xSplits"]]
+    for decade in (1000, 10000):
+        assert all(k * decade in splits for k in range(1, 10)), (decade, splits)
+    labels = dict(zip(splits, plot["xTicks"]))
+    assert labels[1000] == "1 kHz" and labels[10000] == "10 kHz" and labels[100000] == "100 kHz", labels
+    assert all(re.fullmatch(r"-?\d+ dB", t) for t in plot["yTicks"] if t), plot["yTicks"]
+    peak, peak_text = reading(browser, "sig.psd", "pf")
+    assert peak == pytest.approx(frequency) and peak_text == "10.01 kHz"
     browser.save_screenshot(str(scratch_dir("page") / "spectrum.png"))
+    browser.find_element("css selector", ".view[data-name='sig.psd'] button.logx").click()
+    wait_for(lambda: js(browser, "weirDebug.plot('sig.psd').xDistr") == 1, "a linear frequency axis")
+    assert browser.current_url.endswith("#view=sig.psd:spectrum:log=0")
     assert console_errors(browser) == []
 
 
