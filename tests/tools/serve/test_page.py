@@ -295,3 +295,25 @@ def test_a_view_from_the_url_finds_its_channel_by_name_after_a_reorder(arena, pr
     browser.save_screenshot(str(scratch_dir("page") / "reordered.png"))
     gone = f":{server.port}/"  # the first page, reconnecting to the stopped server until it was left
     assert [e for e in console_errors(browser) if gone not in e["message"]] == []
+
+
+def test_the_mca_panel_labels_energy_and_counts_and_shows_out_of_range_apart(arena, serve, browser):
+    base, bins = "det.mca", 64
+    counts = [0 if i % 7 == 0 else 10 * i for i in range(bins)]
+    run_weir("set", arena, base + ".spectrum", "--array", "u32", " ".join(map(str, counts)))
+    run_weir("set", arena, base + ".spectrum_axis", "--array", "f32", " ".join(str(25 * i + 12.5) for i in range(bins)))
+    run_weir("set", arena, base + ".spectrum_axis_units", "keV")
+    run_weir("set", arena, base + ".underflow", "12", "--type", "u64")
+    run_weir("set", arena, base + ".overflow", "3", "--type", "u64")
+    server = serve(arena)
+    browser.get(server.url)
+    info = wait_for(lambda: (m := js(browser, "window.weirDebug && weirDebug.mca()")) and m["xTicks"] and m, "the MCA panel")
+    energies = [parse_si(t, "eV") for t in info["xTicks"] if t]
+    assert len(energies) >= 4 and energies == sorted(energies) and energies[-1] <= 1.6e6, info["xTicks"]
+    assert info["xLabel"] == "energy [keV]" and info["yDistr"] == 3
+    assert all(re.fullmatch(r"\d+", t) for t in info["yTicks"] if t), info["yTicks"]
+    browser.save_screenshot(str(scratch_dir("page") / "mca.png"))
+    assert info["outside"] == "outside the range: underflow 12 / overflow 3", info
+    browser.find_element("css selector", "#mca-log").click()
+    wait_for(lambda: js(browser, "weirDebug.mca().yDistr") == 1, "linear counts")
+    assert console_errors(browser) == []

@@ -89,8 +89,8 @@ function drawKeys(keys) {
   body.replaceChildren();
   for (const k of keys) {
     let text = keyText(k);
-    if (text.length > 40) text = text.slice(0, 40) + '…';
-    const number = k.value !== null && typeof k.value === 'object' ? k.value.number : null;
+    if (text.length > 28) text = text.slice(0, 28) + '…';
+    const number = k.value !== null && typeof k.value === 'object' && 'number' in k.value ? k.value.number : null;
     const hist = state.keyHistory.get(k.key) || [];
     if (number !== null) {
       hist.push(number);
@@ -99,7 +99,7 @@ function drawKeys(keys) {
     }
     const spark = el('canvas', { class: 'spark', width: 90, height: 18 });
     drawSpark(spark, hist);
-    body.append(el('tr', { 'data-key': k.key }, td(k.key), td(text, 'num'), el('td', {}, spark)));
+    body.append(el('tr', { 'data-key': k.key }, td(k.key), td(text, number !== null ? 'num' : 'text'), el('td', {}, spark)));
   }
 }
 

@@ -6,12 +6,17 @@ function prefixFor(magnitude) {
   return PREFIXES[PREFIXES.length - 1];
 }
 
+// Units that take an SI prefix; any other ('keV', 'mV', 'counts') is shown with plain numbers.
+const PREFIXABLE = new Set(['', 's', 'Hz', 'V', 'A', 'W', 'Pa', 'm', 'g', 'N', 'J', 'T', 'C', 'F', 'K', 'eV', 'Ω', 'S', 'B']);
+const plainScale = (unit) => !PREFIXABLE.has(unit);
+
 /** `value` with an SI prefix and `digits` significant digits: si(0.0025, 's') = '2.500 ms'. */
 export function si(value, unit, digits = 4) {
   if (value === null || value === undefined || !isFinite(value)) return '—';
   if (value === 0) return '0 ' + unit;
+  if (plainScale(unit)) return String(+value.toPrecision(digits)) + ' ' + unit;
   const [scale, p] = prefixFor(Math.abs(value));
-  return (value / scale).toPrecision(digits) + ' ' + p + unit;
+  return ((value / scale).toPrecision(digits) + ' ' + p + unit).trimEnd();
 }
 
 /** Pretty units: V^2/Hz -> V²/Hz. */
@@ -25,13 +30,13 @@ export function tickLabels(unit) {
   return (u, splits, axisIdx, space, incr) => {
     const finite = splits.filter((s) => s !== null && isFinite(s));
     if (!finite.length) return splits.map(() => '');
-    const [scale, p] = prefixFor(Math.max(...finite.map(Math.abs)) || 1);
+    const [scale, p] = plainScale(unit) ? [1, ''] : prefixFor(Math.max(...finite.map(Math.abs)) || 1);
     const step = incr && isFinite(incr) && incr > 0 ? incr / scale : 0;
     const decimals = step > 0 ? Math.min(6, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9))) : 3;
     return splits.map((s) => {
       if (s === null || !isFinite(s)) return '';
       const text = decimals > 0 && step > 0 ? (s / scale).toFixed(decimals) : String(+(s / scale).toPrecision(4));
-      return text.replace(/^-/, '−') + ' ' + p + unit;
+      return (text.replace(/^-/, '−') + ' ' + p + unit).trimEnd();
     });
   };
 }
