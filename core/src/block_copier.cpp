@@ -60,6 +60,12 @@ BlockStatus BlockCopier::copy(std::uint64_t sequence, std::span<std::byte> dst, 
   return copy_one(sequence, dst.data(), out);
 }
 
+BlockStatus BlockCopier::peek(std::uint64_t sequence, BlockRecord& out) const noexcept {
+  out = BlockRecord{};
+  out.sequence = sequence;
+  return copy_one(sequence, nullptr, out);
+}
+
 BlockRange BlockCopier::copy_range(std::uint64_t first, std::uint64_t end, std::span<std::byte> dst,
                                    std::span<BlockRecord> records) const noexcept {
   BlockRange r;
@@ -95,7 +101,7 @@ BlockStatus BlockCopier::copy_one(std::uint64_t s, std::byte* dst, BlockRecord& 
   out.realtime_ns = b.realtime_ns.load(std::memory_order_relaxed);
   out.monotonic_ns = b.monotonic_ns.load(std::memory_order_relaxed);
   out.first_sample = b.first_sample.load(std::memory_order_relaxed);
-  detail::seqlock_copy_out(dst, slot + sizeof(BlockHeader), std::uint64_t{samples} * desc_->sample_bytes);
+  if (dst != nullptr) detail::seqlock_copy_out(dst, slot + sizeof(BlockHeader), std::uint64_t{samples} * desc_->sample_bytes);
   std::atomic_thread_fence(std::memory_order_acquire);  // the copy happens before the re-check
   if (b.state.load(std::memory_order_relaxed) != state) {
     out = BlockRecord{out.sequence, out.offset_bytes};

@@ -103,6 +103,28 @@ TEST_CASE("a range copy reports overwritten and unwritten blocks exactly and cop
   }
 }
 
+TEST_CASE("peek reads a block's metadata alone, validated as a copy is") {
+  Fixture f;
+  auto w = ChannelWriter::open(f.arena, "adc");
+  REQUIRE(w);
+  for (int i = 0; i < 12; ++i) write_block(*w);  // the ring keeps 4..11
+  auto copier = BlockCopier::open(f.arena, f.index);
+  REQUIRE(copier);
+  BlockRecord rec;
+  CHECK(copier->peek(3, rec) == BlockStatus::overwritten);
+  CHECK(copier->peek(12, rec) == BlockStatus::unwritten);
+  REQUIRE(copier->peek(11, rec) == BlockStatus::ok);
+  std::vector<std::byte> buffer(copier->block_bytes());
+  BlockRecord copied;
+  REQUIRE(copier->copy(11, buffer, copied) == BlockStatus::ok);
+  CHECK(rec.sequence == 11);
+  CHECK(rec.samples == copied.samples);
+  CHECK(rec.first_sample == copied.first_sample);
+  CHECK(rec.realtime_ns == copied.realtime_ns);
+  CHECK(rec.monotonic_ns == copied.monotonic_ns);
+  CHECK(rec.flags == 7);
+}
+
 TEST_CASE("a range copy stops where the destination or the records run out") {
   Fixture f;
   auto w = ChannelWriter::open(f.arena, "adc");

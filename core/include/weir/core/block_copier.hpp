@@ -72,6 +72,9 @@ class BlockCopier {
   /// Copies block `sequence` (its samples to the start of dst) and its metadata into out; returns
   /// out.status. Thread: any. Allocates nothing.
   BlockStatus copy(std::uint64_t sequence, std::span<std::byte> dst, BlockRecord& out) const noexcept;
+  /// Block `sequence`'s metadata alone (no samples), validated as copy() validates it; returns
+  /// out.status. Thread: any. Allocates nothing.
+  BlockStatus peek(std::uint64_t sequence, BlockRecord& out) const noexcept;
   /// Copies blocks first, first + 1, ... before end, oldest first (the writer overwrites the oldest
   /// first, so this order stays ahead of it), their samples back to back in dst, one record per block
   /// visited, copied or not. Stops at end, when records is full, or when dst has no room for another
@@ -81,6 +84,7 @@ class BlockCopier {
 
  private:
   BlockCopier(const Arena& arena, const ChannelDesc& desc) noexcept;
+  // dst null: metadata only.
   BlockStatus copy_one(std::uint64_t sequence, std::byte* dst, BlockRecord& out) const noexcept;
 
   const ChannelDesc* desc_;
