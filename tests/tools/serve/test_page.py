@@ -90,6 +90,11 @@ def test_a_one_sample_spike_is_visible_at_every_zoom(arena, processes, serve, br
         assert frame["first"] <= SPIKE_AT < frame["first"] + frame["n"] * frame["step"]
         time.sleep(0.1)  # let the frame reach the canvas before the screenshot
         browser.save_screenshot(str(shots / f"spike_span_{shown}.png"))
+        plot = js(browser, "weirDebug.plot('spk')")
+        assert plot["x"][1] <= 0, f"span {shown}: the axis passes the newest sample: {plot['x']}"
+        if shown > SAMPLES:  # longer than the history: the plot starts at the oldest sample, and says so
+            assert plot["x"][0] == pytest.approx(-SAMPLES / 1e6, rel=0.02), (shown, plot["x"])
+            assert re.fullmatch(r"history: 164 ms of [\d.]+ m?s asked", plot["history"]), plot["history"]
     assert console_errors(browser) == []
     assert browser.execute_script("return weirDebug.errors") == []
     writer.stdin.close()
@@ -124,7 +129,18 @@ def test_the_spectrum_view_shows_a_sines_peak_in_its_bin(arena, processes, serve
     assert labels[1000] == "1 kHz" and labels[10000] == "10 kHz" and labels[100000] == "100 kHz", labels
     assert all(re.fullmatch(r"-?\d+ dB", t) for t in plot["yTicks"] if t), plot["yTicks"]
     peak, peak_text = reading(browser, "sig.psd", "pf")
+    peak_level, _ = reading(browser, "sig.psd", "pl")
     assert peak == pytest.approx(frequency) and peak_text == "10.01 kHz"
+    # The cursor reads the frequency and level under the mouse: here, the peak's bin.
+    from selenium.webdriver.common.action_chains import ActionChains
+    over = browser.find_element("css selector", ".view[data-name='sig.psd'] .u-over")
+    x = js(browser, f"weirDebug.pos('sig.psd', {frequency})")
+    ActionChains(browser).move_to_element_with_offset(over, round(x - over.size["width"] / 2), 0).perform()
+    wait_for(lambda: reading(browser, "sig.psd", "cf")[0], "the cursor readout")
+    at, at_text = reading(browser, "sig.psd", "cf")
+    level, level_text = reading(browser, "sig.psd", "cl")
+    assert at == pytest.approx(frequency, abs=rate / size) and at_text.endswith("kHz"), at_text
+    assert level == pytest.approx(peak_level, abs=6) and level_text.endswith(" dB"), (level, peak_level)
     browser.save_screenshot(str(scratch_dir("page") / "spectrum.png"))
     browser.find_element("css selector", ".view[data-name='sig.psd'] button.logx").click()
     wait_for(lambda: js(browser, "weirDebug.plot('sig.psd').xDistr") == 1, "a linear frequency axis")

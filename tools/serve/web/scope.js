@@ -69,7 +69,16 @@ export function createScope(app, name, options = {}) {
     dt: reading('dt', 'Δt'), f: reading('f', '1/Δt'), dv: reading('dv', 'ΔV') };
   const cursorLine = el('div', { class: 'readout cursors' }, ...Object.values(r).map((x) => x.node),
     el('button', { onclick: () => { v.cursors = [null, null]; v.nextCursor = 0; v.dirty = true; } }, 'clear cursors'));
-  const zoom = (factor) => { v.span = clampSpan(v.span * factor); changed(); };
+  // Zoom by a factor; on the divisions grid, to the next 1-2-5 time per division as a scope's knob turns.
+  const zoom = (factor) => {
+    if (v.divisions && v.rate) {
+      const perDivS = v.span / v.rate / 10, next = factor > 1 ? nice125(perDivS * 1.01) : nice125(perDivS / 2.6);
+      v.span = clampSpan(10 * next * v.rate);
+    } else {
+      v.span = clampSpan(v.span * factor);
+    }
+    changed();
+  };
   v.node = el('div', { class: 'view scope', 'data-name': name },
     el('div', { class: 'bar' }, title, badge, spanLabel, history,
       el('button', { onclick: () => zoom(0.5) }, 'zoom +'), el('button', { onclick: () => zoom(2) }, 'zoom −'),
@@ -300,7 +309,7 @@ export function createScope(app, name, options = {}) {
       }
       v.gaps = gaps;
       v.xRange = [(f.first - f.anchor) / v.rate, Math.min(v.offset ? Infinity : 0, (f.first + f.n * f.step - f.anchor) / v.rate)];
-      const covered = f.n * f.step;
+      const covered = Math.min(f.n * f.step, f.anchor - f.first);  // up to the newest sample at most
       history.textContent = covered < 0.98 * v.asked
         ? `history: ${si(covered / v.rate, 's', 3)} of ${si(v.asked / v.rate, 's', 3)} asked` : '';
       v.data = [xs, lo, hi];

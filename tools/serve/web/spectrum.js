@@ -124,6 +124,7 @@ export function createSpectrum(app, name, options = {}) {
     if (v.peak) { r.pf.set(v.peak.x, si(v.peak.x, v.axisUnits)); r.pl.set(v.peak.db, `${v.peak.db.toFixed(1)} dB`); }
     v.u.setData(slice(v.data));
   };
+  v.pos = (x) => (v.u ? v.u.valToPos(x, 'x') : null);
   v.resize = () => { if (v.u) v.u.setSize({ width: Math.max(300, plot.clientWidth), height: HEIGHT }); };
   v.info = () => {
     const u = v.u;
