@@ -239,8 +239,8 @@ def test_a_stopped_writer_is_marked_stale_and_clears_when_it_resumes(arena, proc
         wait_for(lambda: js(browser, "weirDebug.plot('slow').stale"), "the stale badge", timeout=10)
         badge = browser.find_element("css selector", ".view[data-name='slow'] .badge")
         assert badge.is_displayed() and re.fullmatch(r"stale: newest block [\d.]+ m?s old", badge.text), badge.text
-        row = browser.find_element("css selector", stale_row)
-        assert "stale" in row.text
+        row = js(browser, f"document.querySelector(\"{stale_row}\").textContent")  # the table is redrawn each second
+        assert re.search(r"stale [\d.]+ m?s", row), row
         browser.save_screenshot(str(scratch_dir("page") / "stale.png"))
     finally:
         os.kill(sim.pid, signal.SIGCONT)
@@ -262,6 +262,7 @@ def test_a_gap_is_drawn_as_a_shaded_band(arena, processes, serve, browser):
     plot = wait_for(lambda: (p := js(browser, "weirDebug.plot('gappy')")) and p["gaps"] and p, "a drawn gap")
     assert any(g["t0"] - bucket <= where <= g["t1"] + bucket for g in plot["gaps"]), (where, plot["gaps"])
     band = next(g for g in plot["gaps"] if g["t0"] - bucket <= where <= g["t1"] + bucket)
+    browser.save_screenshot(str(scratch_dir("page") / "gap.png"))
     # The canvas itself: reddish where the band is, in the plot's vertical middle.
     r, g, b = js(browser, f"""(() => {{
       const v = document.querySelector(".view[data-name='gappy']"), c = v.querySelector('canvas');

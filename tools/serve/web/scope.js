@@ -130,7 +130,8 @@ export function createScope(app, name, options = {}) {
           if (lo <= dmin && lo + 8 * step >= dmax) { range = [lo, lo + 8 * step]; break; }
         }
       } else {
-        const lo = Math.floor(dmin / step) * step, hi = Math.ceil(dmax / step) * step;
+        const pad = 0.02 * spread;  // a trace never sits on the frame's edge
+        const lo = Math.floor((dmin - pad) / step) * step, hi = Math.ceil((dmax + pad) / step) * step;
         range = hi > lo ? [lo, hi] : [lo - step, lo + step];
       }
       range = range || [dmin, dmax];
@@ -167,14 +168,14 @@ export function createScope(app, name, options = {}) {
     ctx.save();
     ctx.font = `${12 * dpr}px system-ui, sans-serif`;
     v.drawnGaps = [];
-    for (const [t0, t1] of v.gaps) {
-      const x0 = u.valToPos(t0, 'x', true), x1 = u.valToPos(t1, 'x', true);
-      const w = Math.max(2 * dpr, x1 - x0);
+    for (const [t0, t1] of v.gaps) {  // at least 6 pixels wide, so that a gap between two blocks shows
+      const a = u.valToPos(t0, 'x', true), b = u.valToPos(t1, 'x', true);
+      const w = Math.max(6 * dpr, b - a), x0 = (a + b) / 2 - w / 2;
       ctx.fillStyle = GAP_FILL;
       ctx.fillRect(x0, top, w, height);
       ctx.fillStyle = '#f88';
-      ctx.fillText('gap', x0 + 2 * dpr, top + 14 * dpr);
-      v.drawnGaps.push({ t0, t1, x0: x0 / dpr, x1: (x0 + w) / dpr });
+      ctx.fillText('gap', x0 + w + 2 * dpr, top + 14 * dpr);
+      v.drawnGaps.push({ t0, t1, x0: (x0 - u.bbox.left) / dpr, x1: (x0 + w - u.bbox.left) / dpr });  // CSS px in the plot
     }
     if (v.trigger !== 'off') {
       const yl = u.valToPos(v.level, 'y', true);
