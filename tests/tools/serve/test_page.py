@@ -334,3 +334,33 @@ def test_the_mca_panel_labels_energy_and_counts_and_shows_out_of_range_apart(are
     browser.find_element("css selector", "#mca-log").click()
     wait_for(lambda: js(browser, "weirDebug.mca().yDistr") == 1, "linear counts")
     assert console_errors(browser) == []
+
+
+def placed(driver):
+    return sorted((v["name"], v["kind"], v["index"]) for v in js(driver, "weirDebug.views()"))
+
+
+def test_views_follow_their_channels_by_name_when_the_arena_is_recreated_reordered(arena, processes, serve, browser):
+    writers = two_sines(processes, arena, "ab")
+    server = serve(arena)
+    load(browser, server, "b", "#view=b:scope:span=0.01&view=a:scope:span=0.01")
+    fresh_frame(browser, "b", 1000, "f.max > 2.9 && f.max < 3.1")
+    fresh_frame(browser, "a", 1000, "f.max > 0.9 && f.max < 1.1")
+    assert placed(browser) == [("a", "scope", 0), ("b", "scope", 1)]
+    # The arena made again under its name, channels the other way round, while the page stays open:
+    # the server attaches to the new arena and the page maps each view to its channel's new index.
+    for proc in writers:
+        proc.terminate()
+        proc.wait(timeout=WAIT_S)
+    run_weir("rm", arena, "--force")
+    run_weir("create", arena)
+    two_sines(processes, arena, "ba")
+    wait_for(lambda: placed(browser) ==
+             [("a", "scope", 1), ("b", "scope", 0)], "the views at their channels' new indices")
+    for name in "ab":
+        js(browser, f"weirDebug.setSpan('{name}', 1000)")  # forget the frames from before
+    fresh_frame(browser, "b", 1000, "f.max > 2.9 && f.max < 3.1")
+    fresh_frame(browser, "a", 1000, "f.max > 0.9 && f.max < 1.1")
+    assert browser.current_url.endswith("#view=b:scope:span=0.01&view=a:scope:span=0.01")
+    browser.save_screenshot(str(scratch_dir("page") / "recreated.png"))
+    assert console_errors(browser) == []

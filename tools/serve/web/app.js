@@ -38,6 +38,8 @@ async function refresh() {
     state.channels = ch.channels;
     state.byName = new Map(ch.channels.map((c) => [c.name, c]));
     for (const v of state.views) v.setChannel(state.byName.get(v.name));
+    const indices = state.views.map((v) => (state.byName.has(v.name) ? state.byName.get(v.name).index : -1)).join();
+    if (indices !== state.indices) { state.indices = indices; sendViews(); }  // the index form follows a reorder
     drawChannelTables();
     drawKeys(keys.keys);
     mca.update(m.mca);
@@ -196,7 +198,7 @@ function openView(name, kind, options = {}) {
   const k = kind || (c && c.frame ? 'spectrum' : 'scope');
   const v = k === 'spectrum' ? createSpectrum(app, name, options) : createScope(app, name, options);
   document.getElementById('views').prepend(v.node);
-  state.views.push(v);
+  state.views.unshift(v);  // in the order shown, top first, as the address lists them
   v.setChannel(c);
   saveHash();
   sendViews();
