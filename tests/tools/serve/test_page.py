@@ -203,6 +203,7 @@ def test_a_sines_amplitude_and_frequency_read_back_from_two_cursors(arena, proce
     browser.find_element("css selector", ".view[data-name='sine'] button.pause").click()
     plot = wait_for(lambda: (p := js(browser, "weirDebug.plot('sine')")) and len(p["xSplits"]) == 11 and p, "10 divisions")
     assert len(plot["ySplits"]) == 9 and plot["perDiv"] == "300 µs/div · 500 mV/div", plot
+    browser.save_screenshot(str(scratch_dir("page") / "sine_divisions.png"))
     from selenium.webdriver.support.select import Select
     Select(browser.find_element("css selector", ".view[data-name='sine'] select.ymode")).select_by_value("fixed")
     for which, value in (("ymin", "-5"), ("ymax", "5")):
@@ -213,7 +214,7 @@ def test_a_sines_amplitude_and_frequency_read_back_from_two_cursors(arena, proce
     assert "y=fixed:ymin=-5:ymax=5" in browser.current_url and "div=1" in browser.current_url
 
     # Integer keys as integers, every digit; reals as reals.
-    cell = lambda key: browser.find_element("css selector", f"#keys tr[data-key='{key}'] td:nth-child(2)").text  # noqa: E731
+    cell = lambda key: js(browser, f"document.querySelector(\"#keys tr[data-key='{key}'] td:nth-child(2)\").textContent")  # noqa: E731
     wait_for(lambda: browser.find_elements("css selector", "#keys tr[data-key='gain']"), "the keys table")
     assert (cell("count.big"), cell("count.neg"), cell("gain")) == (str(2 ** 64 - 1), "-7", "2.50000")
     assert console_errors(browser) == [] and js(browser, "weirDebug.errors") == []

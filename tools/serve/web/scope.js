@@ -250,6 +250,13 @@ export function createScope(app, name, options = {}) {
 
   v.setChannel = (c) => {
     v.channelInfo = c;
+    if (c && v.rate && (c.rate_hz !== v.rate || (c.units || '') !== v.units)) {  // another channel of that name now
+      v.spanS = v.span / v.rate;
+      v.offsetS = v.offset / v.rate;
+      v.rate = 0;
+      v.frame = null;
+      v.data = null;
+    }
     if (c && !v.rate) {
       v.rate = c.rate_hz;
       v.units = c.units || '';
