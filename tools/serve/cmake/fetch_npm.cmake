@@ -1,7 +1,8 @@
 # Fetches PACKAGE@VERSION with `npm pack` (NPM: the npm command) into DIR, checks the tarball's SHA512
 # against the one recorded in tools/serve/CMakeLists.txt and unpacks it to DIR/package, so the page's
 # plotting library comes from the build, never from the repository. Run as `cmake -P` at build time;
-# a tarball already there with the right digest is used as it is (no network for a rebuild).
+# a tarball already there with the right digest is used as it is (no network for a rebuild), and npm
+# answers from its own cache when it can (another build directory: no network either).
 set(tarball ${DIR}/${PACKAGE}-${VERSION}.tgz)
 set(how "weir serve's page bundles ${PACKAGE} ${VERSION} from npm when it builds: install Node.js and npm \
 (Debian: apt-get install nodejs npm, or scripts/deps.sh) and let npm reach its registry (npm config get registry)")
@@ -13,7 +14,7 @@ endif()
 if(NOT have STREQUAL SHA512)
   file(REMOVE ${tarball})
   execute_process(
-      COMMAND ${NPM} pack ${PACKAGE}@${VERSION} --ignore-scripts --silent --pack-destination ${DIR}
+      COMMAND ${NPM} pack ${PACKAGE}@${VERSION} --ignore-scripts --prefer-offline --silent --pack-destination ${DIR}
       WORKING_DIRECTORY ${DIR}
       RESULT_VARIABLE failed OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
   if(failed OR NOT EXISTS ${tarball})
