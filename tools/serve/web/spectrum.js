@@ -16,8 +16,9 @@ export function decibels(units) {
   const power = /\^2|\/Hz$/.test(base);
   const plain = base.replace(/\^2/, '').replace(/\/Hz$/, '').replace(/^1$/, '');
   let label = base === '' ? 'dB (no units)' : base === '/Hz' || base === '1/Hz' ? 'dB re 1/Hz' : `dB re 1 ${prettyUnits(base)}`;
-  if (power && /\/Hz$/.test(base) && plain) label += ` (dB${plain}/√Hz)`;
-  else if (!power && plain) label = `dB${prettyUnits(plain)} (dB re 1 ${prettyUnits(plain)})`;
+  const symbol = /^[A-Za-zΩµ]{1,3}$/.test(plain);  // dBV, dBA: only for a plain unit symbol
+  if (power && /\/Hz$/.test(base) && symbol) label += ` (dB${plain}/√Hz)`;
+  else if (!power && symbol) label = `dB${plain} (dB re 1 ${plain})`;
   return { already, factor: power ? 10 : 20, label };
 }
 

@@ -1,5 +1,5 @@
 // Formatting and DOM helpers shared by the page's views: SI prefixes, axis tick labels, 1-2-5 steps.
-const PREFIXES = [[1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1, ''], [1e-3, 'm'], [1e-6, 'µ'], [1e-9, 'n'], [1e-12, 'p']];
+const PREFIXES = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1, ''], [1e-3, 'm'], [1e-6, 'µ'], [1e-9, 'n'], [1e-12, 'p']];
 
 function prefixFor(magnitude) {
   for (const [scale, p] of PREFIXES) if (magnitude >= scale * 0.9995) return [scale, p];
