@@ -11,8 +11,6 @@ packages=(
   python3 procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
 )
-# weir serve's page bundles its plotting library with npm at build time (any Node.js that has npm will do)
-command -v npm >/dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
