@@ -255,7 +255,13 @@ function frameLoop() {
 
 // ---- hooks for scripts and tests ----------------------------------------------------------------
 const view = (name) => state.views.find((v) => v.name === name);
-debug.open = (name, options) => view(name) || openView(name, options && options.kind, options || {});
+// options: { kind: 'scope' | 'spectrum', span: samples }.
+debug.open = (name, options) => {
+  options = options || {};
+  const v = view(name) || openView(name, options.kind);
+  if (options.span && v.setSpan) v.setSpan(options.span);
+  return v ? true : null;
+};
 debug.setSpan = (name, samples) => (view(name) && view(name).setSpan ? view(name).setSpan(samples) : null);
 debug.frame = (name) => {
   const v = view(name);
