@@ -230,7 +230,7 @@ def parse_si(text, unit):
 
 def test_a_stopped_writer_is_marked_stale_and_clears_when_it_resumes(arena, processes, serve, browser):
     sim = start_sim(processes, arena, "slow", rate="1e5")  # 24 blocks a second
-    server = serve(arena, "--stale-after", "1")
+    server = serve(arena, "--stale-after", "2")
     load(browser, server, "slow", "#view=slow:scope:span=0.01")
     stale_row = ".channel[data-name='slow'].stale"
     wait_for(lambda: js(browser, "weirDebug.plot('slow')"), "the scope")

@@ -144,7 +144,7 @@ export function createScope(app, name, options = {}) {
   function rebuild() {
     if (v.u) v.u.destroy();
     const units = v.units;
-    const x = { label: v.offset ? 'time before the newest sample' : 'time from the newest sample', stroke: '#aaa',
+    const x = { label: 'time from the newest sample', stroke: '#aaa',
       grid: { stroke: v.divisions ? '#3a3a3a' : '#262626', width: 1 }, ticks: { stroke: '#555' }, values: tickLabels('s') };
     const y = { label: units ? `amplitude [${units}]` : 'amplitude', stroke: '#aaa', size: 80, grid: { stroke: v.divisions ? '#3a3a3a' : '#262626', width: 1 },
       ticks: { stroke: '#555' }, values: tickLabels(units) };
