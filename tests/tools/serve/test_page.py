@@ -95,6 +95,22 @@ def test_a_one_sample_spike_is_visible_at_every_zoom(arena, processes, serve, br
         if shown > SAMPLES:  # longer than the history: the plot starts at the oldest sample, and says so
             assert plot["x"][0] == pytest.approx(-SAMPLES / 1e6, rel=0.02), (shown, plot["x"])
             assert re.fullmatch(r"history: 164 ms of [\d.]+ m?s asked", plot["history"]), plot["history"]
+    # Y hold keeps the range while the view pans to where the spike is not; auto then shrinks it.
+    fresh_frame(browser, "spk", browser.execute_script("return weirDebug.setSpan('spk', 1000)"), f"f.max === {SPIKE}")
+    time.sleep(0.1)
+    held = js(browser, "weirDebug.plot('spk').y")
+    assert held[1] >= SPIKE, held
+    from selenium.webdriver.support.select import Select
+    Select(browser.find_element("css selector", ".view[data-name='spk'] select.ymode")).select_by_value("hold")
+    for _ in range(4):  # half a span back each: 2000 samples before the newest
+        browser.find_element("css selector", ".view[data-name='spk'] button.back").click()
+    wait_for(lambda: js(browser, "(f => f && f.max === 0)(weirDebug.frame('spk'))"), "a frame without the spike")
+    time.sleep(0.1)
+    plot = js(browser, "weirDebug.plot('spk')")
+    assert plot["y"] == held and plot["x"] == pytest.approx([-3e-3, -2e-3], abs=2e-6), plot
+    Select(browser.find_element("css selector", ".view[data-name='spk'] select.ymode")).select_by_value("auto")
+    wait_for(lambda: js(browser, "weirDebug.plot('spk').y")[1] < 1, "the auto range to shrink")
+    assert "y=hold" not in browser.current_url and "off=0.002" in browser.current_url
     assert console_errors(browser) == []
     assert browser.execute_script("return weirDebug.errors") == []
     writer.stdin.close()

@@ -82,8 +82,8 @@ export function createScope(app, name, options = {}) {
   v.node = el('div', { class: 'view scope', 'data-name': name },
     el('div', { class: 'bar' }, title, badge, spanLabel, history,
       el('button', { onclick: () => zoom(0.5) }, 'zoom +'), el('button', { onclick: () => zoom(2) }, 'zoom −'),
-      el('button', { onclick: () => { v.offset += v.span / 2; changed(); } }, '◀'),
-      el('button', { onclick: () => { v.offset = Math.max(0, v.offset - v.span / 2); changed(); } }, '▶'),
+      el('button', { class: 'back', onclick: () => { v.offset += Math.round(v.span / 2); changed(); } }, '◀'),
+      el('button', { onclick: () => { v.offset = Math.max(0, v.offset - Math.round(v.span / 2)); changed(); } }, '▶'),
       el('button', { onclick: () => { v.offset = 0; changed(); } }, 'live'), trig, 'level', level, pause,
       yMode, fixedInputs, el('label', {}, divs, '10 × 8 div'), perDiv,
       el('button', { onclick: () => app.close(v) }, '✕')),
@@ -199,7 +199,7 @@ export function createScope(app, name, options = {}) {
   function valueAt(t) {
     const f = v.frame;
     if (!f || !v.rate) return null;
-    const i = Math.floor((t * v.rate + f.anchor - f.first) / f.step);
+    const i = Math.floor((t * v.rate + v.zero - f.first) / f.step);
     if (i < 0 || i >= f.n || !isFinite(f.a[i]) || !isFinite(f.b[i])) return null;
     return { i, min: f.a[i], max: f.b[i], value: (f.a[i] + f.b[i]) / 2 };
   }
@@ -300,23 +300,28 @@ export function createScope(app, name, options = {}) {
     spanLabel.textContent = v.rate ? `span ${si(v.span / v.rate, 's')}` + (v.offset ? `, ${si(v.offset / v.rate, 's')} back` : ', live') : '';
     if (!v.u) return;
     if (f) {
+      // Time 0: the trigger point on a triggered frame, else the newest sample (a frame's anchor is the
+      // end of its window, `offset` samples before the newest).
+      const triggered = (f.flags & FLAG_TRIGGERED) !== 0;
+      const zero = v.zero = triggered ? f.anchor : f.anchor + v.offset;
+      v.u.axes[0].label = triggered ? 'time from the trigger' : 'time from the newest sample';
       const xs = new Array(f.n), lo = new Array(f.n), hi = new Array(f.n);
       const gaps = [];
       let gapFrom = -1;
       for (let i = 0; i < f.n; i++) {
-        xs[i] = (f.first + (i + 0.5) * f.step - f.anchor) / v.rate;
+        xs[i] = (f.first + (i + 0.5) * f.step - zero) / v.rate;
         const ok = isFinite(f.a[i]) && isFinite(f.b[i]);
         lo[i] = ok ? f.a[i] : null;
         hi[i] = ok ? f.b[i] : null;
         if (!ok && gapFrom < 0) gapFrom = i;
         if ((ok || i === f.n - 1) && gapFrom >= 0) {
           const end = ok ? i : f.n;
-          gaps.push([(f.first + gapFrom * f.step - f.anchor) / v.rate, (f.first + end * f.step - f.anchor) / v.rate]);
+          gaps.push([(f.first + gapFrom * f.step - zero) / v.rate, (f.first + end * f.step - zero) / v.rate]);
           gapFrom = -1;
         }
       }
       v.gaps = gaps;
-      v.xRange = [(f.first - f.anchor) / v.rate, Math.min(v.offset ? Infinity : 0, (f.first + f.n * f.step - f.anchor) / v.rate)];
+      v.xRange = [(f.first - zero) / v.rate, Math.min(triggered ? Infinity : 0, (f.first + f.n * f.step - zero) / v.rate)];
       const covered = Math.min(f.n * f.step, f.anchor - f.first);  // up to the newest sample at most
       history.textContent = covered < 0.98 * v.asked
         ? `history: ${si(covered / v.rate, 's', 3)} of ${si(v.asked / v.rate, 's', 3)} asked` : '';
