@@ -229,6 +229,14 @@ def test_a_sines_amplitude_and_frequency_read_back_from_two_cursors(arena, proce
     wait_for(lambda: js(browser, "weirDebug.plot('sine').y") == [-5, 5], "the fixed Y range")
     assert "y=fixed:ymin=-5:ymax=5" in browser.current_url and "div=1" in browser.current_url
 
+    # A rising-edge trigger at 0 V: time 0 is the crossing, with the pretrigger before it.
+    Select(browser.find_element("css selector", ".view[data-name='sine'] select.trigger")).select_by_value("rising")
+    wait_for(lambda: js(browser, "(f => f && f.flags & 1)(weirDebug.frame('sine'))"), "a triggered frame")
+    plot = wait_for(lambda: (p := js(browser, "weirDebug.plot('sine')")) and p["xLabel"] == "time from the trigger" and p,
+                    "the trigger's time axis")
+    assert plot["x"][0] < 0 < plot["x"][1], plot["x"]
+    assert "trig=rising:level=0" in browser.current_url
+
     # Integer keys as integers, every digit; reals as reals.
     cell = lambda key: js(browser, f"document.querySelector(\"#keys tr[data-key='{key}'] td:nth-child(2)\").textContent")  # noqa: E731
     wait_for(lambda: browser.find_elements("css selector", "#keys tr[data-key='gain']"), "the keys table")

@@ -46,7 +46,7 @@ export function createScope(app, name, options = {}) {
   const spanLabel = el('span', { class: 'span' });
   const history = el('span', { class: 'history' });
   const perDiv = el('span', { class: 'perdiv' });
-  const trig = el('select', { onchange: (e) => { v.trigger = e.target.value; changed(); } },
+  const trig = el('select', { class: 'trigger', onchange: (e) => { v.trigger = e.target.value; changed(); } },
     ...['off', 'rising', 'falling'].map((t) => el('option', { value: t }, t === 'off' ? 'trigger off' : t + ' edge')));
   trig.value = v.trigger;
   const level = el('input', { class: 'level', type: 'number', step: 'any', value: String(v.level),
