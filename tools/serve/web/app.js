@@ -128,9 +128,9 @@ function connect() {
   const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname.replace(/[^/]*$/, '') + 'ws';
   const ws = new WebSocket(url);
   ws.binaryType = 'arraybuffer';
-  ws.onopen = () => { state.ws = ws; sendViews(); };
+  ws.onopen = () => { state.ws = ws; sendViews(); setStatus(); };
   ws.onmessage = (m) => { if (m.data instanceof ArrayBuffer) onFrame(m.data, performance.now()); };
-  ws.onclose = () => { state.ws = null; setTimeout(connect, 1000); };
+  ws.onclose = () => { state.ws = null; setStatus(); setTimeout(connect, 1000); };
 }
 
 // Each view names its channel; the index it has now rides along for a server that reads only that.
