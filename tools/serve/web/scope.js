@@ -122,7 +122,8 @@ export function createScope(app, name, options = {}) {
     else if (v.yMode === 'hold' && v.yHeld) range = v.yHeld.slice();
     else if (dmin === null || dmax === null || !isFinite(dmin) || !isFinite(dmax)) range = v.yShown || [-1, 1];
     else {
-      const spread = Math.max(dmax - dmin, Math.abs(dmax) * 1e-6, 1e-12);
+      const flat = dmax - dmin <= 1e-9 * Math.max(1, Math.abs(dmax));  // a constant: a range around it
+      const spread = flat ? Math.max(Math.abs(dmax) * 0.2, 1) : dmax - dmin;
       let step = nice125(spread / 8);
       if (v.divisions) {
         for (let k = 0; k < 40; k++, step = nice125(step * 1.01)) {
@@ -135,6 +136,7 @@ export function createScope(app, name, options = {}) {
         range = hi > lo ? [lo, hi] : [lo - step, lo + step];
       }
       range = range || [dmin, dmax];
+      if (v.yMode === 'hold') v.yHeld = range.slice();  // hold asked before any frame (from the address)
     }
     v.yShown = range;
     return range;
