@@ -307,7 +307,8 @@ export function createScope(app, name, options = {}) {
       const triggered = (f.flags & FLAG_TRIGGERED) !== 0;
       const zero = v.zero = triggered ? f.anchor : f.anchor + v.offset;
       v.u.axes[0].label = triggered ? 'time from the trigger' : 'time from the newest sample';
-      const xs = new Array(f.n), lo = new Array(f.n), hi = new Array(f.n);
+      if (!v.data || v.data[0].length !== f.n) v.data = [new Array(f.n), new Array(f.n), new Array(f.n)];
+      const [xs, lo, hi] = v.data;  // reused frame after frame while the width stays
       const gaps = [];
       let gapFrom = -1;
       for (let i = 0; i < f.n; i++) {
@@ -327,7 +328,6 @@ export function createScope(app, name, options = {}) {
       const covered = Math.min(f.n * f.step, f.anchor - f.first);  // up to the newest sample at most
       history.textContent = covered < 0.98 * v.asked
         ? `history: ${si(covered / v.rate, 's', 3)} of ${si(v.asked / v.rate, 's', 3)} asked` : '';
-      v.data = [xs, lo, hi];
       v.u.setData(v.data);
     } else {
       v.u.redraw(false);
