@@ -1,10 +1,12 @@
 """The page of weir serve in headless Chromium (Debian's chromium and chromium-driver, driven by
 python3-selenium): it loads with no console error, a one-sample spike stays in the drawn envelope at
-every zoom level, a sine's amplitude and frequency read back from two cursors clicked on its peaks,
-the axes carry ticks in seconds and volts, a stopped writer is marked stale and a gap drawn as one,
-a view kept in the URL finds its channel by name after the channels are reordered, and the spectrum
-view names its dB reference on a log-frequency grid. Screenshots are kept under the test's scratch
-dir (build/tests/tools/serve/scratch/page)."""
+every zoom level (and Y hold keeps its range), a sine's amplitude and frequency read back from two
+cursors clicked on its peaks, the axes carry ticks in seconds and volts (10 x 8 divisions, a fixed
+range, a trigger), integer keys show every digit, a stopped writer is marked stale and a gap drawn as
+one, views kept in the URL find their channels by name after the arena is recreated with them
+reordered (the same server re-attaching, or a fresh one), the spectrum view names its dB reference
+on a log-frequency grid, and the MCA panel labels energy and counts and shows out-of-range pulses
+apart. Screenshots are kept under the test's scratch dir (build/tests/tools/serve/scratch/page)."""
 import json
 import os
 import re
