@@ -114,6 +114,19 @@ TEST_CASE("weir kafka mock prints a bootstrap address clients can use, and stops
   CHECK(mock.wait_exit(kSettle) == kExitOk);
 }
 
+TEST_CASE("a librdkafka property passes through, and a bad one fails at start naming it" * doctest::timeout(60)) {
+  ArenaGuard near_name(unique_name("knear"));
+  core::Arena near = make_arena(near_name.where());
+  const RunResult bad = run_weir({"kafka", "send", near_name.where(), "--brokers", "127.0.0.1:1", "--topic", "t",
+                                  "--name", "out", "-X", "no.such.property=1"});
+  CHECK(bad.exit_code != kExitOk);
+  CHECK_MESSAGE(bad.err.find("no.such.property") != std::string::npos, bad.err);
+  const RunResult shape = run_weir({"kafka", "recv", near_name.where(), "--brokers", "127.0.0.1:1", "--topic", "t",
+                                    "--channel", "c", "-X", "fetch.wait.max.ms"});
+  CHECK(shape.exit_code != kExitOk);
+  CHECK_MESSAGE(shape.err.find("KEY=VALUE") != std::string::npos, shape.err);
+}
+
 }  // TEST_SUITE
 
 }  // namespace weir::test
