@@ -8,14 +8,11 @@ namespace weir::core {
 
 namespace {
 
-constexpr std::uint64_t kNewestTries = 4;  // blocks back from the head tried for the newest committed one
 constexpr double kLateAfterPeriods = 2.0;  // a writer this many block periods late has stalled
 
-// The newest committed block among start, start - 1, ... (tries of them); false if none is readable.
-bool newest_ok(const BlockCopier& c, std::uint64_t start, std::uint64_t tries, BlockRecord& out) noexcept {
-  for (std::uint64_t i = 0; i < tries && i <= start; ++i)
-    if (c.peek(start - i, out) == BlockStatus::ok) return true;
-  return false;
+// A committed block with samples: gap blocks (skip()) carry no acquisition time.
+bool data_block(const BlockCopier& c, std::uint64_t sequence, BlockRecord& out) noexcept {
+  return c.peek(sequence, out) == BlockStatus::ok && (out.flags & kBlockGapFlag) == 0;
 }
 
 }  // namespace
@@ -24,9 +21,12 @@ ChannelActivity channel_activity(const BlockCopier& copier, std::int64_t now_mon
                                  std::uint32_t max_blocks) noexcept {
   ChannelActivity a;
   const std::uint64_t head = copier.head();
-  if (head == 0) return a;
+  const std::uint64_t half_ring = std::max<std::uint64_t>(copier.ring_blocks() / 2, 1);
   BlockRecord newest;
-  if (!newest_ok(copier, head - 1, kNewestTries, newest)) return a;
+  std::uint64_t back_from_head = 0;  // the newest data block, within half the ring
+  while (back_from_head < std::min(head, half_ring) && !data_block(copier, head - 1 - back_from_head, newest))
+    ++back_from_head;
+  if (back_from_head >= std::min(head, half_ring)) return a;
   a.known = true;
   a.newest_sequence = newest.sequence;
   a.newest_realtime_ns = newest.realtime_ns;
@@ -34,12 +34,11 @@ ChannelActivity channel_activity(const BlockCopier& copier, std::int64_t now_mon
   const auto now = static_cast<std::uint64_t>(std::max<std::int64_t>(now_monotonic_ns, 0));
   a.age_s = now > newest.monotonic_ns ? static_cast<double>(now - newest.monotonic_ns) / kNsPerSecond : 0.0;
 
-  const std::uint64_t back =
-      std::min<std::uint64_t>({max_blocks, newest.sequence, std::max<std::uint64_t>(copier.ring_blocks() / 2, 1)});
+  const std::uint64_t back = std::min<std::uint64_t>({max_blocks, newest.sequence, half_ring - back_from_head});
   BlockRecord oldest;
   std::uint64_t k = back;
-  for (; k > 0; --k)  // the writer may have lapped it after all: step towards the newest
-    if (copier.peek(newest.sequence - k, oldest) == BlockStatus::ok) break;
+  for (; k > 0; --k)  // a gap, or lapped by the writer after all: step towards the newest
+    if (data_block(copier, newest.sequence - k, oldest)) break;
   if (k == 0 || newest.monotonic_ns <= oldest.monotonic_ns) return a;
   const double span_s = static_cast<double>(newest.monotonic_ns - oldest.monotonic_ns) / kNsPerSecond;
   const double period_s = span_s / static_cast<double>(k);

@@ -6,6 +6,7 @@
 #include "arena_guard.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/channel_activity.hpp"
+#include "weir/core/gap_reason.hpp"
 
 using namespace weir::core;
 using weir::test::ArenaGuard;
@@ -99,6 +100,22 @@ TEST_CASE("a stalled writer's rate decays with the time since its newest block")
   CHECK(late.age_s == doctest::Approx(0.084));
   const ChannelActivity just = channel_activity(copier, static_cast<std::int64_t>(f.stamp + kPeriodNs));
   CHECK(just.blocks_per_s == doctest::Approx(1000.0));  // one period late is not a stall
+}
+
+TEST_CASE("gap blocks carry no time: the newest data block before them gives the age and the rate") {
+  Fixture f;
+  auto copier = BlockCopier::open(f.arena, "adc").value();
+  auto w = ChannelWriter::open(f.arena, "adc").value();
+  f.write(w, 10);
+  w.skip(3, GapReason::source_loss);
+  const ChannelActivity a = channel_activity(copier, static_cast<std::int64_t>(f.stamp + kPeriodNs));
+  REQUIRE(a.known);
+  CHECK(a.newest_sequence == 9);
+  CHECK(a.age_s == doctest::Approx(0.001));
+  CHECK(a.window_blocks == 9);
+  CHECK(a.samples_per_s == doctest::Approx(1e5));
+  w.skip(kRing, GapReason::source_loss);  // nothing but gaps in the newest half of the ring
+  CHECK_FALSE(channel_activity(copier, static_cast<std::int64_t>(f.stamp)).known);
 }
 
 }  // TEST_SUITE

@@ -141,6 +141,7 @@ void Mca::finalize() noexcept {
   ++counts_.accepted;
   if (!(height >= 0) || height >= config_.range) {
     ++counts_.out_of_range;
+    ++(height >= config_.range ? counts_.overflow : counts_.underflow);
     add_event(pending_index_, height, kMcaOutOfRange);
     return;
   }

@@ -1,6 +1,7 @@
 // The "mca" shard: pulse-height spectrum (a u32 array key, one element per bin, little-endian), live
 // and dead time, and the accepted, piled-up and out-of-range counts, all written together every
-// `publish` seconds of stream time (sum of the spectrum + out of range = accepted, in every publish). The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
+// `publish` seconds of stream time (sum of the spectrum + out of range = accepted, in every publish;
+// out of range = underflow, below 0, + overflow, at or above the range: never in the spectrum). The spectrum's calibration (f32 bin centres, in `units` after `gain`) and its
 // units are written once, so a reader can show counts against height or energy. With `energy` (a0, a1
 // and optionally a2, keV) the axis is the energy a0 + a1 h + a2 h^2 of each bin centre's height h, in keV.
 // Every publish also writes when its accumulation began and how long it has run (u64
@@ -85,7 +86,7 @@ struct McaShard {
   std::string axis_units;
   std::uint32_t spectrum = 0, live = 0, dead = 0, counts = 0, pileups = 0;  // output indices
   std::uint32_t spectrum_axis = 0, spectrum_axis_units = 0;                  // output indices
-  std::uint32_t out_of_range = 0;                                            // output index
+  std::uint32_t out_of_range = 0, underflow = 0, overflow = 0;              // output indices
   std::uint32_t start_ns = 0, window_s = 0, window_s_units = 0, partial = 0;  // output indices
   std::uint64_t origin_ns = 0;         // acquisition time of the accumulation's first sample
   bool started = false;
@@ -282,6 +283,12 @@ core::Result<std::unique_ptr<McaShard>> McaShard::configure(weir_shard_config& c
     shard->events_out = *out;
     shard->events_dropped = *dropped;
   }
+  // Declared after all the others, so that they keep their indices.
+  for (const auto& [suffix, index] : {std::pair{".underflow", &shard->underflow}, std::pair{".overflow", &shard->overflow}}) {
+    auto key = detail::add_key(cfg, suffix, WEIR_KEY_U64, 8, "counts");
+    if (!key) return tl::make_unexpected(key.error());
+    *index = *key;
+  }
   return shard;
 }
 
@@ -365,6 +372,10 @@ void publish(McaShard& shard, const weir_shard_host& host, bool partial) noexcep
   // makes up `counts` exactly, both taken from the same state as the spectrum above.
   detail::put_u64_le(counts.out_of_range, word);
   (void)host.set_key(host.self, shard.out_of_range, word, sizeof word);
+  detail::put_u64_le(counts.underflow, word);
+  (void)host.set_key(host.self, shard.underflow, word, sizeof word);
+  detail::put_u64_le(counts.overflow, word);
+  (void)host.set_key(host.self, shard.overflow, word, sizeof word);
 }
 
 int McaShard::process(const weir_shard_block& in, const weir_shard_host& host) noexcept {

@@ -49,7 +49,9 @@ TEST_CASE("the mca shard declares the spectrum, live and dead time, and count ke
   ShardConfig b("adc0", WEIR_DTYPE_I16, 4096, 1e6, "V", {{"bins", "512"}});
   auto [shard, error] = configure(*api, b.build());
   REQUIRE_MESSAGE(shard != nullptr, error);
-  REQUIRE(b.config().output_count == 14);
+  REQUIRE(b.config().output_count == 16);
+  for (const char* name : {"adc0.underflow", "adc0.overflow"})  // the two halves of out_of_range, declared last
+    CHECK(b.config().outputs[output_index(b.config(), name)].key_type == WEIR_KEY_U64);
   const auto& spectrum = b.config().outputs[output_index(b.config(), "adc0.spectrum")];
   CHECK(spectrum.kind == WEIR_OUTPUT_KEY);
   CHECK(spectrum.key_type == WEIR_KEY_ARRAY);
@@ -310,6 +312,16 @@ TEST_CASE("the mca publishes the pulses out of the binned range, so that the spe
   const std::uint64_t accepted = fake.u64(index("adc0.counts"));
   CHECK(out_of_range > 0);
   CHECK(out_of_range < accepted);
+  // Apart: below 0 (underflow) and at or above the range (overflow), written with every publish.
+  const std::uint64_t underflow = fake.u64(index("adc0.underflow"));
+  const std::uint64_t overflow = fake.u64(index("adc0.overflow"));
+  CHECK(underflow + overflow == out_of_range);
+  CHECK(overflow > 0);  // the 1.173 and 1.332 lines
+  CHECK(fake.writes(index("adc0.underflow")).size() == spectra.size());
+  CHECK(fake.writes(index("adc0.overflow")).size() == spectra.size());
+  const std::size_t outputs = b.config().output_count;
+  CHECK(output_index(b.config(), "adc0.underflow") == outputs - 2);  // declared last: the others keep theirs
+  CHECK(output_index(b.config(), "adc0.overflow") == outputs - 1);
   const std::vector<std::uint32_t> bins = fake.array<std::uint32_t>(index("adc0.spectrum"));
   CHECK(std::accumulate(bins.begin(), bins.end(), std::uint64_t{0}) + out_of_range == accepted);
   CHECK(fake.misuse == 0);

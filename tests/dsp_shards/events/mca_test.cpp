@@ -284,7 +284,7 @@ TEST_CASE("every pulse the counters count is one event, in order, with the heigh
   std::vector<float> block(kBlock);
   std::vector<double> samples(kBlock);
   std::vector<std::uint32_t> histogram(config.bins);
-  std::uint64_t index = 0, events = 0, piled = 0, out = 0, cut = 0, last = 0;
+  std::uint64_t index = 0, events = 0, piled = 0, out = 0, over = 0, cut = 0, last = 0;
   for (int b = 0; b < 80; ++b) {
     generator->fill(std::span<float>(block));
     std::copy(block.begin(), block.end(), samples.begin());
@@ -297,6 +297,7 @@ TEST_CASE("every pulse the counters count is one event, in order, with the heigh
       ++events;
       piled += (e.flags & kMcaPileup) != 0;
       out += (e.flags & kMcaOutOfRange) != 0;
+      over += (e.flags & kMcaOutOfRange) != 0 && e.height >= config.range;
       cut += (e.flags & kMcaCut) != 0;
       if (e.flags == 0) ++histogram[std::min<std::size_t>(config.bins - 1, static_cast<std::size_t>(e.height * config.bins / config.range))];
       if ((e.flags & kMcaCut) != 0) CHECK(std::isnan(e.height));
@@ -309,6 +310,8 @@ TEST_CASE("every pulse the counters count is one event, in order, with the heigh
   CHECK(piled == c.piled_up);
   CHECK(out == c.out_of_range);
   CHECK(cut == c.discarded);
+  CHECK(over == c.overflow);
+  CHECK(out - over == c.underflow);
   CHECK(c.piled_up > 0);
   const auto spectrum = mca->spectrum();
   CHECK(std::equal(histogram.begin(), histogram.end(), spectrum.begin()));

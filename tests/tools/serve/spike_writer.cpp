@@ -1,6 +1,7 @@
-// A channel writer for the serve tests: `spike_writer ARENA CHANNEL BLOCKS SPIKE_AT VALUE` creates
-// CHANNEL (f32, 1 MS/s, 4096-sample blocks) and publishes BLOCKS blocks of zeros in which sample
-// SPIKE_AT alone holds VALUE, prints "done SAMPLES" and keeps the channel until stdin closes.
+// A channel writer for the serve tests: `spike_writer ARENA CHANNEL BLOCKS SPIKE_AT VALUE [GAP_AFTER]`
+// creates CHANNEL (f32, 1 MS/s, 4096-sample blocks) and publishes BLOCKS blocks of zeros in which
+// sample SPIKE_AT alone holds VALUE, and a gap block (skip) after the first GAP_AFTER of them, prints
+// "done SAMPLES" and keeps the channel until stdin closes.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,8 +14,8 @@
 namespace core = weir::core;
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: spike_writer ARENA CHANNEL BLOCKS SPIKE_AT VALUE\n");
+  if (argc != 6 && argc != 7) {
+    std::fprintf(stderr, "usage: spike_writer ARENA CHANNEL BLOCKS SPIKE_AT VALUE [GAP_AFTER]\n");
     return 2;
   }
   auto arena = core::Arena::open(argv[1]);
@@ -40,8 +41,10 @@ int main(int argc, char** argv) {
   const std::uint64_t blocks = std::strtoull(argv[3], nullptr, 10);
   const std::uint64_t spike_at = std::strtoull(argv[4], nullptr, 10);
   const float value = std::strtof(argv[5], nullptr);
+  const std::uint64_t gap_after = argc == 7 ? std::strtoull(argv[6], nullptr, 10) : ~0ULL;
   std::uint64_t sample = 0;
   for (std::uint64_t b = 0; b < blocks; ++b) {
+    if (b == gap_after) writer->skip(1, core::GapReason::dropped_at_source);
     std::span<std::byte> out;
     if (writer->claim(out) != core::ClaimStatus::ok) return 1;
     auto* f = reinterpret_cast<float*>(out.data());

@@ -2,8 +2,10 @@
 by promtool, scraped by a real Prometheus), the security rules, and ten WebSocket clients of which one
 never reads."""
 import json
+import math
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -12,7 +14,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import (SCRATCH, WAIT_S, WEIR, processes, run_weir, scratch_dir, serve, start_sim,  # noqa: F401
+from conftest import (SCRATCH, SPIKE_WRITER, WAIT_S, WEIR, processes, run_weir, scratch_dir, serve, start_sim,  # noqa: F401
                       wait_for, arena)
 
 HEADER_BYTES = 56
@@ -291,3 +293,224 @@ def test_api_set_keeps_each_key_type_and_refuses_what_does_not_parse_as_it(arena
     assert post(key="new.u", value=2 ** 64 - 1)[0] == 200 and held("new.u") == ("u64", 2 ** 64 - 1)
     assert post(key="new.t", value="x")[0] == 200 and held("new.t") == ("text", "x")
     assert post(key="new.typed", value="12", type="u64")[0] == 200 and held("new.typed") == ("u64", 12)
+
+
+# ---- envelope frames: columns at every span, long spans, gaps ------------------------------------
+
+def decode_frame(data):
+    """The 56-byte header and the columns of an envelope frame, as a dict."""
+    magic, kind, flags, channel, n, first, step, anchor, newest_ns, span = struct.unpack_from("<IHHIIdddQQ", data, 0)
+    assert magic == 0x52494557 and len(data) == HEADER_BYTES + (8 * n if kind == 1 else 4 * n)
+    values = struct.unpack_from(f"<{2 * n}f", data, HEADER_BYTES) if kind == 1 else ()
+    return dict(kind=kind, flags=flags, channel=channel, n=n, first=first, step=step, anchor=anchor, span=span,
+                mins=values[:n], maxs=values[n:])
+
+
+def frames_for(port, views, batches=2):
+    """The frames a fresh WebSocket gets for `views` (at most 16), in view order, from its `batches`-th
+    batch: every frame of one tick comes in the order of the views asked."""
+    import websocket
+    ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", timeout=10)
+    try:
+        ws.send(json.dumps({"views": views}))
+        for _ in range(batches):
+            frames = [decode_frame(ws.recv()) for _ in views]
+        return frames
+    finally:
+        ws.close()
+
+
+def envelope_sweep(port, channels, columns, spans_s):
+    """{(channel index, span in seconds): frame} for live views of every span, 16 views a connection."""
+    views = [(c, rate, s) for c, rate in channels for s in spans_s]
+    out = {}
+    for at in range(0, len(views), 16):
+        chunk = views[at:at + 16]
+        asked = [{"channel": c, "kind": "envelope", "span": max(2, round(s * rate)), "columns": columns}
+                 for c, rate, s in chunk]
+        for (c, _, s), frame in zip(chunk, frames_for(port, asked)):
+            assert frame["channel"] == c
+            out[(c, s)] = frame
+    return out
+
+
+SWEEP_SPANS_S = [1e-3 * 1.25 ** k for k in range(int(math.log(3600e3) / math.log(1.25)) + 2)]
+
+
+def test_columns_stay_within_half_of_those_asked_at_every_span(arena, processes, serve):
+    """Zoom from 1 ms to 1 h on a 100 kHz and a 1 MS/s channel: the columns returned never fall below
+    half of those asked (or of the samples covered), the bucket times never pass the newest sample,
+    and a span longer than the history starts at its oldest sample."""
+    processes(WEIR, "sim", arena, "slow", "--rate", "1e5", "--block", "4096", "--signal", "sine")
+    processes(WEIR, "sim", arena, "fast", "--rate", "1e6", "--block", "4096", "--signal", "sine")
+    wait_for(lambda: len(json.loads(run_weir("ls", arena, "--json").stdout)["channels"]) == 2, "both channels")
+    server = serve(arena)
+    index = {c["name"]: c["index"] for c in server.json("/api/channels")["channels"]}
+    channels = [(index["slow"], 1e5), (index["fast"], 1e6)]
+    import websocket
+    keep = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=10)  # the feeds start now
+    keep.send(json.dumps({"views": [{"channel": c, "span": 4096} for c, _ in channels]}))
+    time.sleep(3)  # a few seconds of history: 300 k samples at 100 kHz, 3 M at 1 MS/s
+    columns = 1000
+    frames = envelope_sweep(server.port, channels, columns, SWEEP_SPANS_S)
+    keep.close()
+    bad = []
+    for (c, s), f in sorted(frames.items()):
+        rate = dict(channels)[c]
+        asked = max(2, round(s * rate))
+        covered = f["n"] * f["step"]
+        want = min(columns, int(covered))
+        if not (want / 2 <= f["n"] <= columns):
+            bad.append((c, s, asked, f["n"], f["span"]))
+        assert f["first"] + f["n"] * f["step"] <= f["anchor"], (c, s, f)  # never in the future
+        assert abs(f["span"] - covered) <= 1e-6 * covered + 1, (c, s, f)
+        if asked <= f["anchor"]:  # the history holds the whole span: all of it is shown
+            assert asked <= f["span"] < asked + 262144, (c, s, asked, f)  # from the start of its first entry
+        else:  # longer than the history: from its oldest sample on, and the span says what is covered
+            assert f["first"] == 0 and f["span"] == f["anchor"], (c, s, asked, f)
+        assert f["flags"] & 4 == 0, (c, s, "a gap in a sine written without one", f)
+    assert not bad, f"columns outside [{columns}/2, {columns}] at (channel, span s, samples, columns, covered): {bad}"
+
+
+def test_a_gap_block_is_a_nan_bucket_exactly_where_it_sits_and_flagged(arena, processes, serve):
+    """A writer publishes 20 blocks, a gap block (skip), 20 more. The stream goes on at the same sample
+    index after a gap, so the bucket holding the gap's place is NaN in min and max (the trace breaks
+    there), at raw zoom and from the pyramid alike, and the frame says so; a view without it is whole."""
+    blocks, gap_after, spike_at = 40, 20, 100000
+    gap = gap_after * 4096
+    writer = processes(SPIKE_WRITER, arena, "spk", blocks, spike_at, 5.0, gap_after, stdout=subprocess.PIPE,
+                       stdin=subprocess.PIPE)
+    assert writer.stdout.readline().split() == ["done", str(blocks * 4096)]
+    total = blocks * 4096
+    server = serve(arena)
+    views = [{"channel": 0, "span": 4096, "offset": total - gap - 2048, "columns": 1000},  # raw samples
+             {"channel": 0, "span": total, "columns": 1000},                             # the pyramid
+             {"channel": 0, "span": 4096, "columns": 1000},                              # newest, no gap
+             {"channel": 0, "span": 4096, "offset": total - 30000, "columns": 1000}]     # older, no gap
+    frames = frames_for(server.port, views)
+    for view, f in zip(views, frames):
+        nan = [i for i, (lo, hi) in enumerate(zip(f["mins"], f["maxs"])) if math.isnan(lo) or math.isnan(hi)]
+        assert all(math.isnan(f["mins"][i]) and math.isnan(f["maxs"][i]) for i in nan), (view, nan)
+        if f["first"] < gap < f["first"] + f["span"]:
+            assert nan == [int((gap - f["first"]) / f["step"])], (view, nan, f["first"], f["step"])
+            assert f["flags"] & 4, view
+        else:
+            assert nan == [] and f["flags"] & 4 == 0, (view, nan)
+    assert frames[0]["flags"] & 2 and frames[0]["n"] == 1000  # drawn from raw samples, every column
+    assert frames[1]["first"] == 0 and frames[1]["n"] == 1000 and max(frames[1]["maxs"]) == 5.0  # spike kept
+    writer.stdin.close()
+
+
+def test_a_stopped_writer_turns_stale_and_its_rate_decays_and_both_come_back(arena, processes, serve):
+    """Rates and ages come from the blocks' own stamps: right at the first request, and a writer
+    stopped with SIGSTOP shows as stale within the timeout while its rate falls; SIGCONT brings it back."""
+    rate, block = 1e5, 4096
+    sim = start_sim(processes, arena, "adc0", rate=str(rate))
+    wait_for(lambda: json.loads(run_weir("ls", arena, "--json").stdout)["channels"][0]["blocks_written"] >= 40,
+             "40 blocks written")
+    first = serve(arena, "--stale-after", "0.5").json("/api/channels")["channels"][0]  # a fresh server's first answer
+    assert abs(first["samples_per_s"] - rate) <= 0.05 * rate, first
+    assert abs(first["blocks_per_s"] - rate / block) <= 0.05 * rate / block, first
+    assert first["stale"] is False and 0 <= first["newest_block_age_s"] < 0.5 and first["stale_after_s"] == 0.5
+    assert first["samples_written"] >= 40 * block
+    server = serve(arena, "--stale-after", "0.5")
+    default = serve(arena).json("/api/channels")["channels"][0]
+    assert default["stale_after_s"] == 2 and default["stale"] is False  # max(2 s, 4 x 41 ms)
+
+    def channel():
+        return server.json("/api/channels")["channels"][0]
+
+    sim.send_signal(signal.SIGSTOP)
+    try:
+        stopped = time.monotonic()
+        stale = wait_for(lambda: (c := channel())["stale"] and c, "the stopped writer to turn stale", timeout=5)
+        assert 0.4 <= time.monotonic() - stopped and stale["newest_block_age_s"] > 0.5
+        decayed = wait_for(lambda: (c := channel())["samples_per_s"] < rate / 2 and c, "the rate to decay", timeout=10)
+        assert decayed["stale"] and decayed["newest_block_age_s"] > 1
+    finally:
+        sim.send_signal(signal.SIGCONT)
+    back = wait_for(lambda: not (c := channel())["stale"] and c["samples_per_s"] > rate / 2 and c,
+                    "the writer to come back", timeout=10)
+    assert back["newest_block_age_s"] < 0.5
+
+
+def test_a_view_by_name_follows_its_channel_into_a_recreated_arena(arena, processes, serve):
+    """The arena is removed and created again under its name with the channels in the other order; a
+    WebSocket view that names det0 goes on showing det0 (amplitude 1, not det1's 5) at its new index."""
+    import websocket
+
+    def start(name, amplitude):
+        proc = processes(WEIR, "sim", arena, name, "--rate", "1e6", "--block", "4096", "--amplitude", amplitude)
+        wait_for(lambda: name in {c["name"] for c in json.loads(run_weir("ls", arena, "--json").stdout)["channels"]},
+                 f"the sim's {name}")
+        return proc
+
+    sims = [start("det0", 1), start("det1", 5)]
+    server = serve(arena)
+    ws = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws", timeout=10)
+    ws.send(json.dumps({"views": [{"name": "det0", "span": 4096, "columns": 256},
+                                  {"name": "nope", "span": 4096, "columns": 256}]}))  # no such channel: no frames
+    before = decode_frame(ws.recv())
+    assert before["channel"] == 0 and 0.9 < max(before["maxs"]) <= 1.001, before["channel"]
+    for proc in sims:
+        proc.terminate()
+        proc.wait(timeout=WAIT_S)
+    run_weir("rm", arena, "--force")
+    run_weir("create", arena)
+    start("det1", 5)
+    start("det0", 1)
+    after = wait_for(lambda: (f := decode_frame(ws.recv()))["channel"] == 1 and f, "frames of det0 at its new index")
+    assert {c["name"]: c["index"] for c in server.json("/api/channels")["channels"]} == {"det1": 0, "det0": 1}
+    for _ in range(10):
+        f = decode_frame(ws.recv())
+        assert f["channel"] == 1 and 0.9 < max(f["maxs"]) <= 1.001, (f["channel"], max(f["maxs"]))
+    assert 0.9 < max(after["maxs"]) <= 1.001
+    ws.close()
+
+
+def test_api_mca_gives_the_pulses_outside_the_range_apart_from_its_counts(arena, processes, serve):
+    """An MCA whose range (1.0) cuts off the simulator's 1.173 and 1.332 lines: those pulses are its
+    overflow, never in a bin, and the bins plus underflow plus overflow make up the accepted pulses."""
+    start_sim(processes, arena, "det", signal="pulses", extra=("--count-rate", "5000"))
+    processes(WEIR, "shard", arena, "mca", "--input", "det", "-p", "range=1.0", "-p", "bins=256",
+              "-p", "publish=0.05")
+    server = serve(arena)
+
+    def consistent():
+        entries = server.json("/api/mca")["mca"]
+        if not entries:
+            return None
+        m = entries[0]
+        total = sum(m["counts"]) + m["underflow"] + m["overflow"]
+        return m["accepted"] > 200 and total == m["accepted"] and m  # one publish read whole
+
+    m = wait_for(consistent, "an MCA spectrum whose bins and out-of-range pulses add up", timeout=WAIT_S)
+    assert m["name"] == "det" and len(m["counts"]) == 256
+    assert m["overflow"] > 0.1 * m["accepted"], m["overflow"]  # the two lines above 1.0
+    assert m["underflow"] <= 0.02 * m["accepted"]
+    out_of_range = float(run_weir("get", arena, "det.out_of_range").stdout)
+    assert out_of_range >= m["underflow"] + m["overflow"]  # read later: at least as many
+
+
+def test_a_one_sample_spike_is_in_every_frame_that_covers_it(arena, processes, serve):
+    """A spike in the newest block is the max of every frame that covers it, at every span and from
+    every source; frames panned back to where only the pyramid holds the data (the feed copies the
+    newer half of the ring) do not show it."""
+    blocks = 60
+    total = blocks * 4096
+    writer = processes(SPIKE_WRITER, arena, "spk", blocks, total - 5, 5.0, stdout=subprocess.PIPE,
+                       stdin=subprocess.PIPE)
+    assert writer.stdout.readline().split() == ["done", str(total)]
+    server = serve(arena)
+    spans = (10, 100, 1000, 4096, 65536, total, 1 << 20, 1 << 26)
+    views = [{"channel": 0, "span": s, "columns": 1000} for s in spans]
+    views += [{"channel": 0, "span": s, "offset": total - 2000, "columns": 1000} for s in (4096, 65536)]  # panned
+    for view, f in zip(views, frames_for(server.port, views)):
+        if "offset" not in view:  # live: the raw history holds the newest samples
+            assert f["n"] >= min(1000, f["span"]) / 2, (view, f["n"])
+        end = f["first"] + f["n"] * f["step"]
+        if f["first"] <= total - 5 < end:
+            assert max(f["maxs"]) == 5.0, (view, max(f["maxs"]))
+        else:
+            assert max(f["maxs"]) == 0.0, (view, max(f["maxs"]))
+    writer.stdin.close()

@@ -50,6 +50,10 @@ void add_serve_command(CLI::App& app, Action& action) {
   sub->add_option("--allow-host", args->options.allow_hosts,
                   "a name requests may give as their Host (repeatable); localhost and IP addresses always may")
       ->type_name("NAME");
+  sub->add_option("--stale-after", args->options.stale_after_s,
+                  "seconds without a new block after which a channel is stale (default: 2 s or 4 block periods)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("SECONDS");
   sub->add_option("--disk", args->options.disk_paths, "directory whose free space /metrics reports (repeatable)");
   bind_action(*sub, action, args, &run_serve_command);
 }

@@ -12,6 +12,7 @@
 
 #include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/core/channel_activity.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/label_dictionary.hpp"
 #include "weir/tools/arena_report.hpp"
@@ -26,6 +27,15 @@ using tools::JsonObject;
 namespace {
 
 constexpr std::uint64_t kInlineArrayElements = 64;  // /api/keys shows arrays up to this size whole
+constexpr double kMinStaleS = 2;                     // default stale timeout: at least this ...
+constexpr double kStaleBlockPeriods = 4;             // ... and at least this many nominal block periods
+
+// The age past which a channel is stale: the given timeout, else the default for its nominal rate.
+double stale_after(double given_s, const core::ChannelInfo& c) {
+  if (given_s > 0) return given_s;
+  const double period_s = c.rate_hz > 0 ? static_cast<double>(c.samples_per_block) / c.rate_hz : 0.0;
+  return std::max(kMinStaleS, kStaleBlockPeriods * period_s);
+}
 
 std::string frame_json(const core::FrameShape& f) {
   if (!f.framed()) return "null";
@@ -118,16 +128,9 @@ std::string Api::arena() const {
   return o.str();
 }
 
-std::string Api::channels() {
-  const auto now = std::chrono::steady_clock::now();
+std::string Api::channels() const {
   JsonArray list;
   for (const core::ChannelInfo& c : core::list_channels(*arena_)) {
-    Seen& seen = seen_[c.name];
-    const double dt = std::chrono::duration<double>(now - seen.at).count();
-    const bool have = seen.at.time_since_epoch().count() != 0 && dt > 0 && c.blocks_written >= seen.blocks;
-    const double blocks_per_s = have ? static_cast<double>(c.blocks_written - seen.blocks) / dt : 0.0;
-    const double samples_per_s = have ? static_cast<double>(c.samples_written - seen.samples) / dt : 0.0;
-    seen = Seen{c.blocks_written, c.samples_written, now};
     JsonArray consumers;
     for (const auto& k : c.consumers) {
       JsonObject o;
@@ -148,7 +151,11 @@ std::string Api::channels() {
       consumers.raw(o.str());
     }
     std::uint64_t reach = 0;
-    if (auto copier = core::BlockCopier::open(*arena_, c.index)) reach = pyramid_reach(copier->desc());
+    core::ChannelActivity activity;
+    if (auto copier = core::BlockCopier::open(*arena_, c.index)) {
+      reach = pyramid_reach(copier->desc());
+      activity = core::channel_activity(*copier);
+    }
     JsonObject o;
     o.number("index", c.index)
         .text("name", c.name)
@@ -162,8 +169,11 @@ std::string Api::channels() {
         .number("blocks_written", c.blocks_written)
         .number("samples_written", c.samples_written)
         .number("dropped_at_source", c.dropped_at_source)
-        .real("blocks_per_s", blocks_per_s)
-        .real("samples_per_s", samples_per_s)
+        .real("blocks_per_s", activity.blocks_per_s)
+        .real("samples_per_s", activity.samples_per_s)
+        .raw("newest_block_age_s", activity.known ? fmt::format("{}", activity.age_s) : "null")
+        .boolean("stale", !activity.known || activity.age_s > stale_after(stale_after_s_, c))
+        .real("stale_after_s", stale_after(stale_after_s_, c))
         .number("writer_pid", c.writer_pid)
         .boolean("writer_alive", c.writer_alive)
         .raw("frame", frame_json(c.frame))
@@ -239,6 +249,8 @@ std::string Api::mca() const {
         .real("dead_s", as_double(read_key(kv, base + ".dead_s")))
         .real("accepted", as_double(read_key(kv, base + ".counts")))
         .real("pileups", as_double(read_key(kv, base + ".pileups")))
+        .real("underflow", as_double(read_key(kv, base + ".underflow")))  // pulses below the range, never in counts
+        .real("overflow", as_double(read_key(kv, base + ".overflow")))    // ... at or above it
         .number("version", spectrum.info.version());
     list.raw(o.str());
   }

@@ -2,15 +2,17 @@
 // One channel as `weir serve` shows it: its newest blocks copied out of the ring without registering
 // (core::BlockCopier: the writer is never held back and no consumer row appears), kept as floats for
 // triggers and fine zoom, and turned into envelope or spectrum frames for views.
+#include <array>
 #include <compare>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/scope/scope_trace.hpp"
+#include "minmax_history.hpp"
 #include "weir/serve/frame_codec.hpp"
 
 namespace weir::serve {
@@ -43,7 +45,10 @@ class ChannelFeed {
   /// Copies the blocks published since the last poll (at most a bounded number; older ones are
   /// skipped, and the history restarts after a skip). Allocates only while the history grows.
   void poll();
-  /// The frame for `view`, encoded (header and float32 columns).
+  /// The frame for `view`, encoded (header and float32 columns). Envelopes: between half the columns
+  /// asked (or the samples covered, when fewer) and all of them; a span longer than the history
+  /// starts at its oldest sample; buckets without samples or holding a gap block's place are NaN
+  /// (kFrameGap). Allocates only while the buffers grow.
   [[nodiscard]] std::string frame(const View& view);
   /// The whole span the pyramid reaches back, in samples: the widest useful view.
   [[nodiscard]] std::uint64_t reach() const noexcept;
@@ -55,7 +60,10 @@ class ChannelFeed {
   void poll_frames();
   [[nodiscard]] std::string envelope_frame(const View& view);
   [[nodiscard]] std::string spectrum_frame();
-  void fill_from_history(std::uint64_t first, std::uint64_t count, std::uint64_t tail);
+  struct Grid;    // the buckets of one envelope frame (channel_envelope.cpp)
+  struct Source;  // raw samples, one of mids_, or a pyramid level, and what it holds
+  void fold(const Grid& grid, const Source& source, std::uint64_t from, std::uint64_t to);
+  void mark_gaps(const Grid& grid);
   [[nodiscard]] std::optional<std::uint64_t> crossing(const View& view, std::uint64_t first, std::uint64_t last) const;
 
   const core::Arena* arena_;
@@ -65,10 +73,14 @@ class ChannelFeed {
   core::FrameShape frame_;
   std::uint64_t next_seq_ = 0;        // the next block to copy
   std::uint64_t newest_mono_ns_ = 0;  // acquisition time of the newest block copied
-  scope::SampleHistory history_;
+  scope::SampleHistory history_;      // raw samples, the newest few blocks
+  std::vector<MinMaxHistory> mids_;   // min/max per pyramid_factor^(k+1) samples, further back
+  std::array<std::uint64_t, 64> gaps_{};  // where the newest gap blocks sit in the stream (ring)
+  std::uint64_t gap_count_ = 0;
   std::vector<std::byte> raw_;        // one block as copied
   std::vector<float> scratch_;
   std::vector<float> mins_, maxs_;
+  std::vector<float> entry_lo_, entry_hi_;  // pyramid entries read for one part of a frame
   std::vector<float> spectrum_;       // the newest frame of a frame channel
   std::uint64_t spectrum_index_ = 0;  // its frame number in the stream
 };

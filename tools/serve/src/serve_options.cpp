@@ -67,6 +67,9 @@ core::Result<void> check_options(const ServeOptions& o) {
   if (!(o.frames_per_s > 0 && o.frames_per_s <= 1000))
     return core::fail(core::Errc::invalid_argument,
                       fmt::format("serve: frames per second {} is outside (0, 1000]", o.frames_per_s));
+  if (!(o.stale_after_s >= 0))
+    return core::fail(core::Errc::invalid_argument,
+                      fmt::format("serve: --stale-after {} is not a number of seconds >= 0", o.stale_after_s));
   return {};
 }
 

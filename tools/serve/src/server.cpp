@@ -3,6 +3,8 @@
 // Frames are encoded once per view per tick and shared (shared_ptr<const std::string>) by every
 // session showing that view; a session still writing keeps only the newest batch (one slot), so a
 // slow client costs one batch of memory and never holds up the tick or another client.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -22,6 +24,8 @@
 
 #include "api.hpp"
 #include "channel_feed.hpp"
+#include "request_text.hpp"
+#include "view_request.hpp"
 #include "web_assets.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
@@ -43,9 +47,11 @@ using Frame = std::shared_ptr<const std::string>;
 
 constexpr std::size_t kBodyLimit = 64 * 1024;          // POST bodies and WebSocket messages
 constexpr auto kHttpTimeout = std::chrono::seconds(30);  // a request must arrive within this
-constexpr std::size_t kMaxViewsPerSession = 16;
 constexpr auto kStopPoll = std::chrono::milliseconds(100);
 constexpr auto kArenaPoll = std::chrono::milliseconds(50);
+constexpr auto kArenaCheck = std::chrono::seconds(1);  // how often a replaced arena is looked for
+constexpr std::int64_t kReopenReadyNs = 50'000'000;    // a new arena's creator gets this long per try
+constexpr auto kFeedLinger = std::chrono::seconds(60);  // a feed no view wants is kept this long (its history)
 constexpr const char* kCsp =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -54,73 +60,6 @@ constexpr const char* kCsp =
 
 std::string_view sv(beast::string_view v) { return {v.data(), v.size()}; }
 beast::string_view bsv(std::string_view v) { return {v.data(), v.size()}; }
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string url_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%' && i + 2 < in.size()) {
-      const int hi = hex_digit(in[i + 1]);
-      const int lo = hex_digit(in[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += in[i] == '+' ? ' ' : in[i];
-  }
-  return out;
-}
-
-struct Target {
-  std::string path;
-  std::map<std::string, std::string> query;
-};
-
-Target parse_target(std::string_view target) {
-  Target t;
-  const auto q = target.find('?');
-  t.path = url_decode(target.substr(0, q));
-  if (q == std::string_view::npos) return t;
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const auto amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    const auto eq = pair.find('=');
-    t.query[url_decode(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    rest = rest.substr(amp + 1);
-  }
-  return t;
-}
-
-bool same_secret(std::string_view a, std::string_view b) {  // no early exit on the first different byte
-  if (a.size() != b.size()) return false;
-  unsigned diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-std::string cookie_value(std::string_view cookies, std::string_view name) {
-  while (!cookies.empty()) {
-    const auto semi = cookies.find(';');
-    std::string_view part = cookies.substr(0, semi);
-    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-    if (part.size() > name.size() && part.substr(0, name.size()) == name && part[name.size()] == '=')
-      return std::string(part.substr(name.size() + 1));
-    if (semi == std::string_view::npos) break;
-    cookies = cookies.substr(semi + 1);
-  }
-  return {};
-}
 
 // The token a request presents: Authorization: Bearer T, X-Weir-Token: T, ?token=T or the cookie.
 bool presents_token(const Request& req, const Target& t, const std::string& token) {
@@ -146,8 +85,8 @@ class WsSession;
 
 class Hub {
  public:
-  Hub(net::io_context& io, const core::Arena& arena, const ServeOptions& options)
-      : io_(io), arena_(arena), options_(options), api_(arena), timer_(io) {}
+  Hub(net::io_context& io, core::Arena&& arena, const ServeOptions& options)
+      : io_(io), arena_(std::move(arena)), options_(options), api_(arena_, options.stale_after_s), timer_(io) {}
 
   void start_ticks() { tick(); }
   void add(const std::shared_ptr<WsSession>& s) { sessions_.push_back(s); }
@@ -160,16 +99,22 @@ class Hub {
 
  private:
   void tick();
+  void reattach_if_replaced(std::chrono::steady_clock::time_point now);
   net::io_context& io_;
-  const core::Arena& arena_;
+  core::Arena arena_;  // moved onto when the arena is replaced: Api and feeds point at this object
   const ServeOptions& options_;
   Api api_;
   net::steady_timer timer_;
   std::vector<std::weak_ptr<WsSession>> sessions_;
-  std::map<std::uint32_t, ChannelFeed> feeds_;
+  struct Fed {
+    ChannelFeed feed;
+    std::chrono::steady_clock::time_point wanted;  // last tick a view wanted it
+  };
+  std::map<std::uint32_t, Fed> feeds_;
   ServerCounters counters_;
   std::function<void()> stop_;
   std::chrono::steady_clock::time_point next_tick_{};
+  std::chrono::steady_clock::time_point next_arena_check_{};
 };
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
@@ -200,6 +145,21 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     write_at_ = 0;
     write_next();
   }
+  /// This tick's views: named channels resolved by `index_of` (views of a name not there are left out).
+  template <class IndexOf>
+  const std::vector<View>& resolve(IndexOf&& index_of) {
+    views_.clear();
+    for (const ViewAsk& a : asks_) {
+      View v = a.view;
+      if (!a.name.empty()) {
+        const std::optional<std::uint32_t> index = index_of(a.name);
+        if (!index) continue;
+        v.channel = *index;
+      }
+      views_.push_back(v);
+    }
+    return views_;
+  }
   [[nodiscard]] const std::vector<View>& views() const noexcept { return views_; }
   void close() {
     closed_ = true;
@@ -227,33 +187,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     apply(text);
     read();
   }
-  // {"views": [{"channel": 3, "kind": "envelope"|"spectrum", "span": S, "offset": O, "columns": C,
-  //             "trigger": "off"|"rising"|"falling", "level": L}, ...]}; anything else is ignored.
+  // {"views": [...]} (view_request.hpp); any other message is ignored.
   void apply(const std::string& text) {
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("views") || !j["views"].is_array()) return;
-    std::vector<View> views;
-    for (const auto& v : j["views"]) {
-      if (!v.is_object() || views.size() >= kMaxViewsPerSession) continue;
-      View view;
-      const auto number = [&](const char* key, double fallback) {
-        return v.contains(key) && v[key].is_number() ? v[key].get<double>() : fallback;
-      };
-      const double channel = number("channel", -1);
-      if (channel < 0 || channel >= hub_.channel_count()) continue;
-      view.channel = static_cast<std::uint32_t>(channel);
-      view.kind = v.value("kind", std::string("envelope")) == "spectrum" ? FrameKind::spectrum : FrameKind::envelope;
-      if (view.kind == FrameKind::envelope) {
-        view.span = static_cast<std::uint64_t>(std::clamp(number("span", 4096), 1.0, 1e18));
-        view.offset = static_cast<std::uint64_t>(std::clamp(number("offset", 0), 0.0, 1e18));
-        view.columns = static_cast<std::uint32_t>(std::clamp(number("columns", 1000), 1.0, double{kMaxColumns}));
-        const std::string trig = v.value("trigger", std::string("off"));
-        view.trigger = trig == "rising" ? Trigger::rising : trig == "falling" ? Trigger::falling : Trigger::off;
-        view.level = static_cast<float>(number("level", 0));
-      }
-      views.push_back(view);
-    }
-    views_ = std::move(views);
+    bool ok = false;
+    std::vector<ViewAsk> asks = parse_views(text, hub_.channel_count(), ok);
+    if (ok) asks_ = std::move(asks);
   }
   void write_next() {
     writing_ = true;
@@ -283,7 +221,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   websocket::stream<beast::tcp_stream> ws_;
   Hub& hub_;
   beast::flat_buffer in_;
-  std::vector<View> views_;
+  std::vector<ViewAsk> asks_;
+  std::vector<View> views_;  // asks_ resolved at the last tick
   std::vector<Frame> current_;  // the batch being written, frame by frame
   std::size_t write_at_ = 0;
   std::vector<Frame> pending_;  // one slot: the newest batch, replaced while a write is in flight
@@ -292,26 +231,52 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   bool closed_ = false;
 };
 
+// A name recreated (`weir run --replace`, `weir rm` and `weir create`) is a new file under the same
+// path: when the path no longer leads to the mapped inode, the new arena is opened and the feeds of
+// the old one dropped. Until the new one opens (its creator may still be at work) the old one stays.
+void Hub::reattach_if_replaced(std::chrono::steady_clock::time_point now) {
+  if (now < next_arena_check_ || arena_.location().path.empty() || arena_.fd() < 0) return;
+  next_arena_check_ = now + kArenaCheck;
+  struct stat named{}, mapped{};
+  if (::stat(arena_.location().path.c_str(), &named) != 0 || ::fstat(arena_.fd(), &mapped) != 0) return;
+  if (named.st_ino == mapped.st_ino && named.st_dev == mapped.st_dev) return;
+  core::OpenOptions open;
+  open.read_only = !options_.allow_set;
+  open.ready_timeout_ns = kReopenReadyNs;
+  auto fresh = core::Arena::open(options_.where, open);
+  if (!fresh) return;  // not ready yet: the next check tries again
+  feeds_.clear();      // they point into the old mapping
+  arena_ = std::move(*fresh);
+}
+
 void Hub::tick() {
+  reattach_if_replaced(std::chrono::steady_clock::now());
   std::vector<std::shared_ptr<WsSession>> live;
   live.reserve(sessions_.size());
   for (const auto& w : sessions_)
     if (auto s = w.lock()) live.push_back(std::move(s));
   std::erase_if(sessions_, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
   counters_.ws_clients = live.size();
+  const auto index_of = [this](const std::string& name) -> std::optional<std::uint32_t> {
+    auto found = core::find_channel(arena_, name);  // a scan of the channel table, by name
+    return found ? std::optional<std::uint32_t>(*found) : std::nullopt;
+  };
   std::set<std::uint32_t> wanted;
   for (const auto& s : live)
-    for (const View& v : s->views()) wanted.insert(v.channel);
-  std::erase_if(feeds_, [&](const auto& kv) { return wanted.count(kv.first) == 0; });
+    for (const View& v : s->resolve(index_of)) wanted.insert(v.channel);
+  // A feed keeps its history a while after its last view, so switching views back and forth finds it.
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(feeds_, [&](const auto& kv) { return wanted.count(kv.first) == 0 && now - kv.second.wanted > kFeedLinger; });
   for (const std::uint32_t c : wanted) {
     auto it = feeds_.find(c);
     if (it == feeds_.end()) {
       auto feed = ChannelFeed::open(arena_, c);
       if (!feed) continue;  // not a ready channel (yet): views of it get no frames
-      it = feeds_.emplace(c, std::move(*feed)).first;
+      it = feeds_.emplace(c, Fed{std::move(*feed), now}).first;
     }
-    it->second.poll();
+    it->second.wanted = now;
   }
+  for (auto& [c, fed] : feeds_) fed.feed.poll();
   std::map<View, Frame> encoded;  // one frame per view per tick, shared by every session on it
   for (const auto& s : live) {
     std::vector<Frame> batch;
@@ -320,7 +285,7 @@ void Hub::tick() {
       if (feed == feeds_.end()) continue;
       auto [it, fresh] = encoded.try_emplace(v);
       if (fresh) {
-        it->second = std::make_shared<const std::string>(feed->second.frame(v));
+        it->second = std::make_shared<const std::string>(feed->second.feed.frame(v));
         ++counters_.frames_encoded;
       }
       batch.push_back(it->second);
@@ -331,7 +296,6 @@ void Hub::tick() {
   // Absolute deadlines, so the frame rate does not drift by each tick's own work.
   const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(1.0 / options_.frames_per_s));
-  const auto now = std::chrono::steady_clock::now();
   next_tick_ = next_tick_ + period < now ? now : next_tick_ + period;
   timer_.expires_at(next_tick_);
   timer_.async_wait([this](beast::error_code ec) {
@@ -506,7 +470,8 @@ core::Result<void> run_serve(const ServeOptions& options, const std::atomic<bool
                       fmt::format("serve: cannot listen on {}:{}: {}", options.bind, options.port, ec.message()));
   const std::uint16_t port = acceptor.local_endpoint().port();
 
-  Hub hub(io, *arena, options);
+  const std::string described = arena->location().describe();
+  Hub hub(io, std::move(*arena), options);
   auto next_check = std::chrono::steady_clock::now();
   hub.on_stop([&] {
     const auto now = std::chrono::steady_clock::now();
@@ -519,7 +484,7 @@ core::Result<void> run_serve(const ServeOptions& options, const std::atomic<bool
   if (!options.quiet) {
     const bool v6 = endpoint.address().is_v6();
     std::printf("weir serve: listening on http://%s%s%s:%u/ (%s%s)\n", v6 ? "[" : "", options.bind.c_str(),
-                v6 ? "]" : "", port, arena->location().describe().c_str(), options.allow_set ? ", keys writable" : "");
+                v6 ? "]" : "", port, described.c_str(), options.allow_set ? ", keys writable" : "");
     std::fflush(stdout);
   }
   io.run();

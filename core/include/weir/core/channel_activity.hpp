@@ -12,7 +12,7 @@ namespace weir::core {
 /// by their CLOCK_MONOTONIC stamps; when the writer is late (no block for more than two of its own
 /// block periods) the window is taken to end now instead, so the rate decays while it stalls.
 struct ChannelActivity {
-  bool known = false;                     // a block was read; the rest is zero otherwise
+  bool known = false;                     // a data block was read; the rest is zero otherwise
   std::uint64_t newest_sequence = 0;
   std::uint64_t newest_realtime_ns = 0;   // the newest block's acquisition time, ns since the epoch
   std::uint64_t newest_monotonic_ns = 0;  // ... and by CLOCK_MONOTONIC
@@ -25,8 +25,9 @@ struct ChannelActivity {
 
 inline constexpr std::uint32_t kActivityWindowBlocks = 64;
 
-/// Reads the newest block's and an older block's metadata (never samples). The older block is at
-/// most max_blocks and half the ring back, so the writer cannot lap it while it is read.
+/// Reads the newest data block's and an older data block's metadata (never samples); gap blocks carry
+/// no acquisition time and are passed over. Both lie within the newest half of the ring (so the
+/// writer cannot lap them while they are read), the older at most max_blocks before the newer.
 /// Thread: any. Allocates nothing.
 [[nodiscard]] ChannelActivity channel_activity(const BlockCopier& copier, std::int64_t now_monotonic_ns,
                                                std::uint32_t max_blocks = kActivityWindowBlocks) noexcept;

@@ -44,7 +44,9 @@ inline constexpr std::uint32_t kMcaCut = 1U << 2;         // its measurement was
 struct McaCounts {
   std::uint64_t accepted = 0;      // pulses measured and kept (including out_of_range ones)
   std::uint64_t piled_up = 0;      // pulses rejected for pile-up (without rejection: merged into another)
-  std::uint64_t out_of_range = 0;  // accepted heights below 0 or at or above the range
+  std::uint64_t out_of_range = 0;  // accepted heights below 0 or at or above the range: underflow + overflow
+  std::uint64_t underflow = 0;     // ... below 0 (or not a number)
+  std::uint64_t overflow = 0;      // ... at or above the range
   std::uint64_t discarded = 0;     // measurements cut short by a gap in the input
   std::uint64_t gaps = 0;          // discontinuities in the input's sample index
   std::uint64_t real_samples = 0;  // input samples processed

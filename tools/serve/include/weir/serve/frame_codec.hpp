@@ -4,14 +4,15 @@
 //   off size
 //     0   4  magic 0x52494557 ("WEIR")
 //     4   2  kind: 1 envelope (mins[n] then maxs[n]), 2 spectrum (values[n])
-//     6   2  flags: bit 0 triggered, bit 1 drawn from raw samples (not the pyramid)
+//     6   2  flags: bit 0 triggered, bit 1 drawn from raw samples (not the pyramid), bit 2 some bucket
+//              holds no samples (NaN min and max: a gap, lost data, before the first sample)
 //     8   4  channel index
 //    12   4  n (columns, or elements of a spectrum)
 //    16   8  f64 envelope: first sample of column 0   spectrum: axis start
 //    24   8  f64 envelope: samples per column         spectrum: axis step
 //    32   8  f64 envelope: anchor sample (trigger or end)  spectrum: frame index
 //    40   8  u64 CLOCK_MONOTONIC ns of the newest block the frame includes (0: unknown)
-//    48   8  u64 envelope: span in samples            spectrum: frames seen
+//    48   8  u64 envelope: samples covered (n * step)  spectrum: frames seen
 //    56      float32 data
 #include <cstdint>
 #include <span>
@@ -25,6 +26,7 @@ inline constexpr std::size_t kFrameHeaderBytes = 56;
 enum class FrameKind : std::uint16_t { envelope = 1, spectrum = 2 };
 inline constexpr std::uint16_t kFrameTriggered = 1U << 0;
 inline constexpr std::uint16_t kFrameRaw = 1U << 1;
+inline constexpr std::uint16_t kFrameGap = 1U << 2;
 
 struct FrameHeader {
   FrameKind kind = FrameKind::envelope;

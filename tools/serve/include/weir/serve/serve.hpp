@@ -22,6 +22,8 @@ struct ServeOptions {
   double frames_per_s = 30;             // WebSocket frames per second per view
   std::vector<std::string> disk_paths;  // directories whose free bytes /metrics reports
   std::vector<std::string> allow_hosts;  // names a request's Host may give besides localhost and IP addresses
+  double stale_after_s = 0;             // a channel is stale past this age of its newest block (0: the
+                                        // longer of 2 s and 4 of its nominal block periods)
   double wait_for_arena_s = 0;          // wait this long for the arena (and a live creator) to appear
   bool quiet = false;                   // no "listening on" line on stdout
 };
