@@ -11,6 +11,9 @@ packages=(
   python3 procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
 )
+# Kafka in the ESS streaming-data-types schemas (kafka/): librdkafka and flatc to build; the Python
+# client, Python FlatBuffers and kcat for the interop tests.
+packages+=(librdkafka-dev flatbuffers-compiler libflatbuffers-dev python3-confluent-kafka python3-flatbuffers kcat)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
