@@ -13,6 +13,8 @@ build=(
   liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev libzmq3-dev
   libhnswlib-dev
   hdf5-tools  # h5dump: configuring finds it (the codec and recorder tests), the demo points to it
+  # Kafka in the ESS streaming-data-types schemas (kafka/): librdkafka and flatc to build.
+  librdkafka-dev flatbuffers-compiler libflatbuffers-dev
 )
 test=(
   libbenchmark-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch
@@ -20,6 +22,7 @@ test=(
   jupyter-nbconvert python3-nbconvert python3-ipykernel
   procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
+  python3-confluent-kafka python3-flatbuffers kcat  # the Kafka interop tests
 )
 list=0
 if [[ ${1:-} == --list ]]; then

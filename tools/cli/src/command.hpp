@@ -85,6 +85,8 @@ void add_run_commands(CLI::App& app, Action& action);
 void add_instrument_commands(CLI::App& app, Action& action);
 /// Registers bridge send, recv and keygen. Requires: `action` outlives app.parse().
 void add_bridge_commands(CLI::App& app, Action& action);
+/// Registers kafka send, recv and mock. Requires: `action` outlives app.parse().
+void add_kafka_commands(CLI::App& app, Action& action);
 /// Registers serve. Requires: `action` outlives app.parse().
 void add_serve_command(CLI::App& app, Action& action);
 /// Registers ann and vector search. Requires: `action` outlives app.parse().

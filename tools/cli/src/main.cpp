@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add_run_commands(app, action);
   add_instrument_commands(app, action);
   add_bridge_commands(app, action);
+  add_kafka_commands(app, action);
   add_serve_command(app, action);
   add_ann_commands(app, action);
 

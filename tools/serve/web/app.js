@@ -1,57 +1,56 @@
 // weir serve's page: channel, consumer and key tables from the JSON API (polled once a second),
-// scopes and spectra from binary WebSocket frames (frame_codec.hpp), an MCA view from /api/mca.
-// Plain canvas: a scope draws one vertical min..max bar per column, so every peak stays visible.
-'use strict';
+// scope and spectrum views from binary WebSocket frames (frame_codec.hpp), an MCA panel from /api/mca.
+// Views are bound to channel names and kept in the URL (#view=det0:scope:span=0.01&view=fft0:spectrum),
+// so a view can be shared and survives a restart that reorders the channels.
+import { createMca } from './mca.js';
+import { createScope } from './scope.js';
+import { createSpectrum } from './spectrum.js';
+import { el, si, td } from './util.js';
 
-const HEADER_BYTES = 56, MAGIC = 0x52494557, KIND_ENVELOPE = 1, KIND_SPECTRUM = 2;
-const FLAG_TRIGGERED = 1, FLAG_RAW = 2;
-const MIN_SPAN_S = 10e-6;          // the finest zoom: 10 µs
+const HEADER_BYTES = 56, MAGIC = 0x52494557, KIND_ENVELOPE = 1;
 const SPARK_POINTS = 60;           // key history kept per key
 
-const state = { channels: [], byName: new Map(), views: [], ws: null, keyHistory: new Map(), mca: [] };
+const state = { channels: [], byName: new Map(), views: [], ws: null, keyHistory: new Map(), hash: '' };
 const debug = { errors: [], framesReceived: 0, drawn: 0, drawLatencyMs: [] };
 window.weirDebug = debug;
 window.addEventListener('error', (e) => debug.errors.push(String(e.message)));
 
-// ---- formatting -------------------------------------------------------------------------------
-function si(value, unit) {
-  if (!isFinite(value)) return '—';
-  const a = Math.abs(value);
-  const prefixes = [[1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1, ''], [1e-3, 'm'], [1e-6, 'µ'], [1e-9, 'n']];
-  for (const [scale, p] of prefixes) if (a >= scale || scale === 1e-9) return (value / scale).toPrecision(4) + ' ' + p + unit;
-  return value.toPrecision(4) + ' ' + unit;
-}
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'class') e.className = v; else if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
-  }
-  for (const c of children) e.append(c);
-  return e;
-}
-function td(text, cls) { return el('td', cls ? { class: cls } : {}, String(text)); }
-
 // ---- JSON API ---------------------------------------------------------------------------------
-async function api(path) {
+async function api(path, reviver) {
   const r = await fetch(path, { credentials: 'same-origin' });
   if (!r.ok) throw new Error(path + ': ' + r.status);
-  return r.json();
+  return JSON.parse(await r.text(), reviver);
 }
+
+// A key's value keeps its JSON text, so a u64 past 2^53 shows every digit (JSON.parse source access).
+function keepSource(key, value, context) {
+  if (key === 'value' && typeof value === 'number' && context && typeof context.source === 'string')
+    return { number: value, source: context.source };
+  return value;
+}
+
+const mca = createMca(document.getElementById('mca-panel'));
 
 async function refresh() {
   try {
-    const [arena, ch, keys, mca] = await Promise.all([api('api/arena'), api('api/channels'), api('api/keys'), api('api/mca')]);
+    const [arena, ch, keys, m] = await Promise.all([api('api/arena'), api('api/channels'), api('api/keys', keepSource), api('api/mca')]);
     document.getElementById('arena').textContent = arena.name;
     state.channels = ch.channels;
     state.byName = new Map(ch.channels.map((c) => [c.name, c]));
+    for (const v of state.views) v.setChannel(state.byName.get(v.name));
+    const indices = state.views.map((v) => (state.byName.has(v.name) ? state.byName.get(v.name).index : -1)).join();
+    if (indices !== state.indices) { state.indices = indices; sendViews(); }  // the index form follows a reorder
     drawChannelTables();
     drawKeys(keys.keys);
-    state.mca = mca.mca;
-    drawMca();
+    mca.update(m.mca);
     setStatus();
   } catch (e) {
     document.getElementById('status').textContent = 'API: ' + e.message;
   }
+}
+
+function staleText(c) {
+  return c.stale ? `stale ${si(c.newest_block_age_s, 's', 2)}` : '';
 }
 
 function drawChannelTables() {
@@ -61,9 +60,12 @@ function drawChannelTables() {
   cons.replaceChildren();
   for (const c of state.channels) {
     const open = state.views.some((v) => v.name === c.name);
-    const row = el('tr', { class: 'channel' + (open ? ' open' : ''), onclick: () => toggleView(c.name) },
-      td(c.name + (c.frame ? ' ⧉' : '')), td(si(c.rate_hz, 'Hz'), 'num'), td(c.blocks_per_s.toFixed(1), 'num'),
-      td(c.dropped_at_source, c.dropped_at_source ? 'num bad' : 'num'), td(c.writer_alive ? 'pid ' + c.writer_pid : 'none'));
+    const name = el('td', {}, c.name + (c.frame ? ' ⧉' : ''));
+    if (c.stale) name.append(' ', el('span', { class: 'badge stale', title: 'no new block for longer than the stale timeout' }, staleText(c)));
+    const row = el('tr', { class: 'channel' + (open ? ' open' : '') + (c.stale ? ' stale' : ''), 'data-name': c.name,
+      onclick: () => toggleView(c.name) },
+    name, td(si(c.rate_hz, 'Hz'), 'num'), td(c.blocks_per_s.toFixed(1), 'num'),
+    td(c.dropped_at_source, c.dropped_at_source ? 'num bad' : 'num'), td(c.writer_alive ? 'pid ' + c.writer_pid : 'none'));
     body.append(row);
     for (const k of c.consumers) {
       cons.append(el('tr', {}, td(c.name), td(k.name), td(k.kind || '—'), td(k.blocks_read, 'num'),
@@ -73,21 +75,33 @@ function drawChannelTables() {
   }
 }
 
+// Integers (i64, u64) as integers, every digit; reals (f64) to six significant digits.
+function keyText(k) {
+  const v = k.value;
+  if (v === null) return k.shape || k.type;
+  if (typeof v === 'object' && 'number' in v) {
+    if (k.type === 'i64' || k.type === 'u64') return /^-?\d+$/.test(v.source) ? v.source : BigInt(Math.round(v.number)).toString();
+    return v.number.toPrecision(6);
+  }
+  return String(v);
+}
+
 function drawKeys(keys) {
   const body = document.querySelector('#keys tbody');
   body.replaceChildren();
   for (const k of keys) {
-    let text = k.value === null ? (k.shape || k.type) : (typeof k.value === 'number' ? k.value.toPrecision(6) : String(k.value));
-    if (text.length > 40) text = text.slice(0, 40) + '…';
+    let text = keyText(k);
+    if (text.length > 28) text = text.slice(0, 28) + '…';
+    const number = k.value !== null && typeof k.value === 'object' && 'number' in k.value ? k.value.number : null;
     const hist = state.keyHistory.get(k.key) || [];
-    if (typeof k.value === 'number') {
-      hist.push(k.value);
+    if (number !== null) {
+      hist.push(number);
       if (hist.length > SPARK_POINTS) hist.shift();
       state.keyHistory.set(k.key, hist);
     }
     const spark = el('canvas', { class: 'spark', width: 90, height: 18 });
     drawSpark(spark, hist);
-    body.append(el('tr', {}, td(k.key), td(text, 'num'), el('td', {}, spark)));
+    body.append(el('tr', { 'data-key': k.key }, td(k.key), td(text, number !== null ? 'num' : 'text'), el('td', {}, spark)));
   }
 }
 
@@ -104,7 +118,7 @@ function drawSpark(canvas, values) {
   g.stroke();
 }
 
-// ---- views and the WebSocket -------------------------------------------------------------------
+// ---- views, the URL and the WebSocket ----------------------------------------------------------
 function setStatus() {
   const ws = state.ws && state.ws.readyState === WebSocket.OPEN ? 'live' : 'reconnecting';
   document.getElementById('status').textContent = `${ws} · ${state.channels.length} channel(s) · ${debug.framesReceived} frames`;
@@ -114,17 +128,21 @@ function connect() {
   const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname.replace(/[^/]*$/, '') + 'ws';
   const ws = new WebSocket(url);
   ws.binaryType = 'arraybuffer';
-  ws.onopen = () => { state.ws = ws; sendViews(); };
+  ws.onopen = () => { state.ws = ws; sendViews(); setStatus(); };
   ws.onmessage = (m) => { if (m.data instanceof ArrayBuffer) onFrame(m.data, performance.now()); };
-  ws.onclose = () => { state.ws = null; setTimeout(connect, 1000); };
+  ws.onclose = () => { state.ws = null; setStatus(); setTimeout(connect, 1000); };
 }
 
+// Each view names its channel; the index it has now rides along for a server that reads only that.
 function sendViews() {
   if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
-  const views = state.views.map((v) => v.kind === 'spectrum'
-    ? { channel: v.index, kind: 'spectrum' }
-    : { channel: v.index, kind: 'envelope', span: Math.round(v.span), offset: Math.round(v.offset), columns: v.columns(),
-        trigger: v.trigger, level: v.level });
+  const views = [];
+  for (const v of state.views) {
+    const request = v.request();
+    const c = state.byName.get(v.name);
+    if (!request) continue;
+    views.push(c ? { name: v.name, channel: c.index, ...request } : { name: v.name, ...request });
+  }
   state.ws.send(JSON.stringify({ views }));
 }
 
@@ -140,227 +158,89 @@ function decode(buf) {
   return h;
 }
 
+// A frame carries the index its channel had when it was made; the views know names, mapped to
+// indices by the newest /api/channels.
 function onFrame(buf, arrived) {
   const f = decode(buf);
   if (!f) return;
   debug.framesReceived++;
   for (const v of state.views) {
-    if (v.index !== f.channel || v.paused) continue;
-    if (v.kind === 'spectrum' && f.kind === KIND_SPECTRUM) v.frame = f;
-    else if (v.kind === 'scope' && f.kind === KIND_ENVELOPE && f.span === Math.round(clampSpan(v, v.span))) v.frame = f;
-    else continue;
+    const c = state.byName.get(v.name);
+    if (!c || c.index !== f.channel || !v.accepts(f)) continue;
+    v.onFrame(f);
     v.arrived = arrived;
-    v.dirty = true;
   }
 }
 
-function clampSpan(v, span) {
-  const c = state.byName.get(v.name);
-  const min = Math.max(2, Math.ceil(MIN_SPAN_S * (c ? c.rate_hz : 1e6)));
-  const max = c && c.pyramid_reach_samples ? c.pyramid_reach_samples : 1 << 30;
-  return Math.min(max, Math.max(min, span));
-}
+const app = {
+  channel: (name) => state.byName.get(name),
+  send: () => sendViews(),
+  close: (v) => toggleView(v.name),
+  saveHash: () => saveHash(),
+};
 
 function toggleView(name) {
   const at = state.views.findIndex((v) => v.name === name);
   if (at >= 0) {
     state.views[at].node.remove();
+    if (state.views[at].u) state.views[at].u.destroy();
     state.views.splice(at, 1);
   } else {
     openView(name);
   }
   drawChannelTables();
+  saveHash();
   sendViews();
 }
 
-function openView(name, options = {}) {
+function openView(name, kind, options = {}) {
   const c = state.byName.get(name);
-  if (!c) return null;
-  const v = c.frame ? spectrumView(c) : scopeView(c, options);
+  const k = kind || (c && c.frame ? 'spectrum' : 'scope');
+  const v = k === 'spectrum' ? createSpectrum(app, name, options) : createScope(app, name, options);
   document.getElementById('views').prepend(v.node);
-  state.views.push(v);
+  state.views.unshift(v);  // in the order shown, top first, as the address lists them
+  v.setChannel(c);
+  saveHash();
   sendViews();
   return v;
 }
 
-function scopeView(c, options) {
-  const canvas = el('canvas', { width: 1000, height: 260 });
-  const readout = el('div', { class: 'readout' });
-  const v = { kind: 'scope', name: c.name, index: c.index, canvas, readout, span: options.span || 4 * c.samples_per_block,
-    offset: 0, trigger: 'off', level: 0, paused: false, frame: null, dirty: false, columns: () => canvas.width };
-  v.span = clampSpan(v, v.span);
-  const zoom = (factor) => { v.span = clampSpan(v, v.span * factor); sendViews(); };
-  const level = el('input', { class: 'level', type: 'number', step: 'any', value: '0',
-    onchange: (e) => { v.level = Number(e.target.value); sendViews(); } });
-  const trig = el('select', { onchange: (e) => { v.trigger = e.target.value; sendViews(); } },
-    el('option', { value: 'off' }, 'trigger off'), el('option', { value: 'rising' }, 'rising edge'), el('option', { value: 'falling' }, 'falling edge'));
-  const pause = el('button', { onclick: () => { v.paused = !v.paused; pause.textContent = v.paused ? 'run' : 'pause'; } }, 'pause');
-  const span = el('span');
-  v.spanLabel = span;
-  v.node = el('div', { class: 'view' },
-    el('div', { class: 'bar' }, el('span', { class: 'title' }, c.name), span,
-      el('button', { onclick: () => zoom(0.5) }, 'zoom +'), el('button', { onclick: () => zoom(2) }, 'zoom −'),
-      el('button', { onclick: () => { v.offset += v.span / 2; sendViews(); } }, '◀'),
-      el('button', { onclick: () => { v.offset = Math.max(0, v.offset - v.span / 2); sendViews(); } }, '▶'),
-      el('button', { onclick: () => { v.offset = 0; sendViews(); } }, 'live'), trig, 'level', level, pause,
-      el('button', { onclick: () => toggleView(c.name) }, '✕')),
-    canvas, readout);
-  canvas.addEventListener('wheel', (e) => { e.preventDefault(); zoom(e.deltaY > 0 ? 1.25 : 0.8); });
-  let drag = null;
-  canvas.addEventListener('mousedown', (e) => { drag = { x: e.offsetX, offset: v.offset }; });
-  window.addEventListener('mouseup', () => { drag = null; });
-  canvas.addEventListener('mousemove', (e) => {
-    if (drag) {
-      const samplesPerPx = v.span / canvas.clientWidth;
-      v.offset = Math.max(0, drag.offset + (e.offsetX - drag.x) * samplesPerPx);
-      sendViews();
+function saveHash() {
+  const parts = state.views.map((v) => 'view=' + [encodeURIComponent(v.name), v.kind, ...v.hashPart()].join(':'));
+  state.hash = parts.length ? '#' + parts.join('&') : '';
+  if (location.hash !== state.hash) history.replaceState(null, '', state.hash || location.pathname + location.search);
+}
+
+function parseHash(hash) {
+  const out = [];
+  for (const part of hash.replace(/^#/, '').split('&')) {
+    if (!part.startsWith('view=')) continue;
+    const [name, kind, ...rest] = part.slice(5).split(':');
+    if (!name) continue;
+    const options = {};
+    for (const kv of rest) {
+      const at = kv.indexOf('=');
+      if (at > 0) options[kv.slice(0, at)] = decodeURIComponent(kv.slice(at + 1));
     }
-    v.cursor = e.offsetX / canvas.clientWidth;
-    v.dirty = true;
-  });
-  canvas.addEventListener('mouseleave', () => { v.cursor = null; v.dirty = true; });
-  return v;
+    out.push({ name: decodeURIComponent(name), kind: kind === 'spectrum' ? 'spectrum' : 'scope', options });
+  }
+  return out;
 }
 
-function spectrumView(c) {
-  const canvas = el('canvas', { width: 1000, height: 260 });
-  const readout = el('div', { class: 'readout' });
-  const v = { kind: 'spectrum', name: c.name, index: c.index, canvas, readout, frame: null, paused: false, dirty: false };
-  const pause = el('button', { onclick: () => { v.paused = !v.paused; pause.textContent = v.paused ? 'run' : 'pause'; } }, 'pause');
-  v.node = el('div', { class: 'view' },
-    el('div', { class: 'bar' }, el('span', { class: 'title' }, c.name), el('span', {}, `spectrum, ${c.frame.frame_elements} bins, ` +
-      `${c.frame.axis.name || 'index'} [${c.frame.axis.units}], log axes, dB; averaging as the fft shard's parameters set it`),
-      pause, el('button', { onclick: () => toggleView(c.name) }, '✕')),
-    canvas, readout);
-  canvas.addEventListener('mousemove', (e) => { v.cursor = e.offsetX / canvas.clientWidth; v.dirty = true; });
-  canvas.addEventListener('mouseleave', () => { v.cursor = null; v.dirty = true; });
-  return v;
+function restoreHash() {
+  for (const v of state.views) { v.node.remove(); if (v.u) v.u.destroy(); }
+  state.views = [];
+  for (const s of parseHash(location.hash).reverse()) openView(s.name, s.kind, s.options);
+  drawChannelTables();
 }
-
-// ---- drawing ----------------------------------------------------------------------------------
-function yRange(a, b) {
-  let lo = Infinity, hi = -Infinity;
-  for (let i = 0; i < a.length; i++) {
-    if (isFinite(a[i])) lo = Math.min(lo, a[i]);
-    if (b && isFinite(b[i])) hi = Math.max(hi, b[i]); else if (!b && isFinite(a[i])) hi = Math.max(hi, a[i]);
-  }
-  if (!isFinite(lo)) return [-1, 1];
-  if (hi - lo < 1e-12) return [lo - 1, hi + 1];
-  const pad = (hi - lo) * 0.05;
-  return [lo - pad, hi + pad];
-}
-
-function grid(g, w, h) {
-  g.strokeStyle = '#222';
-  g.beginPath();
-  for (let i = 1; i < 10; i++) { g.moveTo((i * w) / 10, 0); g.lineTo((i * w) / 10, h); }
-  for (let i = 1; i < 8; i++) { g.moveTo(0, (i * h) / 8); g.lineTo(w, (i * h) / 8); }
-  g.stroke();
-}
-
-function drawScope(v) {
-  const f = v.frame, c = state.byName.get(v.name), g = v.canvas.getContext('2d');
-  const w = v.canvas.width, h = v.canvas.height;
-  g.fillStyle = '#000'; g.fillRect(0, 0, w, h);
-  grid(g, w, h);
-  const rate = c ? c.rate_hz : 1, units = c ? c.units : '';
-  v.spanLabel.textContent = `span ${si(v.span / rate, 's')}` + (v.offset ? `, ${si(v.offset / rate, 's')} back` : ', live');
-  if (!f) return;
-  const [lo, hi] = yRange(f.a, f.b);
-  const y = (val) => h - 1 - ((val - lo) / (hi - lo)) * (h - 2);
-  const colW = w / f.n;
-  g.fillStyle = '#4f4';
-  for (let i = 0; i < f.n; i++) {
-    if (!isFinite(f.a[i]) || !isFinite(f.b[i])) continue;
-    const top = y(f.b[i]), bottom = y(f.a[i]);
-    g.fillRect(Math.floor(i * colW), top, Math.max(1, Math.ceil(colW)), Math.max(1, bottom - top));
-  }
-  if (v.trigger !== 'off') {
-    g.strokeStyle = '#f80'; g.setLineDash([4, 4]); g.beginPath(); g.moveTo(0, y(v.level)); g.lineTo(w, y(v.level)); g.stroke(); g.setLineDash([]);
-  }
-  g.fillStyle = '#888';
-  g.fillText(`${si(hi, units)}`, 4, 12);
-  g.fillText(`${si(lo, units)}`, 4, h - 4);
-  g.fillText(f.flags & FLAG_TRIGGERED ? 'triggered' : (v.trigger !== 'off' ? 'auto' : ''), w - 60, 12);
-  if (v.cursor != null) {
-    const i = Math.min(f.n - 1, Math.floor(v.cursor * f.n));
-    const t = (f.first + (i + 0.5) * f.step - f.anchor) / rate;
-    g.strokeStyle = '#888'; g.beginPath(); g.moveTo(v.cursor * w, 0); g.lineTo(v.cursor * w, h); g.stroke();
-    v.readout.textContent = `t ${si(t, 's')}  min ${si(f.a[i], units)}  max ${si(f.b[i], units)}` + (f.flags & FLAG_RAW ? '  (raw samples)' : '');
-  }
-}
-
-function drawSpectrum(v) {
-  const f = v.frame, c = state.byName.get(v.name), g = v.canvas.getContext('2d');
-  const w = v.canvas.width, h = v.canvas.height;
-  g.fillStyle = '#000'; g.fillRect(0, 0, w, h);
-  grid(g, w, h);
-  if (!f || f.n < 2) return;
-  const units = c && c.frame ? c.frame.axis.units : '';
-  const x0 = f.first + f.step > 0 ? Math.max(f.first, f.step) : 1;                  // the first positive bin
-  const x1 = f.first + (f.n - 1) * f.step;
-  const lx = (x) => (Math.log10(x) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0)) * w;
-  const db = new Float32Array(f.n);
-  for (let i = 0; i < f.n; i++) db[i] = 10 * Math.log10(Math.max(f.a[i], 1e-30));
-  const [lo, hi] = yRange(db, null);
-  const y = (d) => h - 1 - ((d - lo) / (hi - lo)) * (h - 2);
-  g.strokeStyle = '#6cf'; g.beginPath();
-  let peak = -1;
-  for (let i = 0; i < f.n; i++) {
-    const x = f.first + i * f.step;
-    if (x < x0) continue;
-    if (peak < 0 || db[i] > db[peak]) peak = i;
-    const px = lx(x);
-    i && x > x0 ? g.lineTo(px, y(db[i])) : g.moveTo(px, y(db[i]));
-  }
-  g.stroke();
-  g.fillStyle = '#888';
-  g.fillText(`${hi.toFixed(1)} dB`, 4, 12); g.fillText(`${lo.toFixed(1)} dB`, 4, h - 4);
-  g.fillText(si(x0, units), 4, h - 16); g.fillText(si(x1, units), w - 70, h - 16);
-  const peakX = f.first + peak * f.step;
-  v.peak = { bin: peak, x: peakX, db: db[peak] };
-  let text = `frame ${f.anchor}  peak ${si(peakX, units)} ${db[peak].toFixed(1)} dB`;
-  if (v.cursor != null) {
-    const x = Math.pow(10, Math.log10(x0) + v.cursor * (Math.log10(x1) - Math.log10(x0)));
-    const i = Math.max(0, Math.min(f.n - 1, Math.round((x - f.first) / f.step)));
-    text += `   cursor ${si(f.first + i * f.step, units)} ${db[i].toFixed(1)} dB`;
-    g.strokeStyle = '#888'; g.beginPath(); g.moveTo(v.cursor * w, 0); g.lineTo(v.cursor * w, h); g.stroke();
-  }
-  v.readout.textContent = text;
-}
-
-function drawMca() {
-  const panel = document.getElementById('mca-panel');
-  panel.hidden = state.mca.length === 0;
-  if (!state.mca.length) return;
-  const select = document.getElementById('mca-select');
-  const names = state.mca.map((m) => m.name);
-  if ([...select.options].map((o) => o.value).join() !== names.join()) select.replaceChildren(...names.map((n) => el('option', { value: n }, n)));
-  const m = state.mca.find((x) => x.name === select.value) || state.mca[0];
-  document.getElementById('mca-info').textContent =
-    `live ${m.live_s.toFixed(1)} s, dead ${m.dead_s.toFixed(2)} s, ${m.accepted} counts, ${m.pileups} pile-ups`;
-  const canvas = document.getElementById('mca'), g = canvas.getContext('2d'), w = canvas.width, h = canvas.height;
-  g.fillStyle = '#000'; g.fillRect(0, 0, w, h);
-  grid(g, w, h);
-  const n = m.counts.length, maxCount = Math.max(1, ...m.counts);
-  const ly = (c) => h - 1 - (Math.log10(c + 1) / Math.log10(maxCount + 1)) * (h - 2);
-  g.fillStyle = '#fc6';
-  for (let i = 0; i < n; i++) g.fillRect((i * w) / n, ly(m.counts[i]), Math.max(1, w / n), h - ly(m.counts[i]));
-  const e0 = m.energy.length ? m.energy[0] : 0, e1 = m.energy.length ? m.energy[n - 1] : n;
-  g.fillStyle = '#888';
-  g.fillText(`${e0.toPrecision(3)} ${m.units}`, 4, h - 4); g.fillText(`${e1.toPrecision(4)} ${m.units}`, w - 80, h - 4);
-  g.fillText(`${maxCount} counts (log)`, 4, 12);
-  canvas.onmousemove = (e) => {
-    const i = Math.min(n - 1, Math.floor((e.offsetX / canvas.clientWidth) * n));
-    document.getElementById('mca-readout').textContent = `bin ${i}  ${m.energy.length ? m.energy[i].toPrecision(5) : i} ${m.units}  ${m.counts[i]} counts`;
-  };
-}
+window.addEventListener('hashchange', () => { if (location.hash !== state.hash) restoreHash(); });
+window.addEventListener('resize', () => { for (const v of state.views) v.resize(); mca.resize(); sendViews(); });
 
 function frameLoop() {
   for (const v of state.views) {
     if (!v.dirty) continue;
     v.dirty = false;
-    v.kind === 'spectrum' ? drawSpectrum(v) : drawScope(v);
+    v.draw();
     if (v.frame) {
       debug.drawn++;
       if (v.arrived) {
@@ -374,23 +254,32 @@ function frameLoop() {
 }
 
 // ---- hooks for scripts and tests ----------------------------------------------------------------
-debug.open = (name, options) => state.views.find((v) => v.name === name) || openView(name, options || {});
-debug.setSpan = (name, samples) => {
-  const v = state.views.find((x) => x.name === name);
-  if (v) { v.span = clampSpan(v, samples); v.frame = null; sendViews(); }
-  return v ? v.span : null;
+const view = (name) => state.views.find((v) => v.name === name);
+// options: { kind: 'scope' | 'spectrum', span: samples }.
+debug.open = (name, options) => {
+  options = options || {};
+  const v = view(name) || openView(name, options.kind);
+  if (options.span && v.setSpan) v.setSpan(options.span);
+  return v ? true : null;
 };
+debug.setSpan = (name, samples) => (view(name) && view(name).setSpan ? view(name).setSpan(samples) : null);
 debug.frame = (name) => {
-  const v = state.views.find((x) => x.name === name);
+  const v = view(name);
   if (!v || !v.frame) return null;
   const f = v.frame;
   let max = -Infinity;
   for (const x of (f.b || f.a)) if (isFinite(x)) max = Math.max(max, x);
-  return { kind: f.kind, n: f.n, span: f.span, first: f.first, step: f.step, anchor: f.anchor, flags: f.flags, max,
-    peak: v.peak || null, values: f.kind === KIND_SPECTRUM ? Array.from(f.a) : null };
+  return { kind: f.kind, n: f.n, span: f.span, asked: v.asked, first: f.first, step: f.step, anchor: f.anchor, flags: f.flags, max,
+    peak: v.peak || null, values: f.kind === KIND_ENVELOPE ? null : Array.from(f.a),
+    mid: f.kind === KIND_ENVELOPE && f.n <= 4096 ? Array.from(f.a, (a, i) => (a + f.b[i]) / 2) : null };
 };
+debug.plot = (name) => (view(name) ? view(name).info() : null);
+debug.pos = (name, t) => (view(name) && view(name).pos ? view(name).pos(t) : null);
+debug.views = () => state.views.map((v) => ({ name: v.name, kind: v.kind, index: state.byName.has(v.name) ? state.byName.get(v.name).index : null }));
 debug.channels = () => state.channels.map((c) => c.name);
+debug.mca = () => mca.info();
 
+restoreHash();
 refresh().then(connect);
 setInterval(refresh, 1000);
 requestAnimationFrame(frameLoop);

@@ -292,7 +292,8 @@ struct ClockStepRow {
 /// u8 in the gaps table, whose reason_names attribute lists kGapReasonNames in this order. 1.4 added
 /// before_start, recorder_down, shutdown, source_loss (and made recorder_restart a 0-block marker);
 /// 1.5 added kernel_drop, malformed, late, timeout, driver_error, and gap blocks' reasons come from
-/// the writer (ChannelWriter::skip).
+/// the writer (ChannelWriter::skip); sink_overflow came after, with the Kafka producer (a reader takes a
+/// row's name from its table's reason_names, so older readers name it too).
 using core::GapReason;
 using core::gap_reason_name;
 using core::kGapReasonCount;

@@ -1,0 +1,43 @@
+#pragma once
+// A Kafka client's counters as arena keys kafka.NAME.FIELD, so `weir keys` and `weir get` show them.
+// Key names are built once; publish() writes them (no allocation). Private to the kafka module.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weir/core/kv_store.hpp"
+
+namespace weir::kafka {
+
+class CounterKeys {
+ public:
+  CounterKeys(const core::Arena& arena, std::string_view client)
+      : kv_(arena), prefix_("kafka." + std::string(client) + "."), link_key_(prefix_ + "link") {}
+  /// Adds a u64 field; returns its index for set(). Cold path.
+  std::size_t add(std::string_view field) {
+    names_.push_back(prefix_ + std::string(field));
+    values_.push_back(0);
+    return names_.size() - 1;
+  }
+  void set(std::size_t field, std::uint64_t value) noexcept { values_[field] = value; }
+  /// Writes every field, and `link` as text. A failed write (a full arena) is left for the next.
+  void publish(std::string_view link) noexcept {
+    for (std::size_t i = 0; i < names_.size(); ++i) (void)kv_.set_u64(names_[i], values_[i]);
+    if (link != last_link_) {
+      if (kv_.set_text(link_key_, link) == core::KvStatus::ok) last_link_ = link;
+    }
+  }
+  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
+  [[nodiscard]] core::KvStore& kv() noexcept { return kv_; }
+
+ private:
+  core::KvStore kv_;
+  std::string prefix_;
+  std::string link_key_;
+  std::vector<std::string> names_;
+  std::vector<std::uint64_t> values_;
+  std::string_view last_link_;  // points at a literal
+};
+
+}  // namespace weir::kafka

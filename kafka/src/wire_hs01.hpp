@@ -1,0 +1,10 @@
+#pragma once
+// The flatc-generated code of schema hs01 (schemas/hs01_event_histogram.fbs), in a namespace of its own: the
+// published schemas put their tables in the global namespace, and two of them both have tables
+// called ArrayInt, ArrayLong, ArrayFloat and ArrayDouble. Generated code, so its warnings are not ours.
+#pragma GCC system_header
+#include <flatbuffers/flatbuffers.h>
+
+namespace weir::kafka::wire::hs01 {
+#include "hs01_event_histogram_generated.h"  // IWYU pragma: export
+}  // namespace weir::kafka::wire::hs01
