@@ -16,6 +16,9 @@ build=(
   # Kafka in the ESS streaming-data-types schemas (kafka/): librdkafka and flatc to build.
   librdkafka-dev flatbuffers-compiler libflatbuffers-dev
 )
+# The web page's plotting library (uPlot) is fetched with npm when weir is built: Debian's npm, unless
+# an npm is already on the PATH.
+command -v npm >/dev/null || build+=(npm)
 test=(
   libbenchmark-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch
   python3-h5py python3-numpy python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd

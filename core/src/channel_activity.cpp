@@ -8,7 +8,10 @@ namespace weir::core {
 
 namespace {
 
-constexpr double kLateAfterPeriods = 2.0;  // a writer this many block periods late has stalled
+// A block is stamped at its first sample and published about one period later; the writer has
+// stalled when the newest block is older than that by more than two periods and a scheduling slack.
+constexpr double kLateAfterPeriods = 2.0;
+constexpr double kSchedulingSlackS = 0.25;
 
 // A committed block with samples: gap blocks (skip()) carry no acquisition time.
 bool data_block(const BlockCopier& c, std::uint64_t sequence, BlockRecord& out) noexcept {
@@ -42,7 +45,8 @@ ChannelActivity channel_activity(const BlockCopier& copier, std::int64_t now_mon
   if (k == 0 || newest.monotonic_ns <= oldest.monotonic_ns) return a;
   const double span_s = static_cast<double>(newest.monotonic_ns - oldest.monotonic_ns) / kNsPerSecond;
   const double period_s = span_s / static_cast<double>(k);
-  const double late_s = a.age_s > kLateAfterPeriods * period_s ? a.age_s : 0.0;
+  const double overdue_s = a.age_s - period_s;  // past the expected publication of the newest block
+  const double late_s = overdue_s > std::max(kLateAfterPeriods * period_s, kSchedulingSlackS) ? overdue_s : 0.0;
   a.window_blocks = k;
   a.window_s = span_s + late_s;
   a.blocks_per_s = static_cast<double>(k) / a.window_s;

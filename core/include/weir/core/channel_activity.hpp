@@ -9,8 +9,9 @@
 namespace weir::core {
 
 /// One look at a channel's recent blocks. Rates are over the window of blocks (oldest .. newest]
-/// by their CLOCK_MONOTONIC stamps; when the writer is late (no block for more than two of its own
-/// block periods) the window is taken to end now instead, so the rate decays while it stalls.
+/// by their CLOCK_MONOTONIC stamps; when the writer has stalled (the newest block overdue by more than
+/// two of its block periods and 250 ms of scheduling slack) the window runs on to now, so the rate
+/// decays while it stalls.
 struct ChannelActivity {
   bool known = false;                     // a data block was read; the rest is zero otherwise
   std::uint64_t newest_sequence = 0;
