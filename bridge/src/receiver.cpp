@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "counter_keys.hpp"
+#include "weir/core/counter_keys.hpp"
 #include "link_monitor.hpp"
 #include "weir/bridge/wire.hpp"
 #include "weir/core/channel.hpp"
@@ -83,7 +83,8 @@ class Receiver {
  public:
   Receiver(const core::Arena& arena, const ReceiverOptions& options, void* socket, LinkMonitor& monitor,
            const ZapHandler* zap)
-      : arena_(arena), options_(options), socket_(socket), monitor_(monitor), zap_(zap), keys_(arena, options.name) {
+      : arena_(arena), options_(options), socket_(socket), monitor_(monitor), zap_(zap),
+        keys_(arena, "bridge." + options.name + ".") {
     for (auto [index, field] : {std::pair{&k_received_, "received"}, {&k_bytes_, "bytes"}, {&k_gaps_, "gaps"},
                                 {&k_late_, "late"}, {&k_dropped_, "dropped"}, {&k_refused_, "refused"},
                                 {&k_undescribed_, "undescribed"}, {&k_malformed_, "malformed"},
@@ -405,7 +406,7 @@ class Receiver {
   void* socket_;
   LinkMonitor& monitor_;
   const ZapHandler* zap_;
-  CounterKeys keys_;
+  core::CounterKeys keys_;
   std::size_t k_received_ = 0, k_bytes_ = 0, k_gaps_ = 0, k_late_ = 0, k_dropped_ = 0, k_refused_ = 0,
               k_undescribed_ = 0, k_malformed_ = 0, k_sessions_ = 0, k_peers_ = 0, k_auth_ = 0, k_zap_ = 0;
   std::map<std::string, std::unique_ptr<Incoming>> channels_;

@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "counter_keys.hpp"
+#include "weir/core/counter_keys.hpp"
 #include "link_monitor.hpp"
 #include "weir/bridge/wire.hpp"
 #include "weir/core/channel.hpp"
@@ -71,7 +71,8 @@ class Sender {
  public:
   Sender(const core::Arena& arena, const SenderOptions& options, void* socket, LinkMonitor& monitor,
          std::uint64_t session)
-      : arena_(arena), options_(options), socket_(socket), monitor_(monitor), session_(session), keys_(arena, options.name) {
+      : arena_(arena), options_(options), socket_(socket), monitor_(monitor), session_(session),
+        keys_(arena, "bridge." + options.name + ".") {
     k_sent_ = keys_.add("sent");
     k_dropped_ = keys_.add("dropped");
     k_lost_ = keys_.add("lost");
@@ -374,7 +375,7 @@ class Sender {
   void* socket_;
   LinkMonitor& monitor_;
   std::uint64_t session_;
-  CounterKeys keys_;
+  core::CounterKeys keys_;
   std::size_t k_sent_ = 0, k_dropped_ = 0, k_lost_ = 0, k_bytes_ = 0, k_messages_ = 0, k_peers_ = 0, k_auth_ = 0, k_session_ = 0,
               k_channels_ = 0;
   std::optional<core::Watcher> watcher_;

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "counter_keys.hpp"
+#include "weir/core/counter_keys.hpp"
 #include "gap_header.hpp"
 #include "rdkafka_handle.hpp"
 #include "weir/core/channel.hpp"
@@ -33,7 +33,8 @@ constexpr std::int64_t kMetadataRetryNs = 500'000'000;
 class Receiver {
  public:
   Receiver(const core::Arena& arena, const ReceiverOptions& options, rd_kafka_t* rk)
-      : arena_(arena), options_(options), rk_(rk), keys_(arena, options.name),
+      : arena_(arena), options_(options), rk_(rk),
+        keys_(arena, "kafka." + options.name + "."),
         source_(options.source.empty() ? options.channel : options.source) {
     for (auto [index, field] : {std::pair{&k_received_, "received"}, {&k_gaps_, "gaps"}, {&k_late_, "late"},
                                 {&k_dropped_, "dropped"}, {&k_refused_, "refused"}, {&k_other_, "other"},
@@ -234,7 +235,7 @@ class Receiver {
   const core::Arena& arena_;
   const ReceiverOptions& options_;
   rd_kafka_t* rk_;
-  CounterKeys keys_;
+  core::CounterKeys keys_;
   std::string source_;
   std::size_t k_received_ = 0, k_gaps_ = 0, k_late_ = 0, k_dropped_ = 0, k_refused_ = 0, k_other_ = 0, k_malformed_ = 0,
               k_errors_ = 0, k_bytes_ = 0, k_partitions_ = 0;

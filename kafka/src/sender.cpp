@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "counter_keys.hpp"
+#include "weir/core/counter_keys.hpp"
 #include "gap_header.hpp"
 #include "rdkafka_handle.hpp"
 #include "sender_keys.hpp"
@@ -78,7 +78,8 @@ class Sender {
  public:
   Sender(const core::Arena& arena, const SenderOptions& options, rd_kafka_t* rk, rd_kafka_topic_t* topic,
          rd_kafka_topic_t* status_topic)
-      : arena_(arena), options_(options), rk_(rk), topic_(topic), status_topic_(status_topic), keys_(arena, options.name),
+      : arena_(arena), options_(options), rk_(rk), topic_(topic), status_topic_(status_topic),
+        keys_(arena, "kafka." + options.name + "."),
         forwarder_(arena, options.keys, keys_.prefix()) {
     for (auto [index, field] : {std::pair{&k_sent_, "sent"}, {&k_delivered_, "delivered"}, {&k_failed_, "failed"},
                                 {&k_dropped_, "dropped"}, {&k_gaps_, "gaps"}, {&k_lost_, "lost"}, {&k_waits_, "waits"},
@@ -337,7 +338,7 @@ class Sender {
   rd_kafka_t* rk_;
   rd_kafka_topic_t* topic_;
   rd_kafka_topic_t* status_topic_;
-  CounterKeys keys_;
+  core::CounterKeys keys_;
   std::size_t k_sent_ = 0, k_delivered_ = 0, k_failed_ = 0, k_dropped_ = 0, k_gaps_ = 0, k_lost_ = 0, k_waits_ = 0,
               k_wait_ns_ = 0, k_bytes_ = 0, k_keys_sent_ = 0, k_keys_skipped_ = 0, k_status_ = 0, k_channels_ = 0,
               k_queue_ = 0;

@@ -1,19 +1,22 @@
 #pragma once
-// A Kafka client's counters as arena keys kafka.NAME.FIELD, so `weir keys` and `weir get` show them.
-// Key names are built once; publish() writes them (no allocation). Private to the kafka module.
+// A long-running part's counters as arena keys PREFIX.FIELD (the bridge's bridge.NAME.*, a Kafka
+// client's kafka.NAME.*), so `weir keys`, `weir get` and the web page show them, with a `link` text
+// key for its state. Key names are built once; publish() writes them (no allocation).
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "weir/core/kv_store.hpp"
 
-namespace weir::kafka {
+namespace weir::core {
 
 class CounterKeys {
  public:
-  CounterKeys(const core::Arena& arena, std::string_view client)
-      : kv_(arena), prefix_("kafka." + std::string(client) + "."), link_key_(prefix_ + "link") {}
+  /// Keys PREFIX.FIELD and PREFIX.link; `prefix` ends with its dot ("bridge.daq1.").
+  CounterKeys(const Arena& arena, std::string prefix)
+      : kv_(arena), prefix_(std::move(prefix)), link_key_(prefix_ + "link") {}
   /// Adds a u64 field; returns its index for set(). Cold path.
   std::size_t add(std::string_view field) {
     names_.push_back(prefix_ + std::string(field));
@@ -25,14 +28,14 @@ class CounterKeys {
   void publish(std::string_view link) noexcept {
     for (std::size_t i = 0; i < names_.size(); ++i) (void)kv_.set_u64(names_[i], values_[i]);
     if (link != last_link_) {
-      if (kv_.set_text(link_key_, link) == core::KvStatus::ok) last_link_ = link;
+      if (kv_.set_text(link_key_, link) == KvStatus::ok) last_link_ = link;
     }
   }
   [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
-  [[nodiscard]] core::KvStore& kv() noexcept { return kv_; }
+  [[nodiscard]] KvStore& kv() noexcept { return kv_; }
 
  private:
-  core::KvStore kv_;
+  KvStore kv_;
   std::string prefix_;
   std::string link_key_;
   std::vector<std::string> names_;
@@ -40,4 +43,4 @@ class CounterKeys {
   std::string_view last_link_;  // points at a literal
 };
 
-}  // namespace weir::kafka
+}  // namespace weir::core
