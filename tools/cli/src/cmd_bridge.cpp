@@ -1,7 +1,6 @@
 // `weir bridge send|recv|keygen`: channels across hosts over ZeroMQ (bridge/README.md). send follows
 // channels and pushes their blocks to a receiver; recv publishes what arrives into its own arena,
 // every block it did not get a gap; keygen makes CURVE key files. Ctrl-C stops and reports.
-#include <unistd.h>
 
 #include <memory>
 #include <type_traits>
@@ -24,12 +23,6 @@ namespace weir::tools {
 namespace {
 
 constexpr double kNsPerMsBridge = 1e6;
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "bridge";
-  return name;
-}
 
 struct SendArgs {
   std::string where;
@@ -89,7 +82,7 @@ int run_send(const SendArgs& args) {
     if (args.to.empty() == args.bind.empty()) return report_usage("bridge send: give exactly one of --to and --bind");
     o.endpoint = args.to.empty() ? args.bind : args.to;
     o.bind = !args.bind.empty();
-    if (o.name.empty()) o.name = host_name();
+    if (o.name.empty()) o.name = host_name_or("bridge");
     o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsBridge);
   }
   if (auto ok = bridge::validate(o); !ok) return report_usage(ok.error().what);
@@ -147,7 +140,7 @@ int run_recv(const RecvArgs& args) {
     if (args.from.empty() == args.bind.empty()) return report_usage("bridge recv: give exactly one of --from and --bind");
     o.endpoint = args.from.empty() ? args.bind : args.from;
     o.bind = !args.bind.empty();
-    if (o.name.empty()) o.name = host_name();
+    if (o.name.empty()) o.name = host_name_or("bridge");
   }
   if (auto ok = bridge::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);

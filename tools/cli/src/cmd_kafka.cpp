@@ -1,7 +1,6 @@
 // `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, f144, x5f2),
 // a topic's se00 messages back into a channel with every missing counter a gap, and librdkafka's
 // mock cluster for trying it without one (docs/design/kafka.md). Ctrl-C stops and reports.
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,12 +25,6 @@ namespace weir::tools {
 namespace {
 
 constexpr double kNsPerMsKafka = 1e6;
-
-std::string default_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "weir";
-  return std::string(name).substr(0, 48);
-}
 
 struct MockArgs {
   int brokers = 3;
@@ -100,7 +93,7 @@ int run_send(const SendArgs& args) {
   auto props = parse_properties(args.properties);
   if (!props) return report_usage(props.error().what);
   o.properties = std::move(*props);
-  if (o.name.empty()) o.name = default_name();
+  if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
   o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
   o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
   o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
@@ -163,7 +156,7 @@ int run_recv(const RecvArgs& args) {
   auto props = parse_properties(args.properties);
   if (!props) return report_usage(props.error().what);
   o.properties = std::move(*props);
-  if (o.name.empty()) o.name = default_name();
+  if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;

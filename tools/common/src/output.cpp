@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include <unistd.h>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -46,5 +48,11 @@ std::string human_bytes(std::uint64_t bytes) {
 }
 
 std::string octal_mode(std::uint32_t mode) { return fmt::format("{:04o}", mode); }
+
+std::string host_name_or(std::string_view fallback) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return std::string(fallback);
+  return name;
+}
 
 }  // namespace weir::tools

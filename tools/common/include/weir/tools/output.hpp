@@ -50,4 +50,7 @@ void print_unless_closed(Print&& print) {
 /// Formats permission bits the way chmod takes them: "0660".
 [[nodiscard]] std::string octal_mode(std::uint32_t mode);
 
+/// This host's name (a default name for clients that announce themselves), `fallback` when it has none.
+[[nodiscard]] std::string host_name_or(std::string_view fallback);
+
 }  // namespace weir::tools
