@@ -1,4 +1,4 @@
-// `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, f144, x5f2),
+// `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, hs01, ev44, f144, x5f2),
 // a topic's se00 messages back into a channel with every missing counter a gap, and librdkafka's
 // mock cluster for trying it without one (docs/design/kafka.md). Ctrl-C stops and reports.
 
@@ -41,6 +41,8 @@ struct SendArgs {
   double wait_ms = static_cast<double>(kafka::kDefaultLosslessWaitNs) / kNsPerMsKafka;
   double status_ms = static_cast<double>(kafka::kDefaultStatusEveryNs) / kNsPerMsKafka;
   double flush_ms = static_cast<double>(kafka::kDefaultFlushNs) / kNsPerMsKafka;
+  double gap_carrier_ms = static_cast<double>(kafka::kDefaultGapCarrierNs) / kNsPerMsKafka;
+  std::vector<std::string> schemas;
   bool json = false;
 };
 
@@ -99,6 +101,12 @@ int run_send(const SendArgs& args) {
   o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
   o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
   o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
+  o.gap_carrier_ns = static_cast<std::int64_t>(args.gap_carrier_ms * kNsPerMsKafka);
+  for (const std::string& text : args.schemas) {  // CHANNEL_GLOB=SCHEMA; validate() names a bad one
+    const std::size_t eq = text.rfind('=');
+    o.schemas.push_back(eq == std::string::npos ? kafka::SchemaChoice{text, ""}
+                                                : kafka::SchemaChoice{text.substr(0, eq), text.substr(eq + 1)});
+  }
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -110,6 +118,7 @@ int run_send(const SendArgs& args) {
     for (const auto& c : r->channels)
       channels.raw(JsonObject()
                        .text("name", c.name)
+                       .text("schema", c.schema)
                        .number("sent", c.sent)
                        .number("delivered", c.delivered)
                        .number("failed", c.failed)
@@ -117,6 +126,9 @@ int run_send(const SendArgs& args) {
                        .number("gaps", c.gaps)
                        .number("lost", c.lost)
                        .number("bytes", c.bytes)
+                       .number("carriers", c.carriers)
+                       .number("events_dropped", c.events_dropped)
+                       .number("frames_cut", c.frames_cut)
                        .str());
     print_json(JsonObject()
                    .text("arena", args.where)
@@ -136,19 +148,24 @@ int run_send(const SendArgs& args) {
                    .number("keys_sent", r->keys_sent)
                    .number("keys_skipped", r->keys_skipped)
                    .number("status_sent", r->status_sent)
+                   .number("carriers", r->carriers)
+                   .number("events_dropped", r->events_dropped)
+                   .number("frames_cut", r->frames_cut)
                    .number("unflushed", r->unflushed)
                    .real("elapsed_s", r->elapsed_s)
                    .raw("channels", channels.str()));
   } else {
     fmt::print("kafka send {} from {} to {} topic {} ({}): {:.3f} s\n", o.name, args.where, o.brokers, o.topic,
                o.lossy ? "lossy" : "lossless", r->elapsed_s);
-    fmt::print("  {} blocks sent, {} delivered, {} failed, {} dropped (sink_overflow), {} gap blocks passed on, {} lost "
+    fmt::print("  {} messages sent, {} delivered, {} failed, {} dropped (sink_overflow), {} gap blocks passed on, {} lost "
                "here; {} waits for the queue ({:.1f} ms); {} key updates, {} keys skipped; {} left unflushed\n",
                r->sent, r->delivered, r->failed, r->dropped, r->gaps, r->lost, r->waits,
                static_cast<double>(r->wait_ns) / kNsPerMsKafka, r->keys_sent, r->keys_skipped, r->unflushed);
+    fmt::print("  {} gap carriers, {} events dropped (ev44: outside int32), {} frames cut (hs01)\n", r->carriers,
+               r->events_dropped, r->frames_cut);
     for (const auto& c : r->channels)
-      fmt::print("  {:<24} {:>10} sent {:>10} delivered {:>8} dropped {:>8} lost\n", c.name, c.sent, c.delivered,
-                 c.dropped, c.lost);
+      fmt::print("  {:<24} {} {:>10} sent {:>10} delivered {:>8} dropped {:>8} lost {:>6} carriers\n", c.name,
+                 c.schema, c.sent, c.delivered, c.dropped, c.lost, c.carriers);
   }
   return r->unflushed == 0 ? kExitOk : kExitError;
 }
@@ -308,8 +325,9 @@ void add_kafka_commands(CLI::App& app, Action& action) {
 
   auto send = std::make_shared<SendArgs>();
   CLI::App* s = kafka->add_subcommand(
-      "send", "Produce channels as se00 and keys as f144 (idempotent, acks=all); lossless unless --lossy; Ctrl-C "
-              "flushes and reports");
+      "send", "Produce channels (event channels as ev44, spectra and other framed channels with an axis as hs01, "
+              "the rest as se00) and keys as f144 (idempotent, acks=all); lossless unless --lossy; Ctrl-C sends "
+              "pending gap runs, flushes and reports");
   add_name_option(*s, send->where);
   add_client_options(*s, send->o.name, send->o.brokers, send->o.topic, send->properties);
   s->add_option("--channel", send->o.channels, "channel names or globs to send (default: every channel)");
@@ -325,6 +343,13 @@ void add_kafka_commands(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   s->add_flag("--newest", send->o.from_newest, "start at each channel's newest block, not the oldest still held");
+  s->add_option("--schema", send->schemas,
+                "CHANNEL_GLOB=se00|hs01|ev44: send matching channels in this schema (first match wins; default: "
+                "ev44 for event channels, hs01 for framed channels with an axis, se00 for the rest)");
+  s->add_option("--gap-carrier-ms", send->gap_carrier_ms,
+                "a channel with only gaps this long sends them in a gap carrier (no values) at once")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_json_flag(*s, send->json);
   bind_action(*s, action, send, &run_send);
 
