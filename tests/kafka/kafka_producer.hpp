@@ -30,10 +30,14 @@ class TestProducer {
   void produce(const std::string& topic, std::span<const std::byte> payload, const std::string& gaps = "") {
     rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
     if (!gaps.empty()) REQUIRE(rd_kafka_header_add(headers, "weir.gaps", -1, gaps.data(), static_cast<ssize_t>(gaps.size())) == RD_KAFKA_RESP_ERR_NO_ERROR);
+    // librdkafka's RD_KAFKA_V_* macros are C casts.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
     const rd_kafka_resp_err_t err =
         rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
                           RD_KAFKA_V_VALUE(const_cast<std::byte*>(payload.data()), payload.size()),
                           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+#pragma GCC diagnostic pop
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // taken only on success
     REQUIRE_MESSAGE(err == RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_err2str(err));
     rd_kafka_poll(rk_, 0);
