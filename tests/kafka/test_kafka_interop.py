@@ -9,6 +9,7 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -42,6 +43,7 @@ def load_schema(out, stem, *modules):
     for name in modules:
         spec = importlib.util.spec_from_file_location(f"{stem}_{name}", folder / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         loaded[name] = getattr(module, name)
     return loaded
@@ -183,7 +185,10 @@ def wait_for(predicate, what, timeout=20.0):
 
 def test_python_decodes_hs01_spectra_and_ev44_pulses(sent):
     """The fft shard's spectra as hs01 and the MCA shard's pulses as ev44, every block one message."""
-    hs01 = load_schema(sent["out"], "hs01_event_histogram", "EventHistogram", "Array", "ArrayFloat", "ArrayDouble")
+    hs01 = load_schema(sent["out"], "hs01_event_histogram", "EventHistogram", "Array", "ArrayFloat", "ArrayDouble",
+                       "DimensionMetaData")
+    # EventHistogram.DimMetadata() imports its table by its bare module name (only hs01 has it).
+    sys.modules.setdefault("DimensionMetaData", sys.modules[hs01["DimensionMetaData"].__module__])
     ev44 = load_schema(sent["out"], "ev44_events", "Event44Message")
     arena = sent["arena"]
     weir("sim", arena, "sig", "--rate", RATE, "--block", BLOCK, "--blocks", 1, "--fast", "--signal", "sine",
