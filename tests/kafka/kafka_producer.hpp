@@ -30,16 +30,25 @@ class TestProducer {
   void produce(const std::string& topic, std::span<const std::byte> payload, const std::string& gaps = "") {
     rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
     if (!gaps.empty()) REQUIRE(rd_kafka_header_add(headers, "weir.gaps", -1, gaps.data(), static_cast<ssize_t>(gaps.size())) == RD_KAFKA_RESP_ERR_NO_ERROR);
-    // librdkafka's RD_KAFKA_V_* macros are C casts.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-    const rd_kafka_resp_err_t err =
-        rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
-                          RD_KAFKA_V_VALUE(const_cast<std::byte*>(payload.data()), payload.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
-#pragma GCC diagnostic pop
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // taken only on success
-    REQUIRE_MESSAGE(err == RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_err2str(err));
+    std::array<rd_kafka_vu_t, 5> vu{};
+    vu[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+    vu[0].u.cstr = topic.c_str();
+    vu[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+    vu[1].u.i32 = 0;
+    vu[2].vtype = RD_KAFKA_VTYPE_VALUE;
+    vu[2].u.mem.ptr = const_cast<std::byte*>(payload.data());  // copied (MSG_F_COPY), never written
+    vu[2].u.mem.size = payload.size();
+    vu[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+    vu[3].u.i = RD_KAFKA_MSG_F_COPY;
+    vu[4].vtype = RD_KAFKA_VTYPE_HEADERS;
+    vu[4].u.headers = headers;
+    rd_kafka_error_t* error = rd_kafka_produceva(rk_, vu.data(), vu.size());
+    if (error != nullptr) {
+      const std::string what = rd_kafka_error_string(error);
+      rd_kafka_error_destroy(error);
+      rd_kafka_headers_destroy(headers);  // taken only on success
+      FAIL("produce: " << what);
+    }
     rd_kafka_poll(rk_, 0);
   }
 

@@ -160,6 +160,8 @@ TEST_CASE("a receiver killed with SIGKILL mid-stream and restarted continues its
   REQUIRE(recv->wait_exit(kSettle) == kExitOk);
   const nlohmann::json r = recv_report(recv->output());
   const auto committed = r["partition_offsets"][0]["committed_at_start"].get<std::int64_t>();
+  MESSAGE("killed at far block " << at_kill << "; resumed at committed offset " << committed << "; re-read late "
+                                   << r["late"] << ", received after the restart " << r["received"]);
   CHECK(committed > 0);
   CHECK(committed <= static_cast<std::int64_t>(at_kill));  // committed only what was published
   CHECK(r["partition_offsets"][0]["first"] == committed);

@@ -1,6 +1,7 @@
 // `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, hs01, ev44, f144, x5f2),
-// a topic's se00 messages back into a channel with every missing counter a gap, and librdkafka's
-// mock cluster for trying it without one (docs/design/kafka.md). Ctrl-C stops and reports.
+// a topic's se00 sources back into channels (every missing counter a gap) and its f144 values into
+// keys, resuming from the group's committed offsets, and librdkafka's mock cluster for trying it
+// without one (docs/design/kafka.md). Ctrl-C stops and reports.
 
 #include <algorithm>
 #include <chrono>
