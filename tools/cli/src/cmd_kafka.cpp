@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd_kafka_run.hpp"
 #include "command.hpp"
 #include "weir/core/gap_reason.hpp"
 #include "weir/kafka/mock_cluster.hpp"
@@ -261,6 +262,8 @@ void add_kafka_commands(CLI::App& app, Action& action) {
   r->add_flag("--newest", recv->o.from_newest, "start at the end of each partition, not the beginning");
   add_json_flag(*r, recv->json);
   bind_action(*r, action, recv, &run_recv);
+
+  add_kafka_run_commands(*kafka, action);
 }
 
 }  // namespace weir::tools
