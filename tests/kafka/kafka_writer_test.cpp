@@ -16,6 +16,7 @@
 #include "json.hpp"
 #include "kafka_harness.hpp"
 #include "scratch_dir.hpp"
+#include "weir/core/clock.hpp"
 #include "weir/h5/recording.hpp"
 
 namespace weir::test {
@@ -105,7 +106,7 @@ TEST_CASE("pl72 to 6s4t with the leader down mid-run: the file holds exactly the
   ArenaGuard near_name(unique_name("kfwnear"));
   core::Arena near = make_arena(near_name.where());
   ScratchDir dir("kafka-writer");
-  constexpr std::uint64_t kBlocks = 600;  // 3 s at 200 blocks/s
+  constexpr std::uint64_t kBlocks = 800;  // 4 s at 200 blocks/s
   make_channel(near, "adc0", 1000, 1024, 2e5);
   BackgroundWeir send({"kafka", "send", near_name.where(), "--brokers", cluster.bootstraps(), "--topic", topic,
                        "--name", "out", "--channel", "adc0"});
@@ -118,7 +119,8 @@ TEST_CASE("pl72 to 6s4t with the leader down mid-run: the file holds exactly the
   BackgroundWeir sim({"sim", near_name.where(), "adc0", "--rate", "2e5", "--block", "1000", "--blocks",
                       std::to_string(kBlocks), "--signal", "noise", "--seed", "7"});
   REQUIRE(eventually([&] { return head_of(near, "adc0") > 100; }, kSettle));
-  const std::int64_t start_ms = block_time(near, "adc0", 100) / kNsPerMs + 1;  // the run starts inside block 100
+  const std::int64_t start_ms = block_time(near, "adc0", 100) / kNsPerMs + 1;  // the run starts inside block 100,
+                                                                                // before the start reaches the writer
   const RunResult started = run_weir({"kafka", "run", "start", "--brokers", cluster.bootstraps(), "--topic", control,
                                       "--job-id", "job-fw-1", "--run-name", "run 7", "--filename", "run_7.nxs",
                                       "--start-time", std::to_string(start_ms), "--metadata", R"({"proposal":"p42"})"});
@@ -128,8 +130,10 @@ TEST_CASE("pl72 to 6s4t with the leader down mid-run: the file holds exactly the
   REQUIRE(cluster.set_down(1));  // the partition's leader
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   REQUIRE(cluster.set_up(1));
-  REQUIRE(eventually([&] { return head_of(near, "adc0") > 500; }, kSettle));
-  const std::int64_t stop_ms = block_time(near, "adc0", 500) / kNsPerMs + 1;
+  // The stop lies ahead of the data, as experiment control's does: what the writer reads before the
+  // stop reaches it is all before the stop time.
+  const std::int64_t stop_ms = core::realtime_ns() / kNsPerMs + 600;
+  REQUIRE(head_of(near, "adc0") + 150 < kBlocks);  // the sim is still writing well past the stop
   const RunResult stopped = run_weir({"kafka", "run", "stop", "--brokers", cluster.bootstraps(), "--topic", control,
                                       "--job-id", "job-fw-1", "--stop-time", std::to_string(stop_ms)});
   REQUIRE_MESSAGE(stopped.exit_code == kExitOk, stopped.err);
@@ -203,7 +207,7 @@ TEST_CASE("lossy with every broker down: the run's sink_overflow gap rows are th
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(run_weir({"kafka", "run", "stop", "--brokers", cluster.bootstraps(), "--topic", control, "--job-id", "lossy"})
               .exit_code == kExitOk);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(eventually([&] { return writer.output().find("run stop job lossy") != std::string::npos; }, kSettle));
   publish_paced(10);  // after the stop: ends the run, and is not in it
   REQUIRE_MESSAGE(writer.wait_exit(kSettle) == kExitOk, writer.output());
   CHECK(key_u64(near, "kafka.out.dropped") == dropped);
