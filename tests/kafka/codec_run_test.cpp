@@ -48,7 +48,7 @@ TEST_CASE("pl72: weir's run start reads back with the generated code and with we
   CHECK(back->broker.empty());
 }
 
-TEST_CASE("pl72 made by the generated code alone decodes; a wrong or broken one is refused naming why") {
+TEST_CASE("pl72 made by the generated code alone decodes, a wrong or broken one is refused naming why") {
   flatbuffers::FlatBufferBuilder b;
   namespace w = kafka::wire::pl72;
   w::FinishRunStartBuffer(b, w::CreateRunStartDirect(b, 5, 0, "r", nullptr, nullptr, "j9", nullptr, nullptr, "f.nxs"));

@@ -98,7 +98,7 @@ void publish(core::ChannelWriter& w, std::uint64_t n) {
 
 TEST_SUITE("kafka.writer") {
 
-TEST_CASE("pl72 to 6s4t with the leader down mid-run: the file holds exactly the run's blocks; weir audit passes" *
+TEST_CASE("pl72 to 6s4t with the leader down mid-run: the file holds exactly the run's blocks, and weir audit passes" *
           doctest::timeout(90)) {
   const std::string topic = "weir.fw.data", control = "weir.fw.control";
   kafka::MockCluster cluster = make_cluster(topic);
