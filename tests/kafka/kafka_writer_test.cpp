@@ -84,16 +84,6 @@ void check_run_is_window(const core::Arena& near, const std::string& channel, co
   CHECK_MESSAGE(differ == 0, differ << " of " << expected.size() << " blocks differ");
 }
 
-void publish(core::ChannelWriter& w, std::uint64_t n) {
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::span<std::byte> slot;
-    REQUIRE(w.claim(slot) == core::ClaimStatus::ok);
-    const std::uint64_t seq = w.next_sequence();
-    std::memcpy(slot.data(), &seq, sizeof seq);
-    w.publish(w.samples_per_block());
-  }
-}
-
 }  // namespace
 
 TEST_SUITE("kafka.writer") {
@@ -183,32 +173,21 @@ TEST_CASE("lossy with every broker down: the run's sink_overflow gap rows are th
   REQUIRE_MESSAGE(eventually([&] { return key_u64(near, "kafka.out.channels") == 1; }, kSettle), send.output());
   auto w = core::ChannelWriter::open(near, "adc0");
   REQUIRE(w);
-  const auto publish_paced = [&](std::uint64_t n) {  // ten at a time, each ten delivered before the next
-    for (std::uint64_t i = 0; i < n; i += 10) {
-      publish(*w, 10);
-      REQUIRE_MESSAGE(eventually([&] {
-                        const std::uint64_t sent = key_u64(near, "kafka.out.sent");
-                        return sent + key_u64(near, "kafka.out.dropped") == w->next_sequence() &&
-                               key_u64(near, "kafka.out.delivered") == sent;
-                      },
-                                 kSettle),
-                      send.output());
-    }
-  };
-  publish_paced(100);
+
+  publish_paced(near, *w, "out", 100, send);
   for (int b = 1; b <= 3; ++b) REQUIRE(cluster.set_down(b));
-  publish(*w, 300);  // the queue takes 50; the rest cannot go
+  publish_numbered(*w, 300);  // the queue takes 50; the rest cannot go
   REQUIRE(eventually([&] { return key_u64(near, "kafka.out.sent") + key_u64(near, "kafka.out.dropped") == 400; }, kSettle));
   const std::uint64_t dropped = key_u64(near, "kafka.out.dropped");
   CHECK(dropped >= 200);
   for (int b = 1; b <= 3; ++b) REQUIRE(cluster.set_up(b));
   REQUIRE(eventually([&] { return key_u64(near, "kafka.out.delivered") == key_u64(near, "kafka.out.sent"); }, kSettle));
-  publish_paced(100);  // its first message carries the last run of drops
+  publish_paced(near, *w, "out", 100, send);  // its first message carries the last run of drops
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(run_weir({"kafka", "run", "stop", "--brokers", cluster.bootstraps(), "--topic", control, "--job-id", "lossy"})
               .exit_code == kExitOk);
   REQUIRE(eventually([&] { return writer.output().find("run stop job lossy") != std::string::npos; }, kSettle));
-  publish_paced(10);  // after the stop: ends the run, and is not in it
+  publish_paced(near, *w, "out", 10, send);  // after the stop: ends the run, and is not in it
   REQUIRE_MESSAGE(writer.wait_exit(kSettle) == kExitOk, writer.output());
   CHECK(key_u64(near, "kafka.out.dropped") == dropped);
   const nlohmann::json j = writer_json(writer.output());
