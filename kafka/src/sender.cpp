@@ -1,4 +1,5 @@
-// The sender: channels as se00, keys as f144, a heartbeat as x5f2, through one idempotent producer.
+// The sender: channels as se00, hs01 or ev44 (sender_channel.hpp), keys as f144, a heartbeat as
+// x5f2, through one idempotent producer.
 #include "weir/kafka/sender.hpp"
 
 #include <fnmatch.h>
@@ -15,6 +16,7 @@
 #include "weir/core/counter_keys.hpp"
 #include "gap_header.hpp"
 #include "rdkafka_handle.hpp"
+#include "sender_channel.hpp"
 #include "sender_keys.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
@@ -37,21 +39,20 @@ constexpr std::int64_t kRescanEveryNs = 1'000'000'000;
 constexpr int kFullPollMs = 5;                     // lossless, queue full: serve delivery reports this long, try again
 constexpr std::int64_t kNsPerMs = 1'000'000;
 
-// Delivery reports land here (the message's opaque), in rd_kafka_poll on the sender's thread.
-struct Tally {
-  std::uint64_t delivered = 0, failed = 0;
+// hs01's "weir.seq" header text, on the stack.
+struct SeqText {
+  std::array<char, 64> text{};
+  std::size_t size = 0;
+  [[nodiscard]] std::string_view view() const noexcept { return {text.data(), size}; }
 };
 
-struct Outgoing {
-  Outgoing(std::string channel, core::ChannelReader r) : name(std::move(channel)), reader(std::move(r)) {}
-  std::string name;
-  core::ChannelReader reader;
-  SampleBlock block;            // the channel's fields filled in once
-  std::uint32_t sample_bytes = 0;
-  std::vector<GapRun> pending;  // runs not sent since the last message (gap_header.hpp)
-  Tally tally;
-  SenderChannelReport report;
-};
+SeqText seq_text(const Outgoing& c, std::uint64_t sequence, std::uint32_t frame, std::uint32_t frames) {
+  SeqText t;
+  if (c.schema == Schema::hs01)
+    t.size = static_cast<std::size_t>(
+        fmt::format_to_n(t.text.data(), t.text.size(), "{}:{}:{}", sequence, frame, frames).out - t.text.data());
+  return t;
+}
 
 bool matches(const std::vector<std::string>& patterns, const std::string& name) {
   if (patterns.empty()) return true;
@@ -85,7 +86,8 @@ class Sender {
                                 {&k_dropped_, "dropped"}, {&k_gaps_, "gaps"}, {&k_lost_, "lost"}, {&k_waits_, "waits"},
                                 {&k_wait_ns_, "wait_ns"}, {&k_bytes_, "bytes"}, {&k_keys_sent_, "keys_sent"},
                                 {&k_keys_skipped_, "keys_skipped"}, {&k_status_, "status_sent"},
-                                {&k_channels_, "channels"}, {&k_queue_, "in_queue"}})
+                                {&k_channels_, "channels"}, {&k_queue_, "in_queue"}, {&k_carriers_, "carriers"},
+                                {&k_events_dropped_, "events_dropped"}, {&k_frames_cut_, "frames_cut"}})
       *index = keys_.add(field);
     if (auto w = core::Watcher::create(arena); w) watcher_.emplace(std::move(*w));
     status_.software_version = WEIR_KAFKA_VERSION;
@@ -118,7 +120,17 @@ class Sender {
         send_status();
         next_status = now + options_.status_every_ns;
       }
+      for (auto& c : channels_)  // only gaps for a while: they go alone, so a receiver learns of them now
+        if (!c->pending.empty() && now - c->pending_since_ns >= options_.gap_carrier_ns) send_carrier(*c, now);
       if (work == 0) idle();
+    }
+    // Runs still pending at stop go in carriers, each waiting for the queue up to the flush time.
+    const std::int64_t carrier_deadline = core::monotonic_ns() + options_.flush_ns;
+    for (auto& c : channels_) {
+      if (!c->pending.empty()) send_carrier(*c, carrier_deadline);
+      if (!c->pending.empty())
+        fmt::print(stderr, "weir kafka send {}: channel '{}': the gap runs {} did not go (queue full or refused)\n",
+                   options_.name, c->name, format_runs(c->pending));
     }
     const auto flush_ms = static_cast<int>(std::min<std::int64_t>(options_.flush_ns / kNsPerMs, INT32_MAX));
     (void)rd_kafka_flush(rk_, flush_ms);
@@ -136,9 +148,9 @@ class Sender {
       bool known = false;
       for (auto& c : channels_) known = known || c->name == info.name;
       if (known) continue;
-      if (!se00_carries(info.dtype)) {
-        fmt::print(stderr, "weir kafka send {}: channel '{}' is {}, which se00 has no array for; not sent\n",
-                   options_.name, info.name, core::dtype_name(info.dtype));
+      auto schema = pick_schema(info, options_.schemas);
+      if (!schema) {
+        fmt::print(stderr, "weir kafka send {}: {}; not sent\n", options_.name, schema.error().what);
         refused_.insert(info.name);
         continue;
       }
@@ -148,14 +160,7 @@ class Sender {
                                               options_.from_newest ? core::StartAt::newest : core::StartAt::oldest);
       if (!reader) return tl::make_unexpected(core::with_context(reader.error(), "follow channel '" + info.name + "'"));
       reader->set_kind("kafka:" + options_.name);
-      auto c = std::make_unique<Outgoing>(info.name, std::move(*reader));
-      const core::ChannelDesc& d = c->reader.desc();
-      c->sample_bytes = d.sample_bytes;
-      c->block.name = c->name;
-      c->block.dtype = d.dtype;
-      c->block.time_delta_ns = info.rate_hz > 0 ? 1e9 / info.rate_hz : 0.0;
-      c->pending.reserve(kMaxGapRuns);
-      c->report.name = info.name;
+      auto c = std::make_unique<Outgoing>(arena_, info, *schema, std::move(*reader));
       if (watcher_) (void)watcher_->subscribe_channel(info.name);
       channels_.push_back(std::move(c));
     }
@@ -175,54 +180,106 @@ class Sender {
       if (next == core::NextStatus::lost) {
         if ((view.flags & core::kBlockGapFlag) != 0) {
           c.report.gaps += lost;
-          add_run(c.pending, at, lost, core::lost_reason(view.flags));
+          c.add_gap(at, lost, core::lost_reason(view.flags));
         } else {  // lapped: the sender was too slow (lossy); to the far side the source lost them
           c.report.lost += lost;
-          add_run(c.pending, at, lost, GapReason::source_loss);
+          c.add_gap(at, lost, GapReason::source_loss);
         }
         continue;
       }
-      c.block.counter = static_cast<std::int64_t>(view.sequence);
-      c.block.packet_timestamp_ns = static_cast<std::int64_t>(view.realtime_ns);
-      c.block.samples = view.samples;
-      c.block.values = std::span<const std::byte>(view.data, std::size_t{view.samples} * c.sample_bytes);
-      const std::span<const std::byte> message = encoder_.encode(c.block);
-      if (!c.reader.done(view)) {  // overwritten while copied
-        ++c.report.lost;
-        add_run(c.pending, view.sequence, 1, GapReason::source_loss);
+      const std::uint32_t frames = c.frames(view.samples);
+      if (frames > 1) {
+        send_frames(c, view, frames, stop);
         continue;
       }
-      send_block(c, message, stop);
+      std::uint32_t events_dropped = 0;
+      const std::span<const std::byte> message = c.encode(encoders_, view, view.data, 0, events_dropped);
+      if (!c.reader.done(view)) {  // overwritten while copied
+        ++c.report.lost;
+        c.add_gap(view.sequence, 1, GapReason::source_loss);
+        continue;
+      }
+      if (send(c, message, view.sequence, seq_text(c, view.sequence, 0, frames), events_dropped, true, stop))
+        c.report.events_dropped += events_dropped;
     }
     return handled;
   }
 
-  void send_block(Outgoing& c, std::span<const std::byte> message, const std::atomic<bool>& stop) {
+  // A block of several frames (hs01): copied out of the ring first (the frames are encoded one at a
+  // time), then sent once the queue has room for all of them, so a block goes whole or not at all.
+  void send_frames(Outgoing& c, const core::BlockView& view, std::uint32_t frames, const std::atomic<bool>& stop) {
+    const std::size_t bytes = std::size_t{view.samples} * c.sample_bytes;
+    std::memcpy(c.scratch.data(), view.data, bytes);
+    if (!c.reader.done(view)) {
+      ++c.report.lost;
+      c.add_gap(view.sequence, 1, GapReason::source_loss);
+      return;
+    }
+    if (!wait_for_room(frames, stop)) {
+      drop(c, view.sequence, RD_KAFKA_RESP_ERR__QUEUE_FULL);
+      return;
+    }
+    for (std::uint32_t f = 0; f < frames; ++f) {
+      std::uint32_t ignored = 0;
+      const std::span<const std::byte> message = c.encode(encoders_, view, c.scratch.data(), f, ignored);
+      if (!send(c, message, view.sequence, seq_text(c, view.sequence, f, frames), 0, f == 0, stop)) {
+        if (f != 0) c.report.frames_cut += frames - f;  // the block's first frames went: the rest are cut
+        return;
+      }
+    }
+  }
+
+  // Lossless: serves delivery reports until librdkafka's queue has room for `messages` more, up to
+  // the per-block wait; lossy: whether it has room now.
+  bool wait_for_room(std::uint32_t messages, const std::atomic<bool>& stop) {
     const std::int64_t began = core::monotonic_ns();
     bool waited = false;
+    while (rd_kafka_outq_len(rk_) + static_cast<int>(messages) > options_.queue_messages) {
+      if (options_.lossy || stop.load(std::memory_order_relaxed) || core::monotonic_ns() - began >= options_.lossless_wait_ns)
+        return false;
+      if (!waited) ++waits_;
+      waited = true;
+      (void)rd_kafka_poll(rk_, kFullPollMs);
+    }
+    if (waited) wait_ns_ += static_cast<std::uint64_t>(core::monotonic_ns() - began);
+    return true;
+  }
+
+  // A block the queue could not take: a sink_overflow gap (a hard error counted as one too).
+  void drop(Outgoing& c, std::uint64_t sequence, rd_kafka_resp_err_t err) {
+    ++c.report.dropped;
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
+    c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
+    c.add_gap(sequence, 1, GapReason::sink_overflow);
+  }
+
+  // One message of block `sequence`; the pending runs ride on the block's first. Lossless: waits for
+  // the queue up to the per-block wait. A block whose first message does not go is dropped; returns
+  // whether the message went.
+  bool send(Outgoing& c, std::span<const std::byte> message, std::uint64_t sequence, const SeqText& seq,
+            std::uint32_t events_dropped, bool first, const std::atomic<bool>& stop) {
+    const std::int64_t began = core::monotonic_ns();
+    bool waited = false, went = false;
     for (;;) {
-      rd_kafka_headers_t* headers = nullptr;
-      if (!c.pending.empty()) {
-        headers = rd_kafka_headers_new(1);
-        const std::string runs = format_runs(c.pending);
-        (void)rd_kafka_header_add(headers, kGapHeader, -1, runs.data(), static_cast<ssize_t>(runs.size()));
-      }
-      const rd_kafka_resp_err_t err = produce(topic_, message, c.name, headers, &c.tally);
+      rd_kafka_headers_t* headers =
+          message_headers(first ? c.pending : no_runs_, seq.view(), events_dropped);
+      const rd_kafka_resp_err_t err = produce_message(rk_, topic_, message, c.name, headers, &c.tally);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        c.pending.clear();
+        if (first) {
+          c.pending.clear();
+          ++c.blocks_sent;
+        }
         ++c.report.sent;
-        c.report.bytes += c.block.values.size();
-        c.reader.counters().blocks_out.store(c.report.sent, std::memory_order_relaxed);
+        c.report.bytes += message.size();
+        c.reader.counters().blocks_out.store(c.blocks_sent, std::memory_order_relaxed);
         c.reader.counters().bytes_out.store(c.report.bytes, std::memory_order_relaxed);
+        went = true;
         break;
       }
       const std::int64_t now = core::monotonic_ns();
       if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || options_.lossy || stop.load(std::memory_order_relaxed) ||
           now - began >= options_.lossless_wait_ns) {
-        ++c.report.dropped;
-        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
-        c.reader.counters().blocks_skipped.store(c.report.dropped, std::memory_order_relaxed);
-        add_run(c.pending, static_cast<std::uint64_t>(c.block.counter), 1, GapReason::sink_overflow);
+        if (first) drop(c, sequence, err);
         break;
       }
       if (!waited) ++waits_;
@@ -230,44 +287,40 @@ class Sender {
       (void)rd_kafka_poll(rk_, kFullPollMs);  // delivery reports make room
     }
     if (waited) wait_ns_ += static_cast<std::uint64_t>(core::monotonic_ns() - began);
+    return went;
   }
 
-  // One message (copied by librdkafka); headers become librdkafka's when taken, else freed here.
+  // The pending runs alone, in a message with no values whose counter is their last sequence; tries
+  // until `deadline_ns` (monotonic) while the queue is full. Left pending if it does not go.
+  void send_carrier(Outgoing& c, std::int64_t deadline_ns) {
+    const std::span<const std::byte> message = c.encode_carrier(encoders_);
+    const SeqText seq = seq_text(c, c.last_pending(), 0, 0);
+    for (;;) {
+      const rd_kafka_resp_err_t err =
+          produce_message(rk_, topic_, message, c.name, message_headers(c.pending, seq.view(), 0), &carrier_tally_);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        c.pending.clear();
+        ++c.report.carriers;
+        return;
+      }
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) c.reader.counters().errors.fetch_add(1, std::memory_order_relaxed);
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || core::monotonic_ns() >= deadline_ns) return;
+      (void)rd_kafka_poll(rk_, kFullPollMs);
+    }
+  }
+
   rd_kafka_resp_err_t produce(rd_kafka_topic_t* topic, std::span<const std::byte> value, std::string_view key,
                               rd_kafka_headers_t* headers, Tally* tally) noexcept {
-    std::array<rd_kafka_vu_t, 6> vu{};
-    std::size_t n = 0;
-    vu[n].vtype = RD_KAFKA_VTYPE_RKT;
-    vu[n++].u.rkt = topic;
-    vu[n].vtype = RD_KAFKA_VTYPE_VALUE;
-    vu[n].u.mem.ptr = const_cast<std::byte*>(value.data());  // copied: RD_KAFKA_MSG_F_COPY
-    vu[n++].u.mem.size = value.size();
-    vu[n].vtype = RD_KAFKA_VTYPE_KEY;
-    vu[n].u.mem.ptr = const_cast<char*>(key.data());
-    vu[n++].u.mem.size = key.size();
-    vu[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-    vu[n++].u.i = RD_KAFKA_MSG_F_COPY;
-    vu[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
-    vu[n++].u.ptr = tally;
-    if (headers != nullptr) {
-      vu[n].vtype = RD_KAFKA_VTYPE_HEADERS;
-      vu[n++].u.headers = headers;
-    }
-    rd_kafka_error_t* error = rd_kafka_produceva(rk_, vu.data(), n);
-    if (error == nullptr) return RD_KAFKA_RESP_ERR_NO_ERROR;
-    const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
-    rd_kafka_error_destroy(error);
-    if (headers != nullptr) rd_kafka_headers_destroy(headers);
-    return code;
+    return produce_message(rk_, topic, value, key, headers, tally);
   }
 
   void send_status() {
     const SenderReport r = totals();
     status_.status_json = fmt::format(
         R"({{"topic":"{}","channels":{},"sent":{},"delivered":{},"failed":{},"dropped":{},"gaps":{},"lost":{},)"
-        R"("keys_sent":{},"lossless":{}}})",
-        options_.topic, channels_.size(), r.sent, r.delivered, r.failed, r.dropped, r.gaps, r.lost, r.keys_sent,
-        options_.lossy ? "false" : "true");
+        R"("carriers":{},"events_dropped":{},"keys_sent":{},"lossless":{}}})",
+        options_.topic, channels_.size(), r.sent, r.delivered, r.failed, r.dropped, r.gaps, r.lost, r.carriers,
+        r.events_dropped, r.keys_sent, options_.lossy ? "false" : "true");
     const std::span<const std::byte> m = status_encoder_.encode(status_);
     if (produce(status_topic_, m, options_.name, nullptr, &status_tally_) == RD_KAFKA_RESP_ERR_NO_ERROR) ++status_sent_;
   }
@@ -293,9 +346,12 @@ class Sender {
       r.gaps += c->report.gaps;
       r.lost += c->report.lost;
       r.bytes += c->report.bytes;
+      r.carriers += c->report.carriers;
+      r.events_dropped += c->report.events_dropped;
+      r.frames_cut += c->report.frames_cut;
       r.channels.push_back(c->report);
     }
-    r.failed += key_tally_.failed + status_tally_.failed;
+    r.failed += key_tally_.failed + status_tally_.failed + carrier_tally_.failed;
     r.waits = waits_;
     r.wait_ns = wait_ns_;
     r.keys_sent = forwarder_.sent();
@@ -305,32 +361,18 @@ class Sender {
   }
 
   void publish_keys() {
-    std::uint64_t sent = 0, delivered = 0, failed = key_tally_.failed + status_tally_.failed, dropped = 0, gaps = 0,
-                  lost = 0, bytes = 0;
-    for (const auto& c : channels_) {
-      sent += c->report.sent;
-      delivered += c->tally.delivered;
-      failed += c->tally.failed;
-      dropped += c->report.dropped;
-      gaps += c->report.gaps;
-      lost += c->report.lost;
-      bytes += c->report.bytes;
-    }
-    keys_.set(k_sent_, sent);
-    keys_.set(k_delivered_, delivered);
-    keys_.set(k_failed_, failed);
-    keys_.set(k_dropped_, dropped);
-    keys_.set(k_gaps_, gaps);
-    keys_.set(k_lost_, lost);
-    keys_.set(k_waits_, waits_);
-    keys_.set(k_wait_ns_, wait_ns_);
-    keys_.set(k_bytes_, bytes);
-    keys_.set(k_keys_sent_, forwarder_.sent());
-    keys_.set(k_keys_skipped_, forwarder_.skipped());
-    keys_.set(k_status_, status_sent_);
-    keys_.set(k_channels_, channels_.size());
-    keys_.set(k_queue_, static_cast<std::uint64_t>(std::max(0, rd_kafka_outq_len(rk_))));
-    keys_.publish(sent == delivered + failed ? "idle" : "sending");
+    const SenderReport r = totals();
+    for (auto [index, value] : {std::pair{k_sent_, r.sent}, {k_delivered_, r.delivered}, {k_failed_, r.failed},
+                                {k_dropped_, r.dropped}, {k_gaps_, r.gaps}, {k_lost_, r.lost}, {k_waits_, r.waits},
+                                {k_wait_ns_, r.wait_ns}, {k_bytes_, r.bytes}, {k_keys_sent_, r.keys_sent},
+                                {k_keys_skipped_, r.keys_skipped}, {k_status_, r.status_sent},
+                                {k_channels_, std::uint64_t{channels_.size()}}, {k_carriers_, r.carriers},
+                                {k_events_dropped_, r.events_dropped}, {k_frames_cut_, r.frames_cut},
+                                {k_queue_, static_cast<std::uint64_t>(std::max(0, rd_kafka_outq_len(rk_)))}})
+      keys_.set(index, value);
+    const std::uint64_t settled = r.delivered + r.failed - key_tally_.failed - status_tally_.failed -
+                                  carrier_tally_.failed;  // the channels' messages only
+    keys_.publish(r.sent == settled ? "idle" : "sending");
   }
 
   const core::Arena& arena_;
@@ -341,15 +383,16 @@ class Sender {
   core::CounterKeys keys_;
   std::size_t k_sent_ = 0, k_delivered_ = 0, k_failed_ = 0, k_dropped_ = 0, k_gaps_ = 0, k_lost_ = 0, k_waits_ = 0,
               k_wait_ns_ = 0, k_bytes_ = 0, k_keys_sent_ = 0, k_keys_skipped_ = 0, k_status_ = 0, k_channels_ = 0,
-              k_queue_ = 0;
+              k_queue_ = 0, k_carriers_ = 0, k_events_dropped_ = 0, k_frames_cut_ = 0;
   KeyForwarder forwarder_;
   std::optional<core::Watcher> watcher_;
   std::vector<std::unique_ptr<Outgoing>> channels_;
   std::set<std::string> refused_;
-  Se00Encoder encoder_;
+  Encoders encoders_;
   X5f2Encoder status_encoder_;
   Status status_;
-  Tally key_tally_, status_tally_;
+  Tally key_tally_, status_tally_, carrier_tally_;
+  const std::vector<GapRun> no_runs_;
   std::uint64_t waits_ = 0, wait_ns_ = 0, status_sent_ = 0;
 };
 
@@ -364,6 +407,13 @@ Result<void> validate(const SenderOptions& o) {
     return fail(Errc::invalid_argument, fmt::format("kafka send: --queue {} must be > 0", o.queue_messages));
   if (o.lossless_wait_ns <= 0) return fail(Errc::invalid_argument, "kafka send: --wait-ms must be > 0");
   if (o.status_every_ns <= 0) return fail(Errc::invalid_argument, "kafka send: --status-ms must be > 0");
+  if (o.gap_carrier_ns <= 0) return fail(Errc::invalid_argument, "kafka send: --gap-carrier-ms must be > 0");
+  for (const SchemaChoice& c : o.schemas) {
+    Schema ignored{};
+    if (c.pattern.empty() || !parse_schema(c.schema, ignored))
+      return fail(Errc::invalid_argument,
+                  fmt::format("kafka send: --schema '{}={}': CHANNEL_GLOB=se00|hs01|ev44", c.pattern, c.schema));
+  }
   return {};
 }
 

@@ -45,7 +45,7 @@ TEST_CASE("every block arrives once, bit-identical, through 3 brokers with repli
   recv.signal(SIGTERM);
   CHECK(send.wait_exit(kSettle) == kExitOk);
   CHECK(recv.wait_exit(kSettle) == kExitOk);
-  CHECK_MESSAGE(send.output().find("400 blocks sent, 400 delivered, 0 failed, 0 dropped") != std::string::npos,
+  CHECK_MESSAGE(send.output().find("400 messages sent, 400 delivered, 0 failed, 0 dropped") != std::string::npos,
                 send.output());
 }
 

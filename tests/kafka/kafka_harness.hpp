@@ -65,10 +65,10 @@ inline std::uint64_t head_of(const core::Arena& arena, const std::string& channe
 }
 
 /// Checks blocks [0, blocks) of two channels are the same samples, sample counts and times.
-inline void check_identical(const core::Arena& near, const core::Arena& far, const std::string& channel,
-                            std::uint64_t blocks) {
-  auto a = core::BlockCopier::open(near, channel);
-  auto b = core::BlockCopier::open(far, channel);
+inline void check_identical(const core::Arena& near, const core::Arena& far, const std::string& near_channel,
+                            const std::string& far_channel, std::uint64_t blocks) {
+  auto a = core::BlockCopier::open(near, near_channel);
+  auto b = core::BlockCopier::open(far, far_channel);
   REQUIRE(a);
   REQUIRE(b);
   REQUIRE(a->block_bytes() == b->block_bytes());
@@ -83,6 +83,12 @@ inline void check_identical(const core::Arena& near, const core::Arena& far, con
       ++differ;
   }
   CHECK_MESSAGE(differ == 0, differ << " of " << blocks << " blocks differ");
+}
+
+/// The same for a channel of the same name on both sides.
+inline void check_identical(const core::Arena& near, const core::Arena& far, const std::string& channel,
+                            std::uint64_t blocks) {
+  check_identical(near, far, channel, channel, blocks);
 }
 
 /// A channel read from its first block: data blocks and lost blocks per reason.

@@ -1,13 +1,15 @@
 """Interop: what `weir kafka send` puts on a topic, read by the tools a facility uses. The schemas
 are compiled here with `flatc --python` from kafka/schemas (apart from the C++ side's generated
 code); confluent_kafka (Debian's python3-confluent-kafka) reads the topics from `weir kafka mock`,
-and the se00, f144 and x5f2 messages decode field by field. kcat reads the same topic."""
+and the se00, f144, x5f2, hs01 (the fft shard's spectra) and ev44 (the MCA shard's pulses) messages
+decode field by field. kcat reads the same topic."""
 import importlib.util
 import json
 import os
 import select
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +21,9 @@ SCHEMAS = Path(os.environ["WEIR_KAFKA_SCHEMAS"])
 FLATC = os.environ.get("WEIR_FLATC", "flatc")
 TOPIC = "weir.interop"
 STATUS_TOPIC = "weir.interop.status"
+KINDS_TOPIC = "weir.interop.kinds"
+FFT_SIZE = 256
+SINE_HZ = 5000
 BLOCKS = 20
 BLOCK = 256
 RATE = 1e5
@@ -38,6 +43,7 @@ def load_schema(out, stem, *modules):
     for name in modules:
         spec = importlib.util.spec_from_file_location(f"{stem}_{name}", folder / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         loaded[name] = getattr(module, name)
     return loaded
@@ -62,7 +68,8 @@ def read_topic(bootstrap, topic, count, timeout=20.0):
 @pytest.fixture(scope="module")
 def sent(tmp_path_factory):
     """A mock cluster, an arena with a channel of known samples and one f64 key, sent by weir."""
-    mock = subprocess.Popen([WEIR, "kafka", "mock", "--brokers", "3", "--topic", TOPIC, "--topic", STATUS_TOPIC],
+    mock = subprocess.Popen([WEIR, "kafka", "mock", "--brokers", "3", "--topic", TOPIC, "--topic", STATUS_TOPIC,
+                             "--topic", KINDS_TOPIC],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     arena = f"pyk-{os.getpid()}"
     sender = None
@@ -80,7 +87,7 @@ def sent(tmp_path_factory):
         sender = subprocess.Popen([WEIR, "kafka", "send", arena, "--brokers", bootstrap, "--topic", TOPIC, "--name", "py",
                                    "--channel", "adc0", "--keys", "stage.*", "--status-topic", STATUS_TOPIC,
                                    "--status-ms", "200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        yield {"bootstrap": bootstrap, "out": tmp_path_factory.mktemp("schemas")}
+        yield {"bootstrap": bootstrap, "out": tmp_path_factory.mktemp("schemas"), "arena": arena}
     finally:
         for p in (sender, mock):
             if p is not None:
@@ -154,3 +161,115 @@ def test_kcat_reads_the_topic(sent):
     assert keys.count("adc0") == BLOCKS and keys.count("stage.temp") == 1
     sizes = [int(line.split()[1]) for line in lines if line.startswith("adc0 ")]
     assert all(size > BLOCK * 4 for size in sizes)  # the samples and the fields around them
+
+
+def channels(arena):
+    listing = json.loads(weir("ls", arena, "--json"))
+    return {c["name"]: c for c in listing["channels"]}
+
+
+def key(arena, name):
+    """A key's value as `weir get` prints it; "" while it is missing."""
+    result = subprocess.run([WEIR, "get", arena, name], capture_output=True, text=True, timeout=60)
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def wait_for(predicate, what, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_python_decodes_hs01_spectra_and_ev44_pulses(sent):
+    """The fft shard's spectra as hs01 and the MCA shard's pulses as ev44, every block one message."""
+    hs01 = load_schema(sent["out"], "hs01_event_histogram", "EventHistogram", "Array", "ArrayFloat", "ArrayDouble",
+                       "DimensionMetaData")
+    # EventHistogram.DimMetadata() imports its table by its bare module name (only hs01 has it).
+    sys.modules.setdefault("DimensionMetaData", sys.modules[hs01["DimensionMetaData"].__module__])
+    ev44 = load_schema(sent["out"], "ev44_events", "Event44Message")
+    arena = sent["arena"]
+    weir("sim", arena, "sig", "--rate", RATE, "--block", BLOCK, "--blocks", 1, "--fast", "--signal", "sine",
+         "--frequency", SINE_HZ)
+    weir("sim", arena, "det", "--rate", 1e6, "--block", 1000, "--blocks", 1, "--fast", "--signal", "pulses",
+         "--count-rate", 5000, "--seed", 3)
+    shards = [subprocess.Popen([WEIR, "shard", arena, "fft", "-i", "sig", "--policy", "lossless", "-p",
+                                f"size={FFT_SIZE}", "-p", "overlap=0", "-p", "plan=estimate", "-p", "wisdom=off"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+              subprocess.Popen([WEIR, "shard", arena, "mca", "-i", "det", "--policy", "lossless"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    sender = None
+    try:
+        wait_for(lambda: {"sig.psd", "det.pulses"} <= set(channels(arena)), "the shards' outputs")
+        sender = subprocess.Popen([WEIR, "kafka", "send", arena, "--brokers", sent["bootstrap"], "--topic", KINDS_TOPIC,
+                                   "--name", "pykinds", "--channel", "sig.psd", "--channel", "det.pulses"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: key(arena, "kafka.pykinds.channels") == "2", "the sender's two channels")
+        weir("sim", arena, "sig", "--rate", RATE, "--block", BLOCK, "--blocks", BLOCKS, "--fast", "--signal", "sine",
+             "--frequency", SINE_HZ)
+        weir("sim", arena, "det", "--rate", 1e6, "--block", 1000, "--blocks", 20, "--fast", "--signal", "pulses",
+             "--count-rate", 5000, "--seed", 4)
+
+        def caught_up():
+            listed = channels(arena)
+            return all(k["cursor"] == listed[name]["blocks_written"]
+                       for name in ("sig", "det") for k in listed[name]["consumers"]
+                       if k["alive"] and k["kind"].startswith("shard"))
+        wait_for(caught_up, "the shards to read every block")
+        listed = channels(arena)
+        spectra, pulse_blocks = listed["sig.psd"]["blocks_written"], listed["det.pulses"]["blocks_written"]
+        assert spectra > 10 and pulse_blocks >= 20
+        messages = read_topic(sent["bootstrap"], KINDS_TOPIC, spectra + pulse_blocks)
+    finally:
+        for p in [sender, *shards]:
+            if p is not None:
+                p.terminate()
+                p.wait(timeout=30)
+    assert len(messages) == spectra + pulse_blocks, f"{len(messages)} messages on {KINDS_TOPIC}"
+    step = RATE / FFT_SIZE
+    bins = FFT_SIZE // 2 + 1
+    spectrum_seqs, pulse_ids, events = [], [], 0
+    for m in messages:
+        buf = bytearray(m.value())
+        headers = dict(m.headers() or [])
+        if m.key() == b"sig.psd":
+            assert hs01["EventHistogram"].EventHistogramBufferHasIdentifier(buf, 0)
+            h = hs01["EventHistogram"].GetRootAs(buf, 0)
+            assert h.Source() == b"sig.psd"
+            assert h.Timestamp() > 1_600_000_000 * 10**9
+            assert h.CurrentShapeAsNumpy().tolist() == [bins]
+            assert h.DimMetadataLength() == 1
+            dim = h.DimMetadata(0)
+            assert dim.Length() == bins and dim.Label() == b"frequency" and dim.Unit() == b"Hz"
+            assert dim.BinBoundariesType() == hs01["Array"].ArrayDouble
+            edges = hs01["ArrayDouble"]()
+            edges.Init(dim.BinBoundaries().Bytes, dim.BinBoundaries().Pos)
+            assert edges.ValueAsNumpy().tolist() == [(i - 0.5) * step for i in range(bins + 1)]
+            assert h.DataType() == hs01["Array"].ArrayFloat
+            data = hs01["ArrayFloat"]()
+            data.Init(h.Data().Bytes, h.Data().Pos)
+            psd = data.ValueAsNumpy()
+            assert len(psd) == bins and psd.min() >= 0
+            assert abs(int(psd.argmax()) - SINE_HZ / step) <= 1  # the sine's bin
+            sequence, frame, frames = map(int, headers["weir.seq"].decode().split(":"))
+            assert (frame, frames) == (0, 1)
+            spectrum_seqs.append(sequence)
+        else:
+            assert m.key() == b"det.pulses"
+            assert ev44["Event44Message"].Event44MessageBufferHasIdentifier(buf, 0)
+            e = ev44["Event44Message"].GetRootAs(buf, 0)
+            assert e.SourceName() == b"det.pulses"
+            assert e.ReferenceTimeLength() == 1 and e.ReferenceTime(0) > 1_600_000_000 * 10**9
+            assert e.ReferenceTimeIndexAsNumpy().tolist() == [0]
+            assert e.TimeOfFlightLength() == e.PixelIdLength()
+            if e.TimeOfFlightLength():
+                tof = e.TimeOfFlightAsNumpy()
+                assert tof.max() < 1_000_000  # within its 1 ms block (a pulse begun earlier may be negative)
+            events += e.TimeOfFlightLength()
+            assert "weir.gaps" not in headers
+            pulse_ids.append(e.MessageId())
+    assert sorted(spectrum_seqs) == list(range(spectra))
+    assert sorted(pulse_ids) == list(range(pulse_blocks))
+    assert events > 20  # 5000 pulses/s for 21 ms

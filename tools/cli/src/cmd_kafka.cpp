@@ -1,4 +1,4 @@
-// `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, f144, x5f2),
+// `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, hs01, ev44, f144, x5f2),
 // a topic's se00 messages back into a channel with every missing counter a gap, and librdkafka's
 // mock cluster for trying it without one (docs/design/kafka.md). Ctrl-C stops and reports.
 
@@ -42,13 +42,17 @@ struct SendArgs {
   double wait_ms = static_cast<double>(kafka::kDefaultLosslessWaitNs) / kNsPerMsKafka;
   double status_ms = static_cast<double>(kafka::kDefaultStatusEveryNs) / kNsPerMsKafka;
   double flush_ms = static_cast<double>(kafka::kDefaultFlushNs) / kNsPerMsKafka;
+  double gap_carrier_ms = static_cast<double>(kafka::kDefaultGapCarrierNs) / kNsPerMsKafka;
+  std::vector<std::string> schemas;
   bool json = false;
 };
 
 struct RecvArgs {
   std::string where;
   kafka::ReceiverOptions o;
+  std::vector<std::string> channels;
   std::vector<std::string> properties;
+  double commit_ms = static_cast<double>(kafka::kDefaultCommitEveryNs) / kNsPerMsKafka;
   bool json = false;
 };
 
@@ -98,6 +102,12 @@ int run_send(const SendArgs& args) {
   o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
   o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
   o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
+  o.gap_carrier_ns = static_cast<std::int64_t>(args.gap_carrier_ms * kNsPerMsKafka);
+  for (const std::string& text : args.schemas) {  // CHANNEL_GLOB=SCHEMA; validate() names a bad one
+    const std::size_t eq = text.rfind('=');
+    o.schemas.push_back(eq == std::string::npos ? kafka::SchemaChoice{text, ""}
+                                                : kafka::SchemaChoice{text.substr(0, eq), text.substr(eq + 1)});
+  }
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -109,6 +119,7 @@ int run_send(const SendArgs& args) {
     for (const auto& c : r->channels)
       channels.raw(JsonObject()
                        .text("name", c.name)
+                       .text("schema", c.schema)
                        .number("sent", c.sent)
                        .number("delivered", c.delivered)
                        .number("failed", c.failed)
@@ -116,6 +127,9 @@ int run_send(const SendArgs& args) {
                        .number("gaps", c.gaps)
                        .number("lost", c.lost)
                        .number("bytes", c.bytes)
+                       .number("carriers", c.carriers)
+                       .number("events_dropped", c.events_dropped)
+                       .number("frames_cut", c.frames_cut)
                        .str());
     print_json(JsonObject()
                    .text("arena", args.where)
@@ -135,21 +149,135 @@ int run_send(const SendArgs& args) {
                    .number("keys_sent", r->keys_sent)
                    .number("keys_skipped", r->keys_skipped)
                    .number("status_sent", r->status_sent)
+                   .number("carriers", r->carriers)
+                   .number("events_dropped", r->events_dropped)
+                   .number("frames_cut", r->frames_cut)
                    .number("unflushed", r->unflushed)
                    .real("elapsed_s", r->elapsed_s)
                    .raw("channels", channels.str()));
   } else {
     fmt::print("kafka send {} from {} to {} topic {} ({}): {:.3f} s\n", o.name, args.where, o.brokers, o.topic,
                o.lossy ? "lossy" : "lossless", r->elapsed_s);
-    fmt::print("  {} blocks sent, {} delivered, {} failed, {} dropped (sink_overflow), {} gap blocks passed on, {} lost "
+    fmt::print("  {} messages sent, {} delivered, {} failed, {} dropped (sink_overflow), {} gap blocks passed on, {} lost "
                "here; {} waits for the queue ({:.1f} ms); {} key updates, {} keys skipped; {} left unflushed\n",
                r->sent, r->delivered, r->failed, r->dropped, r->gaps, r->lost, r->waits,
                static_cast<double>(r->wait_ns) / kNsPerMsKafka, r->keys_sent, r->keys_skipped, r->unflushed);
+    fmt::print("  {} gap carriers, {} events dropped (ev44: outside int32), {} frames cut (hs01)\n", r->carriers,
+               r->events_dropped, r->frames_cut);
     for (const auto& c : r->channels)
-      fmt::print("  {:<24} {:>10} sent {:>10} delivered {:>8} dropped {:>8} lost\n", c.name, c.sent, c.delivered,
-                 c.dropped, c.lost);
+      fmt::print("  {:<24} {} {:>10} sent {:>10} delivered {:>8} dropped {:>8} lost {:>6} carriers\n", c.name,
+                 c.schema, c.sent, c.delivered, c.dropped, c.lost, c.carriers);
   }
   return r->unflushed == 0 ? kExitOk : kExitError;
+}
+
+// --channel NAME (with --source), or --channel SOURCE=CHANNEL / NAME repeated, into the options.
+core::Result<void> parse_routes(const std::vector<std::string>& channels, kafka::ReceiverOptions& o) {
+  if (channels.size() == 1 && channels[0].find('=') == std::string::npos) {
+    o.channel = channels[0];
+    return {};
+  }
+  if (!o.source.empty())
+    return core::fail(core::Errc::invalid_argument, "kafka recv: --source goes with one --channel; give several as "
+                                                    "--channel SOURCE=CHANNEL");
+  for (const std::string& c : channels) {
+    const std::size_t eq = c.find('=');
+    if (eq == std::string::npos) {
+      o.routes.push_back({c, c});
+    } else if (eq == 0) {
+      return core::fail(core::Errc::invalid_argument,
+                        fmt::format("kafka recv: --channel '{}': give SOURCE=CHANNEL or CHANNEL", c));
+    } else {
+      o.routes.push_back({c.substr(0, eq), c.substr(eq + 1)});
+    }
+  }
+  return {};
+}
+
+void print_recv(const RecvArgs& args, const kafka::ReceiverOptions& o, const kafka::ReceiverReport& r) {
+  const auto reasons_of = [](const auto& by_reason) {
+    std::string text;
+    for (std::size_t i = 0; i < core::kGapReasonCount; ++i)
+      if (by_reason[i] != 0) text += fmt::format(" {} {}", core::kGapReasonNames[i], by_reason[i]);
+    return text.empty() ? std::string("none") : text.substr(1);
+  };
+  if (args.json) {
+    const auto reasons_json = [](const auto& by_reason) {
+      JsonObject reasons;
+      for (std::size_t i = 0; i < core::kGapReasonCount; ++i)
+        if (by_reason[i] != 0) reasons.number(core::kGapReasonNames[i], by_reason[i]);
+      return reasons.str();
+    };
+    JsonArray sources;
+    for (const kafka::ReceiverSourceReport& s : r.sources)
+      sources.raw(JsonObject()
+                      .text("name", s.name)
+                      .text("channel", s.channel)
+                      .boolean("created", s.created)
+                      .boolean("resumed", s.resumed)
+                      .number("received", s.received)
+                      .number("gaps", s.gaps)
+                      .raw("gaps_by_reason", reasons_json(s.gaps_by_reason))
+                      .number("late", s.late)
+                      .number("dropped", s.dropped)
+                      .number("carriers", s.carriers)
+                      .number("refused", s.refused)
+                      .number("bytes", s.bytes)
+                      .str());
+    JsonArray partitions;
+    for (const kafka::ReceiverPartitionReport& p : r.partition_offsets)
+      partitions.raw(JsonObject()
+                         .number("partition", p.partition)
+                         .number("committed_at_start", p.committed_at_start)
+                         .number("first", p.first)
+                         .number("next", p.next)
+                         .number("offset_gaps", p.offset_gaps)
+                         .str());
+    print_json(JsonObject()
+                   .text("arena", args.where)
+                   .text("name", o.name)
+                   .text("topic", o.topic)
+                   .text("channel", o.channel)
+                   .boolean("created", r.created)
+                   .number("partitions", static_cast<std::uint64_t>(r.partitions))
+                   .number("received", r.received)
+                   .number("gaps", r.gaps)
+                   .raw("gaps_by_reason", reasons_json(r.gaps_by_reason))
+                   .number("late", r.late)
+                   .number("dropped", r.dropped)
+                   .number("carriers", r.carriers)
+                   .number("refused", r.refused)
+                   .number("other", r.other)
+                   .number("malformed", r.malformed)
+                   .number("errors", r.errors)
+                   .number("bytes", r.bytes)
+                   .number("offset_gaps", r.offset_gaps)
+                   .number("lag", r.lag)
+                   .number("commits", r.commits)
+                   .number("commit_errors", r.commit_errors)
+                   .number("keys_i64", r.keys_i64)
+                   .number("keys_u64", r.keys_u64)
+                   .number("keys_f64", r.keys_f64)
+                   .number("keys_array", r.keys_array)
+                   .number("keys_failed", r.keys_failed)
+                   .real("elapsed_s", r.elapsed_s)
+                   .raw("sources", sources.str())
+                   .raw("partition_offsets", partitions.str()));
+    return;
+  }
+  fmt::print("kafka recv {} from {} topic {} into {}: {} source(s), {:.3f} s\n", o.name, o.brokers, o.topic,
+             args.where, r.sources.size(), r.elapsed_s);
+  fmt::print("  {} blocks received, {} gap blocks ({}), {} late, {} dropped here, {} gap carriers, {} refused, {} other "
+             "messages, {} malformed, {} consumer errors\n",
+             r.received, r.gaps, reasons_of(r.gaps_by_reason), r.late, r.dropped, r.carriers, r.refused, r.other,
+             r.malformed, r.errors);
+  fmt::print("  {} offsets gone (offset gaps), lag {} messages, {} commits ({} failed); keys set: {} i64, {} u64, "
+             "{} f64, {} arrays, {} failed\n",
+             r.offset_gaps, r.lag, r.commits, r.commit_errors, r.keys_i64, r.keys_u64, r.keys_f64, r.keys_array,
+             r.keys_failed);
+  for (const kafka::ReceiverSourceReport& s : r.sources)
+    fmt::print("  {:<24} -> {:<24} {:>10} received {:>8} gaps {:>8} late {:>8} dropped{}\n", s.name, s.channel,
+               s.received, s.gaps, s.late, s.dropped, s.resumed ? " (resumed)" : "");
 }
 
 int run_recv(const RecvArgs& args) {
@@ -158,45 +286,16 @@ int run_recv(const RecvArgs& args) {
   if (!props) return report_usage(props.error().what);
   o.properties = std::move(*props);
   if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
+  if (auto ok = parse_routes(args.channels, o); !ok) return report_usage(ok.error().what);
+  if (!o.source.empty() && o.channel.empty()) return report_usage("kafka recv: --source needs a --channel");
+  o.commit_every_ns = static_cast<std::int64_t>(args.commit_ms * kNsPerMsKafka);
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
   const StopSignals signals;
   auto r = kafka::run_receiver(*arena, o, StopSignals::flag());
   if (!r) return report_error("", r.error());
-  if (args.json) {
-    JsonObject reasons;
-    for (std::size_t i = 0; i < core::kGapReasonCount; ++i)
-      if (r->gaps_by_reason[i] != 0) reasons.number(core::kGapReasonNames[i], r->gaps_by_reason[i]);
-    print_json(JsonObject()
-                   .text("arena", args.where)
-                   .text("name", o.name)
-                   .text("topic", o.topic)
-                   .text("channel", o.channel)
-                   .boolean("created", r->created)
-                   .number("partitions", static_cast<std::uint64_t>(r->partitions))
-                   .number("received", r->received)
-                   .number("gaps", r->gaps)
-                   .raw("gaps_by_reason", reasons.str())
-                   .number("late", r->late)
-                   .number("dropped", r->dropped)
-                   .number("refused", r->refused)
-                   .number("other", r->other)
-                   .number("malformed", r->malformed)
-                   .number("errors", r->errors)
-                   .number("bytes", r->bytes)
-                   .real("elapsed_s", r->elapsed_s));
-  } else {
-    fmt::print("kafka recv {} from {} topic {} into {} channel {}: {:.3f} s\n", o.name, o.brokers, o.topic, args.where,
-               o.channel, r->elapsed_s);
-    std::string reasons;
-    for (std::size_t i = 0; i < core::kGapReasonCount; ++i)
-      if (r->gaps_by_reason[i] != 0) reasons += fmt::format(" {} {}", core::kGapReasonNames[i], r->gaps_by_reason[i]);
-    fmt::print("  {} blocks received, {} gap blocks ({}), {} late, {} dropped here, {} refused, {} other messages, "
-               "{} malformed, {} consumer errors\n",
-               r->received, r->gaps, reasons.empty() ? std::string("none") : reasons.substr(1), r->late, r->dropped,
-               r->refused, r->other, r->malformed, r->errors);
-  }
+  print_recv(args, o, *r);
   return kExitOk;
 }
 
@@ -227,8 +326,9 @@ void add_kafka_commands(CLI::App& app, Action& action) {
 
   auto send = std::make_shared<SendArgs>();
   CLI::App* s = kafka->add_subcommand(
-      "send", "Produce channels as se00 and keys as f144 (idempotent, acks=all); lossless unless --lossy; Ctrl-C "
-              "flushes and reports");
+      "send", "Produce channels (event channels as ev44, spectra and other framed channels with an axis as hs01, "
+              "the rest as se00) and keys as f144 (idempotent, acks=all); lossless unless --lossy; Ctrl-C sends "
+              "pending gap runs, flushes and reports");
   add_name_option(*s, send->where);
   add_client_options(*s, send->o.name, send->o.brokers, send->o.topic, send->properties);
   s->add_option("--channel", send->o.channels, "channel names or globs to send (default: every channel)");
@@ -244,22 +344,40 @@ void add_kafka_commands(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   s->add_flag("--newest", send->o.from_newest, "start at each channel's newest block, not the oldest still held");
+  s->add_option("--schema", send->schemas,
+                "CHANNEL_GLOB=se00|hs01|ev44: send matching channels in this schema (first match wins; default: "
+                "ev44 for event channels, hs01 for framed channels with an axis, se00 for the rest)");
+  s->add_option("--gap-carrier-ms", send->gap_carrier_ms,
+                "a channel with only gaps this long sends them in a gap carrier (no values) at once")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_json_flag(*s, send->json);
   bind_action(*s, action, send, &run_send);
 
   auto recv = std::make_shared<RecvArgs>();
   CLI::App* r = kafka->add_subcommand(
-      "recv", "Publish a source's se00 messages into a channel of this arena (created, or attached if it matches); "
-              "every missing message counter becomes a gap; Ctrl-C stops and reports");
+      "recv", "Publish se00 sources into channels of this arena (created, or attached if they match) and f144 values "
+              "as keys; every missing message counter becomes a gap; offsets committed to the group after "
+              "publication, so a restart resumes exactly; Ctrl-C stops and reports");
   add_name_option(*r, recv->where);
   add_client_options(*r, recv->o.name, recv->o.brokers, recv->o.topic, recv->properties);
-  r->add_option("--channel", recv->o.channel, "the channel to publish into")->required();
-  r->add_option("--source", recv->o.source, "the se00 source name to take (default: the channel's name)");
-  r->add_option("--group", recv->o.group, "consumer group id (default: weir-NAME; offsets are not committed)");
+  r->add_option("--channel", recv->channels,
+                "a channel to publish into: NAME (the source of that name, or --source's), or SOURCE=CHANNEL; repeat "
+                "for several sources");
+  r->add_option("--source", recv->o.source, "with one --channel NAME: the se00 source to take (default: NAME)");
+  r->add_flag("--all-sources", recv->o.all_sources,
+              "every se00 source on the topic into a channel of its own name (made on its first message)");
+  r->add_option("--keys", recv->o.keys, "f144 sources matching these globs set as arena keys of the same name and type");
+  r->add_option("--group", recv->o.group,
+                "consumer group id, which holds the committed offsets a restart resumes from (default: weir-NAME)");
+  r->add_option("--commit-ms", recv->commit_ms, "commit the offsets of what is published this often (and at stop)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   r->add_option("--block", recv->o.block_samples, "a created channel's samples per block (default: the first message's)");
   r->add_option("--ring", recv->o.ring_blocks, "a created channel's ring, in blocks (a power of two)")->capture_default_str();
   r->add_option("--units", recv->o.units, "a created channel's units");
-  r->add_flag("--newest", recv->o.from_newest, "start at the end of each partition, not the beginning");
+  r->add_flag("--newest", recv->o.from_newest,
+              "a partition with no committed offset starts at its end, not its beginning");
   add_json_flag(*r, recv->json);
   bind_action(*r, action, recv, &run_recv);
 
