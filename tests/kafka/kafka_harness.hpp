@@ -121,4 +121,31 @@ inline ReadBack read_back(const core::Arena& arena, const std::string& channel, 
   return r;
 }
 
+/// Publishes n full blocks, each carrying its own sequence in its first 8 bytes.
+inline void publish_numbered(core::ChannelWriter& w, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::span<std::byte> slot;
+    REQUIRE(w.claim(slot) == core::ClaimStatus::ok);
+    const std::uint64_t seq = w.next_sequence();
+    std::memcpy(slot.data(), &seq, sizeof seq);
+    w.publish(w.samples_per_block());
+  }
+}
+
+/// Publishes n blocks ten at a time, each ten sent and delivered by sender NAME before the next, so
+/// a producer queue of 50 takes them all.
+inline void publish_paced(const core::Arena& near, core::ChannelWriter& w, const std::string& name, std::uint64_t n,
+                          const BackgroundWeir& send) {
+  for (std::uint64_t i = 0; i < n; i += 10) {
+    publish_numbered(w, 10);
+    REQUIRE_MESSAGE(eventually([&] {
+                      const std::uint64_t sent = key_u64(near, "kafka." + name + ".sent");
+                      return sent + key_u64(near, "kafka." + name + ".dropped") == w.next_sequence() &&
+                             key_u64(near, "kafka." + name + ".delivered") == sent;
+                    },
+                               kSettle),
+                    send.output());
+  }
+}
+
 }  // namespace weir::test

@@ -11,20 +11,6 @@
 
 namespace weir::test {
 
-namespace {
-
-void publish(core::ChannelWriter& w, std::uint64_t n) {
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::span<std::byte> slot;
-    REQUIRE(w.claim(slot) == core::ClaimStatus::ok);
-    const std::uint64_t seq = w.next_sequence();
-    std::memcpy(slot.data(), &seq, sizeof seq);
-    w.publish(w.samples_per_block());
-  }
-}
-
-}  // namespace
-
 TEST_SUITE("kafka.outage") {
 
 TEST_CASE("the leader down mid-run and back: 0 lost, 0 duplicated, samples identical" * doctest::timeout(60)) {
@@ -81,23 +67,10 @@ TEST_CASE("lossy under a stalled cluster: every dropped block is a sink_overflow
   REQUIRE_MESSAGE(eventually([&] { return key_u64(near, "kafka.out.channels") == 1; }, kSettle), send.output());
   auto writer = core::ChannelWriter::open(near, "adc0");
   REQUIRE(writer);
-  // Ten at a time, each ten delivered before the next: a queue of 50 takes them all.
-  const auto publish_paced = [&](std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; i += 10) {
-      publish(*writer, 10);
-      REQUIRE_MESSAGE(eventually([&] {
-                        const std::uint64_t sent = key_u64(near, "kafka.out.sent");
-                        return sent + key_u64(near, "kafka.out.dropped") == writer->next_sequence() &&
-                               key_u64(near, "kafka.out.delivered") == sent;
-                      },
-                                 kSettle),
-                      send.output());
-    }
-  };
-  publish_paced(100);
+  publish_paced(near, *writer, "out", 100, send);
   REQUIRE(key_u64(near, "kafka.out.dropped") == 0);
   for (int b = 1; b <= 3; ++b) REQUIRE(cluster.set_down(b));
-  publish(*writer, 300);  // the queue takes 50; the rest cannot go
+  publish_numbered(*writer, 300);  // the queue takes 50; the rest cannot go
   REQUIRE(eventually([&] { return key_u64(near, "kafka.out.sent") + key_u64(near, "kafka.out.dropped") == 400; }, kSettle));
   const std::uint64_t dropped = key_u64(near, "kafka.out.dropped");
   CHECK(dropped >= 200);
@@ -106,7 +79,7 @@ TEST_CASE("lossy under a stalled cluster: every dropped block is a sink_overflow
   REQUIRE_MESSAGE(eventually([&] { return key_u64(near, "kafka.out.delivered") == key_u64(near, "kafka.out.sent"); },
                              kSettle),
                   send.output());
-  publish_paced(100);  // its first message carries the last run of drops
+  publish_paced(near, *writer, "out", 100, send);  // its first message carries the last run of drops
   CHECK(key_u64(near, "kafka.out.dropped") == dropped);  // none after the cluster came back
   constexpr std::uint64_t kTotal = 500;
   REQUIRE_MESSAGE(eventually([&] { return head_of(far, "adc0") == kTotal; }, kSettle), recv.output() << send.output());

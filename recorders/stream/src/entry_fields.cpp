@@ -54,6 +54,9 @@ core::Result<EntryFields> EntryFields::create(hid_t entry, const std::string& ti
                              what + "/" + h5::kEntryDefinition);
       !def)
     return tl::make_unexpected(def.error());
+  if (nexus != nullptr)
+    for (const auto& [name, text] : nexus->texts)
+      if (auto ok = scalar_text(entry, name.c_str(), text, what + "/" + name); !ok) return tl::make_unexpected(ok.error());
   auto start = scalar_text(entry, h5::kEntryStartTime, "", what + "/" + h5::kEntryStartTime);
   if (!start) return tl::make_unexpected(start.error());
   auto end = scalar_text(entry, h5::kEntryEndTime, "", what + "/" + h5::kEntryEndTime);

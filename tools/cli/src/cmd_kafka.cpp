@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd_kafka_run.hpp"
 #include "command.hpp"
 #include "weir/core/gap_reason.hpp"
 #include "weir/kafka/mock_cluster.hpp"
@@ -380,6 +381,8 @@ void add_kafka_commands(CLI::App& app, Action& action) {
               "a partition with no committed offset starts at its end, not its beginning");
   add_json_flag(*r, recv->json);
   bind_action(*r, action, recv, &run_recv);
+
+  add_kafka_run_commands(*kafka, action);
 }
 
 }  // namespace weir::tools

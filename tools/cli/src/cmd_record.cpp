@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd_record_kafka.hpp"
 #include "command.hpp"
 #include "record_nexus.hpp"
 #include "weir/core/channel.hpp"
@@ -53,6 +54,7 @@ struct RecordArgs {
   bool require_mount = false;
   std::string missing_before = "before_start";
   bool json = false;
+  KafkaRecordArgs kafka;  // --from-kafka: the file-writer
 };
 
 // The recording's control block: signal handlers only store into its atomics.
@@ -205,6 +207,9 @@ int fault_status(const rec::RecordSummary& s) {
 int run_record(const RecordArgs& args) {
   auto options = to_options(args);
   if (!options) return report_usage(options.error().what);
+  if (!args.kafka.brokers.empty()) return run_record_kafka(args.kafka, args.where, *options, args.json);
+  if (args.where.empty() || args.channels.empty())
+    return report_usage("record: give the arena NAME and --channels (or --from-kafka BROKERS)");
   if (options->require_mount) {  // before check_options creates --out on the root disk
     auto root = rec::on_root_filesystem(rec::parse_out(options->out).dir);
     if (!root) return report_error("record", root.error());
@@ -248,9 +253,8 @@ void add_record_command(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand(
       "record", "Record channels and keys to HDF5 (SWMR, NeXus) as a registered consumer; rotates on size, time, "
                 "SIGHUP or a new channel; SIGINT/SIGTERM stop cleanly");
-  add_name_option(*sub, args->where);
+  add_name_option(*sub, args->where)->required(false);  // with --from-kafka: the writer's name
   sub->add_option("--channels", args->channels, "channel name patterns (glob: 'adc*'); every match is recorded")
-      ->required()
       ->expected(1, -1);
   sub->add_option("--out", args->out, "directory (files NAME_runRUN_SEG.h5) or FILE.h5 (then FILE_SEG.h5)")->required();
   sub->add_option("--policy", args->policy, "lossless (the writer waits or drops at source) or lossy")
@@ -303,6 +307,7 @@ void add_record_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(0U, kMaxThrottleUs))
       ->group("");  // hidden: it only makes a slow recorder for tests
   add_json_flag(*sub, args->json);
+  add_record_kafka_options(*sub, args->kafka);
   bind_action(*sub, action, args, &run_record);
 }
 

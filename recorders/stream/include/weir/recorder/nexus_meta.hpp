@@ -36,6 +36,9 @@ struct NexusMeta {
   std::string default_plot;  // a channel; "" (or one not recorded): the first sample channel
   std::optional<SourceNexus> source;
   std::map<std::string, ChannelNexus> channels;  // by channel name
+  // More text fields of /entry, by name (a Kafka run's job_id, nexus_structure, metadata, ...): one
+  // scalar string dataset each; a name the entry has already (title, ...) is an error at the file's start.
+  std::vector<std::pair<std::string, std::string>> texts;
 };
 
 }  // namespace weir::rec
