@@ -1,6 +1,7 @@
 // `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, f144, x5f2),
 // a topic's se00 messages back into a channel with every missing counter a gap, and librdkafka's
-// mock cluster for trying it without one (docs/design/kafka.md). Ctrl-C stops and reports.
+// mock cluster for trying it without one (docs/design/kafka.md). Ctrl-C stops and reports. `weir run`
+// starts a pipeline's `kafka "send"` and `driver "kafka"` as `--pipeline FILE --part NAME`.
 
 #include <algorithm>
 #include <chrono>
@@ -8,13 +9,16 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "weir/config/pipeline.hpp"
 #include "weir/core/gap_reason.hpp"
 #include "weir/kafka/mock_cluster.hpp"
+#include "weir/kafka/pipeline_settings.hpp"
 #include "weir/kafka/receiver.hpp"
 #include "weir/kafka/sender.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -41,6 +45,7 @@ struct SendArgs {
   double wait_ms = static_cast<double>(kafka::kDefaultLosslessWaitNs) / kNsPerMsKafka;
   double status_ms = static_cast<double>(kafka::kDefaultStatusEveryNs) / kNsPerMsKafka;
   double flush_ms = static_cast<double>(kafka::kDefaultFlushNs) / kNsPerMsKafka;
+  std::string pipeline, part;
   bool json = false;
 };
 
@@ -48,8 +53,26 @@ struct RecvArgs {
   std::string where;
   kafka::ReceiverOptions o;
   std::vector<std::string> properties;
+  std::string pipeline, part;
   bool json = false;
 };
+
+// The options of the pipeline file's `kafka "send"` (sender) or `driver "kafka"` called `part`.
+template <typename Options>
+core::Result<Options> from_pipeline(const std::string& file, const std::string& part) {
+  constexpr bool kSender = std::is_same_v<Options, kafka::SenderOptions>;
+  auto pipeline = config::load_pipeline(file);
+  if (!pipeline) return tl::make_unexpected(pipeline.error());
+  if constexpr (kSender) {
+    for (const auto& k : pipeline->kafkas)
+      if (k.name == part) return kafka::sender_options(k);
+  } else {
+    for (const auto& d : pipeline->drivers)
+      if (d.name == part && d.kind == "kafka") return kafka::receiver_options(d);
+  }
+  return core::fail(core::Errc::invalid_argument,
+                    fmt::format("{}: no {} called '{}'", file, kSender ? "kafka \"send\"" : "driver \"kafka\"", part));
+}
 
 core::Result<kafka::Properties> parse_properties(const std::vector<std::string>& texts) {
   kafka::Properties out;
@@ -90,13 +113,19 @@ int run_mock(const MockArgs& args) {
 
 int run_send(const SendArgs& args) {
   kafka::SenderOptions o = args.o;
-  auto props = parse_properties(args.properties);
-  if (!props) return report_usage(props.error().what);
-  o.properties = std::move(*props);
-  if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
-  o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
-  o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
-  o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
+  if (!args.pipeline.empty()) {
+    auto loaded = from_pipeline<kafka::SenderOptions>(args.pipeline, args.part);
+    if (!loaded) return report_error("kafka send", loaded.error());
+    o = std::move(*loaded);
+  } else {
+    auto props = parse_properties(args.properties);
+    if (!props) return report_usage(props.error().what);
+    o.properties = std::move(*props);
+    if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
+    o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
+    o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
+    o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
+  }
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -153,10 +182,16 @@ int run_send(const SendArgs& args) {
 
 int run_recv(const RecvArgs& args) {
   kafka::ReceiverOptions o = args.o;
-  auto props = parse_properties(args.properties);
-  if (!props) return report_usage(props.error().what);
-  o.properties = std::move(*props);
-  if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
+  if (!args.pipeline.empty()) {
+    auto loaded = from_pipeline<kafka::ReceiverOptions>(args.pipeline, args.part);
+    if (!loaded) return report_error("kafka recv", loaded.error());
+    o = std::move(*loaded);
+  } else {
+    auto props = parse_properties(args.properties);
+    if (!props) return report_usage(props.error().what);
+    o.properties = std::move(*props);
+    if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
+  }
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -201,11 +236,23 @@ int run_recv(const RecvArgs& args) {
 
 void add_client_options(CLI::App& sub, std::string& name, std::string& brokers, std::string& topic,
                         std::vector<std::string>& properties) {
-  sub.add_option("--brokers", brokers, "bootstrap servers: HOST:PORT,...")->required();
-  sub.add_option("--topic", topic, "the topic")->required();
+  sub.add_option("--brokers", brokers, "bootstrap servers: HOST:PORT,... (required unless --pipeline)");
+  sub.add_option("--topic", topic, "the topic (required unless --pipeline)");
   sub.add_option("--name", name, "this client's name: keys kafka.NAME.* (default: host name)");
   sub.add_option("-X,--property", properties,
                  "librdkafka property KEY=VALUE, over weir's defaults (e.g. security.protocol=SASL_SSL)");
+}
+
+// --pipeline FILE --part NAME: run the file's declaration with its settings (the way `weir run`
+// starts it); the other options then do not apply.
+void add_pipeline_options(CLI::App& sub, std::string& pipeline, std::string& part, const char* what) {
+  CLI::Option* file = sub.add_option("--pipeline", pipeline, fmt::format("run the pipeline file's {} called --part", what));
+  sub.add_option("--part", part, "the declaration's name in --pipeline")->needs(file);
+  file->needs("--part");
+  for (const char* other : {"--name", "--brokers", "--topic", "--property", "--channel", "--keys", "--lossy", "--wait-ms", "--queue",
+                            "--status-topic", "--status-ms", "--flush-ms", "--newest", "--source", "--group", "--block",
+                            "--ring", "--units"})
+    if (CLI::Option* o = sub.get_option_no_throw(other); o != nullptr) file->excludes(o);
 }
 
 }  // namespace
@@ -243,6 +290,7 @@ void add_kafka_commands(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   s->add_flag("--newest", send->o.from_newest, "start at each channel's newest block, not the oldest still held");
+  add_pipeline_options(*s, send->pipeline, send->part, "kafka \"send\"");
   add_json_flag(*s, send->json);
   bind_action(*s, action, send, &run_send);
 
@@ -252,13 +300,14 @@ void add_kafka_commands(CLI::App& app, Action& action) {
               "every missing message counter becomes a gap; Ctrl-C stops and reports");
   add_name_option(*r, recv->where);
   add_client_options(*r, recv->o.name, recv->o.brokers, recv->o.topic, recv->properties);
-  r->add_option("--channel", recv->o.channel, "the channel to publish into")->required();
+  r->add_option("--channel", recv->o.channel, "the channel to publish into (required unless --pipeline)");
   r->add_option("--source", recv->o.source, "the se00 source name to take (default: the channel's name)");
   r->add_option("--group", recv->o.group, "consumer group id (default: weir-NAME; offsets are not committed)");
   r->add_option("--block", recv->o.block_samples, "a created channel's samples per block (default: the first message's)");
   r->add_option("--ring", recv->o.ring_blocks, "a created channel's ring, in blocks (a power of two)")->capture_default_str();
   r->add_option("--units", recv->o.units, "a created channel's units");
   r->add_flag("--newest", recv->o.from_newest, "start at the end of each partition, not the beginning");
+  add_pipeline_options(*r, recv->pipeline, recv->part, "driver \"kafka\"");
   add_json_flag(*r, recv->json);
   bind_action(*r, action, recv, &run_recv);
 }
