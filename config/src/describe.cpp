@@ -83,6 +83,16 @@ std::string describe(const Pipeline& p, const Resolved& r) {
     s += fmt::format("  bridge \"{}\" ({}) {}  reads {} ({})\n", br.name, br.kind, br.thread ? "thread " : "process",
                      in != r.bridge_inputs.end() ? joined(in->second) : "-", joined(br.channels));
   }
+  for (const auto& k : p.kafkas) {
+    const auto in = r.kafka_inputs.find(k.name);
+    const auto setting = [&](const char* key) {
+      const auto it = k.settings.find(key);
+      return it == k.settings.end() ? std::string("-") : it->second.as_text();
+    };
+    s += fmt::format("  kafka \"{}\" ({}) process  reads {} ({}) -> topic {} at {}\n", k.name, k.kind,
+                     in != r.kafka_inputs.end() ? joined(in->second) : "-", joined(k.channels), setting("topic"),
+                     setting("brokers"));
+  }
   for (const auto& a : p.anns)
     s += fmt::format("  ann \"{}\" process  indexes the vectors labelled {}{}\n", a.name, a.part, params_text(a.params));
   return s;

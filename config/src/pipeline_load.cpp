@@ -23,8 +23,9 @@ namespace {
 constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "pool_mib", "channel_mb", "consumers",
                                 "vector_dim", "vectors", "numa_node", "mode", "attach", "replace"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms", "calibration"};
-constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge"};
+constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge", "kafka"};
 constexpr std::array kBridgeKinds{"send"};
+constexpr std::array kKafkaKinds{"send"};
 constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "frequency", "chirp_to", "sweep",
                                 "count_rate", "rise", "tau", "noise", "full_scale", "fast"};
 constexpr std::array kReplayParams{"file", "speed", "loop"};
@@ -383,6 +384,16 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     b.channels = channels;
     b.settings = f.take_rest();  // the bridge reads its own settings
     p.bridges.push_back(std::move(b));
+    return {};
+  }
+  if (d.kind == "kafka") {
+    if (auto r = known_kind(d, "kafka part", kKafkaKinds); !r) return r;
+    KafkaDecl k;
+    if (auto ok = load_part(d, f, k, "kafka"); !ok) return ok;
+    WEIR_TRY(channels, f.list("channels", false));
+    k.channels = channels.empty() ? std::vector<std::string>{"*"} : channels;
+    k.settings = f.take_rest();  // kafka_config reads its own settings
+    p.kafkas.push_back(std::move(k));
     return {};
   }
   if (d.kind == "ann") {

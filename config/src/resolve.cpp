@@ -175,6 +175,15 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
           matched.push_back(c.name);
     b.r.bridge_inputs[br.name] = matched;
   }
+  for (const auto& k : p.kafkas) {  // a Kafka sender likewise
+    if (auto ok = unique_part(k); !ok) return tl::make_unexpected(ok.error());
+    std::vector<std::string> matched;
+    for (const auto& pattern : k.channels)
+      for (const auto& c : b.r.channels)
+        if (glob_match(pattern, c.name) && std::find(matched.begin(), matched.end(), c.name) == matched.end())
+          matched.push_back(c.name);
+    b.r.kafka_inputs[k.name] = matched;
+  }
 
   // An ann service indexes vectors: the arena must have them.
   for (const auto& a : p.anns) {
@@ -190,6 +199,7 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
   for (const auto& [shard, inputs] : r.shard_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   for (const auto& [rec, inputs] : r.record_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   for (const auto& [br, inputs] : r.bridge_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
+  for (const auto& [k, inputs] : r.kafka_inputs) r.consumers_needed += static_cast<std::uint32_t>(inputs.size());
   core::ArenaOptions o = p.arena.options;
   r.pool_bytes = p.arena.pool_given ? o.channel_data_bytes : pool_for(r.channel_bytes);
   o.channel_data_bytes = r.pool_bytes;

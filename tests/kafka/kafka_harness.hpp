@@ -64,17 +64,18 @@ inline std::uint64_t head_of(const core::Arena& arena, const std::string& channe
   return copier ? copier->head() : 0;
 }
 
-/// Checks blocks [0, blocks) of two channels are the same samples, sample counts and times.
-inline void check_identical(const core::Arena& near, const core::Arena& far, const std::string& near_channel,
-                            const std::string& far_channel, std::uint64_t blocks) {
-  auto a = core::BlockCopier::open(near, near_channel);
-  auto b = core::BlockCopier::open(far, far_channel);
+/// Checks blocks [first, blocks) of channel `a_name` in `a` and `b_name` in `b` are the same samples,
+/// sample counts and times.
+inline void check_identical_as(const core::Arena& a_arena, const std::string& a_name, const core::Arena& b_arena,
+                               const std::string& b_name, std::uint64_t first, std::uint64_t blocks) {
+  auto a = core::BlockCopier::open(a_arena, a_name);
+  auto b = core::BlockCopier::open(b_arena, b_name);
   REQUIRE(a);
   REQUIRE(b);
   REQUIRE(a->block_bytes() == b->block_bytes());
   std::vector<std::byte> x(a->block_bytes()), y(b->block_bytes());
   std::uint64_t differ = 0;
-  for (std::uint64_t s = 0; s < blocks; ++s) {
+  for (std::uint64_t s = first; s < blocks; ++s) {
     core::BlockRecord ra, rb;
     REQUIRE(a->copy(s, x, ra) == core::BlockStatus::ok);
     REQUIRE(b->copy(s, y, rb) == core::BlockStatus::ok);
@@ -82,13 +83,19 @@ inline void check_identical(const core::Arena& near, const core::Arena& far, con
     if (ra.samples != rb.samples || ra.realtime_ns != rb.realtime_ns || std::memcmp(x.data(), y.data(), bytes) != 0)
       ++differ;
   }
-  CHECK_MESSAGE(differ == 0, differ << " of " << blocks << " blocks differ");
+  CHECK_MESSAGE(differ == 0, differ << " of " << blocks - first << " blocks differ");
 }
 
-/// The same for a channel of the same name on both sides.
+/// Checks blocks [0, blocks) of two channels of the same name are the same samples, sample counts and times.
 inline void check_identical(const core::Arena& near, const core::Arena& far, const std::string& channel,
                             std::uint64_t blocks) {
-  check_identical(near, far, channel, channel, blocks);
+  check_identical_as(near, channel, far, channel, 0, blocks);
+}
+
+/// Checks blocks [0, blocks) of `near_channel` in `near` and `far_channel` in `far` are the same.
+inline void check_identical(const core::Arena& near, const core::Arena& far, const std::string& near_channel,
+                            const std::string& far_channel, std::uint64_t blocks) {
+  check_identical_as(near, near_channel, far, far_channel, 0, blocks);
 }
 
 /// A channel read from its first block: data blocks and lost blocks per reason.

@@ -1,7 +1,8 @@
 // `weir kafka send|recv|mock`: channels and keys to Kafka in the ESS schemas (se00, hs01, ev44, f144, x5f2),
 // a topic's se00 sources back into channels (every missing counter a gap) and its f144 values into
 // keys, resuming from the group's committed offsets, and librdkafka's mock cluster for trying it
-// without one (docs/design/kafka.md). Ctrl-C stops and reports.
+// without one (docs/design/kafka.md). Ctrl-C stops and reports. `weir run` starts a pipeline's
+// `kafka "send"` and `driver "kafka"` as `--pipeline FILE --part NAME`.
 
 #include <algorithm>
 #include <chrono>
@@ -9,14 +10,17 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cmd_kafka_run.hpp"
 #include "command.hpp"
+#include "weir/config/pipeline.hpp"
 #include "weir/core/gap_reason.hpp"
 #include "weir/kafka/mock_cluster.hpp"
+#include "weir/kafka/pipeline_settings.hpp"
 #include "weir/kafka/receiver.hpp"
 #include "weir/kafka/sender.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -45,6 +49,7 @@ struct SendArgs {
   double flush_ms = static_cast<double>(kafka::kDefaultFlushNs) / kNsPerMsKafka;
   double gap_carrier_ms = static_cast<double>(kafka::kDefaultGapCarrierNs) / kNsPerMsKafka;
   std::vector<std::string> schemas;
+  std::string pipeline, part;
   bool json = false;
 };
 
@@ -54,8 +59,26 @@ struct RecvArgs {
   std::vector<std::string> channels;
   std::vector<std::string> properties;
   double commit_ms = static_cast<double>(kafka::kDefaultCommitEveryNs) / kNsPerMsKafka;
+  std::string pipeline, part;
   bool json = false;
 };
+
+// The options of the pipeline file's `kafka "send"` (sender) or `driver "kafka"` called `part`.
+template <typename Options>
+core::Result<Options> from_pipeline(const std::string& file, const std::string& part) {
+  constexpr bool kSender = std::is_same_v<Options, kafka::SenderOptions>;
+  auto pipeline = config::load_pipeline(file);
+  if (!pipeline) return tl::make_unexpected(pipeline.error());
+  if constexpr (kSender) {
+    for (const auto& k : pipeline->kafkas)
+      if (k.name == part) return kafka::sender_options(k);
+  } else {
+    for (const auto& d : pipeline->drivers)
+      if (d.name == part && d.kind == "kafka") return kafka::receiver_options(d);
+  }
+  return core::fail(core::Errc::invalid_argument,
+                    fmt::format("{}: no {} called '{}'", file, kSender ? "kafka \"send\"" : "driver \"kafka\"", part));
+}
 
 core::Result<kafka::Properties> parse_properties(const std::vector<std::string>& texts) {
   kafka::Properties out;
@@ -96,18 +119,24 @@ int run_mock(const MockArgs& args) {
 
 int run_send(const SendArgs& args) {
   kafka::SenderOptions o = args.o;
-  auto props = parse_properties(args.properties);
-  if (!props) return report_usage(props.error().what);
-  o.properties = std::move(*props);
-  if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
-  o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
-  o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
-  o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
-  o.gap_carrier_ns = static_cast<std::int64_t>(args.gap_carrier_ms * kNsPerMsKafka);
-  for (const std::string& text : args.schemas) {  // CHANNEL_GLOB=SCHEMA; validate() names a bad one
-    const std::size_t eq = text.rfind('=');
-    o.schemas.push_back(eq == std::string::npos ? kafka::SchemaChoice{text, ""}
-                                                : kafka::SchemaChoice{text.substr(0, eq), text.substr(eq + 1)});
+  if (!args.pipeline.empty()) {
+    auto loaded = from_pipeline<kafka::SenderOptions>(args.pipeline, args.part);
+    if (!loaded) return report_error("kafka send", loaded.error());
+    o = std::move(*loaded);
+  } else {
+    auto props = parse_properties(args.properties);
+    if (!props) return report_usage(props.error().what);
+    o.properties = std::move(*props);
+    if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
+    o.lossless_wait_ns = static_cast<std::int64_t>(args.wait_ms * kNsPerMsKafka);
+    o.status_every_ns = static_cast<std::int64_t>(args.status_ms * kNsPerMsKafka);
+    o.flush_ns = static_cast<std::int64_t>(args.flush_ms * kNsPerMsKafka);
+    o.gap_carrier_ns = static_cast<std::int64_t>(args.gap_carrier_ms * kNsPerMsKafka);
+    for (const std::string& text : args.schemas) {  // CHANNEL_GLOB=SCHEMA; validate() names a bad one
+      const std::size_t eq = text.rfind('=');
+      o.schemas.push_back(eq == std::string::npos ? kafka::SchemaChoice{text, ""}
+                                                  : kafka::SchemaChoice{text.substr(0, eq), text.substr(eq + 1)});
+    }
   }
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
@@ -283,13 +312,19 @@ void print_recv(const RecvArgs& args, const kafka::ReceiverOptions& o, const kaf
 
 int run_recv(const RecvArgs& args) {
   kafka::ReceiverOptions o = args.o;
-  auto props = parse_properties(args.properties);
-  if (!props) return report_usage(props.error().what);
-  o.properties = std::move(*props);
-  if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
-  if (auto ok = parse_routes(args.channels, o); !ok) return report_usage(ok.error().what);
-  if (!o.source.empty() && o.channel.empty()) return report_usage("kafka recv: --source needs a --channel");
-  o.commit_every_ns = static_cast<std::int64_t>(args.commit_ms * kNsPerMsKafka);
+  if (!args.pipeline.empty()) {
+    auto loaded = from_pipeline<kafka::ReceiverOptions>(args.pipeline, args.part);
+    if (!loaded) return report_error("kafka recv", loaded.error());
+    o = std::move(*loaded);
+  } else {
+    auto props = parse_properties(args.properties);
+    if (!props) return report_usage(props.error().what);
+    o.properties = std::move(*props);
+    if (o.name.empty()) o.name = host_name_or("weir").substr(0, 48);
+    if (auto ok = parse_routes(args.channels, o); !ok) return report_usage(ok.error().what);
+    if (!o.source.empty() && o.channel.empty()) return report_usage("kafka recv: --source needs a --channel");
+    o.commit_every_ns = static_cast<std::int64_t>(args.commit_ms * kNsPerMsKafka);
+  }
   if (auto ok = kafka::validate(o); !ok) return report_usage(ok.error().what);
   auto arena = open_arena(args.where, Access::read_write);
   if (!arena) return kExitError;
@@ -302,11 +337,23 @@ int run_recv(const RecvArgs& args) {
 
 void add_client_options(CLI::App& sub, std::string& name, std::string& brokers, std::string& topic,
                         std::vector<std::string>& properties) {
-  sub.add_option("--brokers", brokers, "bootstrap servers: HOST:PORT,...")->required();
-  sub.add_option("--topic", topic, "the topic")->required();
+  sub.add_option("--brokers", brokers, "bootstrap servers: HOST:PORT,... (required unless --pipeline)");
+  sub.add_option("--topic", topic, "the topic (required unless --pipeline)");
   sub.add_option("--name", name, "this client's name: keys kafka.NAME.* (default: host name)");
   sub.add_option("-X,--property", properties,
                  "librdkafka property KEY=VALUE, over weir's defaults (e.g. security.protocol=SASL_SSL)");
+}
+
+// --pipeline FILE --part NAME: run the file's declaration with its settings (the way `weir run`
+// starts it); the other options then do not apply.
+void add_pipeline_options(CLI::App& sub, std::string& pipeline, std::string& part, const char* what) {
+  CLI::Option* file = sub.add_option("--pipeline", pipeline, fmt::format("run the pipeline file's {} called --part", what));
+  sub.add_option("--part", part, "the declaration's name in --pipeline")->needs(file);
+  file->needs("--part");
+  for (const char* other : {"--name", "--brokers", "--topic", "--property", "--channel", "--keys", "--lossy", "--wait-ms", "--queue",
+                            "--status-topic", "--status-ms", "--flush-ms", "--newest", "--source", "--group", "--block",
+                            "--ring", "--units", "--schema", "--gap-carrier-ms", "--all-sources", "--commit-ms"})
+    if (CLI::Option* o = sub.get_option_no_throw(other); o != nullptr) file->excludes(o);
 }
 
 }  // namespace
@@ -352,6 +399,7 @@ void add_kafka_commands(CLI::App& app, Action& action) {
                 "a channel with only gaps this long sends them in a gap carrier (no values) at once")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  add_pipeline_options(*s, send->pipeline, send->part, "kafka \"send\"");
   add_json_flag(*s, send->json);
   bind_action(*s, action, send, &run_send);
 
@@ -379,6 +427,7 @@ void add_kafka_commands(CLI::App& app, Action& action) {
   r->add_option("--units", recv->o.units, "a created channel's units");
   r->add_flag("--newest", recv->o.from_newest,
               "a partition with no committed offset starts at its end, not its beginning");
+  add_pipeline_options(*r, recv->pipeline, recv->part, "driver \"kafka\"");
   add_json_flag(*r, recv->json);
   bind_action(*r, action, recv, &run_recv);
 

@@ -20,6 +20,7 @@ core::Result<void> parse_part_args(const std::vector<std::string>& args) {
   add_udp_commands(app, action);
   add_instrument_commands(app, action);
   add_bridge_commands(app, action);
+  add_kafka_commands(app, action);
   add_ann_commands(app, action);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes a vector last argument first
   try {

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "kafka_metrics.hpp"
+#include "metric_family.hpp"
 #include "process_metrics.hpp"
 #include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
@@ -23,31 +25,6 @@
 namespace weir::serve {
 
 namespace {
-
-// One metric family: HELP and TYPE once, then its samples.
-class Family {
- public:
-  Family(std::string& out, std::string_view name, std::string_view type, std::string_view help) : out_(&out), name_(name) {
-    *out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-  }
-  void sample(std::string_view labels, double value, std::string_view suffix = {}) {
-    *out_ += fmt::format("{}{}{}{}{} {}\n", name_, suffix, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}",
-                         format_value(value));
-  }
-  void sample(std::string_view labels, std::uint64_t value, std::string_view suffix = {}) {
-    *out_ += fmt::format("{}{}{}{}{} {}\n", name_, suffix, labels.empty() ? "" : "{", labels, labels.empty() ? "" : "}",
-                         value);
-  }
-
- private:
-  static std::string format_value(double v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-    return fmt::format("{}", v);
-  }
-  std::string* out_;
-  std::string_view name_;
-};
 
 std::string channel_labels(const core::ChannelInfo& c) { return fmt::format("channel=\"{}\"", escape_label(c.name)); }
 
@@ -334,6 +311,7 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
            "Frames a slow session never got: replaced by a newer one while it was still writing.")
         .sample("", server->frames_replaced);
   }
+  append_kafka_metrics(out, kv);
   append_process_metrics(out);
   return out;
 }

@@ -1,11 +1,12 @@
 // One line per driver kind that reads its own settings: which subcommand runs it, and the check its
 // module's `<module>_config` library provides (acq_udp_config, acq_instrument_config, acq_lua_config,
-// bridge_config). Bridges ("send") are checked here too.
+// bridge_config, kafka_config). Bridges and Kafka senders ("send") are checked here too.
 #include <string_view>
 
 #include "weir/acq_lua/lua_driver_config.hpp"
 #include "weir/bridge/pipeline_settings.hpp"
 #include "weir/instrument/instrument_config.hpp"
+#include "weir/kafka/pipeline_settings.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
 #include "weir/udp/udp_config.hpp"
 
@@ -27,6 +28,7 @@ constexpr DriverKind kKinds[] = {
     {"serial", "serial", &acq::check_instrument_driver},
     {"lua", "lua-driver", &acq::check_lua_driver},
     {"bridge", "bridge recv", &bridge::check_receiver_driver},
+    {"kafka", "kafka recv", &kafka::check_receiver_driver},
 };
 
 const DriverKind* find_kind(std::string_view kind) noexcept {
@@ -51,7 +53,9 @@ core::Result<void> check_drivers(const config::Pipeline& pipeline) {
                                                                 d.kind + " driver"));
     if (auto ok = k->check(pipeline, d); !ok) return ok;
   }
-  return bridge::check_bridges(pipeline);  // bridge "send": not a driver, but settings of the same kind
+  // bridge "send" and kafka "send": not drivers, but settings of the same kind
+  if (auto ok = bridge::check_bridges(pipeline); !ok) return ok;
+  return kafka::check_kafka_senders(pipeline);
 }
 
 }  // namespace weir::supervisor

@@ -239,6 +239,7 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   for (const auto& [channel, writer] : loaded->resolved.channel_writer)
     if (writer.rfind("driver", 0) == 0) sources.insert(channel);
   RunStatus status(*arena, sources);
+  status.follow_kafka(loaded->pipeline);
   const std::int64_t start = core::monotonic_ns();
   const auto source_samples = [&] {
     std::uint64_t n = 0;

@@ -20,6 +20,7 @@ const char* role_name(PartRole role) noexcept {
     case PartRole::shard: return "shard";
     case PartRole::record: return "record";
     case PartRole::bridge: return "bridge";
+    case PartRole::kafka: return "kafka";
     case PartRole::ann: return "ann";
   }
   return "part";
@@ -139,6 +140,12 @@ PartPlan bridge_plan(const config::Pipeline& p, const config::BridgeDecl& b) {
   return plan;
 }
 
+PartPlan kafka_plan(const config::Pipeline& p, const config::KafkaDecl& k) {
+  PartPlan plan{PartRole::kafka, k.name, fmt::format("kafka \"{}\"", k.name), k.kind, {}, k.thread, k.cpu, k.max_restarts, k.essential, k.origin};
+  plan.args = {"kafka", k.kind, p.arena.name, "--pipeline", p.file, "--part", k.name};
+  return plan;
+}
+
 PartPlan ann_plan(const config::Pipeline& p, const config::AnnDecl& a) {
   PartPlan plan{PartRole::ann, a.name, fmt::format("ann \"{}\"", a.name), a.kind, {}, false, a.cpu, a.max_restarts, a.essential, a.origin};
   plan.args = {"ann", p.arena.name, a.part};
@@ -197,6 +204,7 @@ Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config
   for (const auto& s : p.shards) out.push_back(shard_plan(p, s));
   for (const auto& r : p.records) out.push_back(record_plan(p, r));
   for (const auto& b : p.bridges) out.push_back(bridge_plan(p, b));
+  for (const auto& k : p.kafkas) out.push_back(kafka_plan(p, k));
   for (const auto& a : p.anns) out.push_back(ann_plan(p, a));
   for (const PartPlan& plan : out)
     if (auto ok = check_cpu(plan); !ok) return tl::make_unexpected(ok.error());

@@ -1,5 +1,5 @@
 #pragma once
-// How `weir run` starts a pipeline's parts: each driver, shard, recorder and bridge becomes one `weir`
+// How `weir run` starts a pipeline's parts: each driver, shard, recorder, bridge and Kafka sender becomes one `weir`
 // subcommand line, run as a child process (or a thread, when the part asks).
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 
 namespace weir::supervisor {
 
-enum class PartRole : std::uint8_t { driver, shard, record, bridge, ann };
+enum class PartRole : std::uint8_t { driver, shard, record, bridge, kafka, ann };
 
 struct PartPlan {
   PartRole role = PartRole::driver;
@@ -40,7 +40,7 @@ struct PartPlan {
 /// Appends `--run N` to every recorder's arguments that does not name its run itself (`run = N`).
 void assign_run(std::vector<PartPlan>& parts, const config::Pipeline& pipeline, std::uint64_t run);
 
-/// "driver", "shard", "record", "bridge".
+/// "driver", "shard", "record", "bridge", "kafka", "ann".
 [[nodiscard]] const char* role_name(PartRole role) noexcept;
 
 }  // namespace weir::supervisor

@@ -39,6 +39,7 @@ RunTotals RunStatus::sample() {
   last_samples_ = t.samples;
   last_bytes_ = bytes;
   last_ns_ = now;
+  if (kafka_) t.kafka = KafkaRates::text(kafka_->sample());
   return t;
 }
 
@@ -80,12 +81,12 @@ std::string RunStatus::line(const RunTotals& t, const Supervisor& s, double elap
   }
   const auto secs = static_cast<long>(elapsed_s);
   return fmt::format("{:02}:{:02}:{:02} | in {:.2f} MS/s {:.1f} MB/s | lost {} dropped {} lag {} | errors {} | "
-                     "parts {}/{} restarts {}{}{} | disk {:.1f} MiB{}",
+                     "parts {}/{} restarts {}{}{} | disk {:.1f} MiB{}{}",
                      secs / 3600, secs / 60 % 60, secs % 60, t.samples_per_s / 1e6, t.bytes_per_s / 1e6, t.lost,
                      t.dropped, t.max_lag, t.errors, running, s.parts().size(), restarts,
                      given_up != 0 ? fmt::format(" GAVE UP {}", given_up) : std::string{},
                      config_errors != 0 ? fmt::format(" CONFIG ERROR {}", config_errors) : std::string{},
-                     static_cast<double>(t.disk_bytes) / 1048576.0, down);
+                     static_cast<double>(t.disk_bytes) / 1048576.0, t.kafka, down);
 }
 
 std::string RunStatus::summary() const { return summary(core::list_channels(*arena_)); }
@@ -173,6 +174,12 @@ std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pip
           if (const core::ChannelInfo* c = find(channels, name))
             for (const auto& k : c->consumers)
               if (k.kind == "bridge:" + plan.name) add_consumer(cost, *c, k);
+        break;
+      case PartRole::kafka:
+        for (const auto& name : inputs_of(resolved.kafka_inputs, plan.name))
+          if (const core::ChannelInfo* c = find(channels, name))
+            for (const auto& k : c->consumers)
+              if (k.kind == "kafka:" + plan.name) add_consumer(cost, *c, k);
         break;
       case PartRole::ann: break;  // follows keys, not channels: no blocks to count
     }

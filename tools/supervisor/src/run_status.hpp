@@ -2,10 +2,12 @@
 // What `weir run` shows while it runs: input rate, losses, lag, restarts and disk written, from the
 // arena's own counters (every part keeps them there), as one status line or a periodic log line.
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "run_kafka_status.hpp"
 #include "run_supervisor.hpp"
 #include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
@@ -23,12 +25,15 @@ struct RunTotals {
   std::uint64_t max_lag = 0;  // blocks, the furthest-behind consumer
   std::uint64_t disk_bytes = 0;
   std::uint64_t errors = 0;   // blocks parts failed to process
+  std::string kafka;          // the Kafka parts' rates (KafkaRates::text), "" without any
 };
 
 class RunStatus {
  public:
   /// `sources`: the channels drivers write (their rate is the pipeline's input rate).
   RunStatus(const core::Arena& arena, std::set<std::string> sources);
+  /// Adds the pipeline's Kafka parts' rates, queue and lag to every line.
+  void follow_kafka(const config::Pipeline& pipeline) { kafka_.emplace(*arena_, pipeline); }
   /// Reads the counters now; rates are over the time since the previous call.
   RunTotals sample();
   [[nodiscard]] static std::string line(const RunTotals& t, const Supervisor& s, double elapsed_s);
@@ -42,6 +47,7 @@ class RunStatus {
   std::set<std::string> sources_;
   std::uint64_t last_samples_ = 0, last_bytes_ = 0;
   std::int64_t last_ns_ = 0;
+  std::optional<KafkaRates> kafka_;
 };
 
 /// Leaves the part's state, restarts and last exit in the arena's keys (kPartKeyPrefix). Thread: any.

@@ -322,7 +322,8 @@ void Supervisor::remove(const std::string& name, std::int64_t grace_ns) {
 
 void Supervisor::stop_all(std::int64_t grace_ns, const std::function<void()>& drained) {
   stopping_ = true;
-  for (PartRole role : {PartRole::driver, PartRole::shard, PartRole::record, PartRole::bridge, PartRole::ann}) {
+  for (PartRole role :
+       {PartRole::driver, PartRole::shard, PartRole::record, PartRole::bridge, PartRole::kafka, PartRole::ann}) {
     for (auto& p : parts_)
       if (p->plan.role == role && (p->status == PartStatus::running || p->status == PartStatus::backoff))
         stop_part(*p, grace_ns);

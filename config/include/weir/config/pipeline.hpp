@@ -92,7 +92,7 @@ inline constexpr std::array<std::string_view, 7> kThreadShardKinds{"fft", "filte
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
-  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge: "send"
+  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge" | "kafka"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge, kafka: "send"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
   bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
   int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
@@ -134,6 +134,15 @@ struct BridgeDecl : PartDecl {
   std::map<std::string, Setting> settings;
 };
 
+/// `kafka "send" { brokers = "HOST:PORT,...", topic = "...", channels = { "adc*" }, keys = { "psu.*" } }`:
+/// follows channels and keys and produces them to a Kafka topic (`weir kafka send`). Its settings
+/// are read by kafka_config (kafka/config); every key but name, thread, cpu, restarts and channels is
+/// kept as written in `settings`. No channels: every channel.
+struct KafkaDecl : PartDecl {
+  std::vector<std::string> channels;  // glob patterns, as a recorder's
+  std::map<std::string, Setting> settings;
+};
+
 /// `ann "pulses" { m = 16, ef = 64 }`: a `weir ann` service keeping an HNSW index over the vectors of
 /// the keys labelled "pulses" (the partition) and answering nearest-vector queries posted through the
 /// arena (ann/README.md). `params` are its options (ef_construction -> --ef-construction).
@@ -150,6 +159,7 @@ struct Pipeline {
   std::vector<ShardDecl> shards;
   std::vector<RecordDecl> records;
   std::vector<BridgeDecl> bridges;
+  std::vector<KafkaDecl> kafkas;
   std::vector<AnnDecl> anns;
   EntryDecl entry;
   std::optional<SourceDecl> source;
@@ -179,6 +189,7 @@ struct Resolved {
   std::map<std::string, std::vector<std::string>> shard_inputs;   // shard -> input channels
   std::map<std::string, std::vector<std::string>> record_inputs;  // recorder -> channels
   std::map<std::string, std::vector<std::string>> bridge_inputs;  // bridge "send" -> channels
+  std::map<std::string, std::vector<std::string>> kafka_inputs;   // kafka "send" -> channels
   std::uint64_t channel_bytes = 0;                    // pool bytes the channels take
   std::uint64_t pool_bytes = 0;                       // the arena's channel pool: pool_mib, or sized from channel_bytes
   std::uint64_t arena_bytes = 0;                      // the whole arena's mapping

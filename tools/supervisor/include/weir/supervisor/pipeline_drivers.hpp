@@ -6,7 +6,8 @@
 namespace weir::supervisor {
 
 /// Builds every driver's options from its settings the way the driver itself will, and refuses the
-/// first bad one with `file:line: driver "NAME": what`, then every `bridge "send"` the same way.
+/// first bad one with `file:line: driver "NAME": what`, then every `bridge "send"` and `kafka "send"`
+/// the same way.
 /// sim and replay are checked when planned.
 [[nodiscard]] core::Result<void> check_drivers(const config::Pipeline& pipeline);
 
