@@ -79,7 +79,7 @@ constexpr std::array kHelp{
          "Kafka messages by outcome: a sender's sent (taken by librdkafka), delivered, failed (delivery gave up), dropped "
          "(sink_overflow) and lost (not read in time); a receiver's received, late (duplicates, dropped), dropped (its "
          "channel full), refused, other (other sources or schemas) and malformed."},
-    Help{"weir_kafka_bytes_total", "counter", "Bytes of Kafka messages sent or received."},
+    Help{"weir_kafka_bytes_total", "counter", "Bytes sent (whole messages) or received (samples published)."},
     Help{"weir_kafka_gap_blocks_total", "counter",
          "Gap blocks: passed on by a sender (its writer's gaps), published by a receiver (every missing message counter)."},
     Help{"weir_kafka_offset_gaps_total", "counter", "Partition offsets a receiver found missing."},
