@@ -10,22 +10,22 @@ namespace weir::tools {
 StagingFeed::~StagingFeed() { (void)stop(); }
 
 core::Result<void> StagingFeed::start(const core::Arena& staging, const FileWriterOptions& o) {
-  for (const std::string& topic : o.topics)
-    for (const SourceRoute& route : o.sources) {
-      kafka::ReceiverOptions r;
-      r.name = fmt::format("{}-{}", o.name, options_.size());
-      r.brokers = o.brokers;
-      r.topic = topic;
-      r.source = route.source;
-      r.channel = route.channel.empty() ? route.source : route.channel;
-      r.ring_blocks = o.ring_blocks;
-      r.from_newest = o.from_newest;
-      r.properties = o.properties;
-      if (auto ok = kafka::validate(r); !ok)
-        return core::fail(ok.error().code, fmt::format("source '{}' of topic '{}': {}", route.source, topic,
-                                                       ok.error().what));
-      options_.push_back(std::move(r));
-    }
+  // One consumer per data topic, taking every source into its channel (a source not on a topic never
+  // makes its channel there).
+  for (const std::string& topic : o.topics) {
+    kafka::ReceiverOptions r;
+    r.name = fmt::format("{}-{}", o.name, options_.size());
+    r.brokers = o.brokers;
+    r.topic = topic;
+    for (const SourceRoute& route : o.sources)
+      r.routes.push_back({route.source, route.channel.empty() ? route.source : route.channel});
+    r.ring_blocks = o.ring_blocks;
+    r.from_newest = o.from_newest;
+    r.properties = o.properties;
+    if (auto ok = kafka::validate(r); !ok)
+      return core::fail(ok.error().code, fmt::format("topic '{}': {}", topic, ok.error().what));
+    options_.push_back(std::move(r));
+  }
   results_.resize(options_.size(), core::fail(core::Errc::not_ready, "not run"));
   threads_.reserve(options_.size());
   for (std::size_t i = 0; i < options_.size(); ++i)
