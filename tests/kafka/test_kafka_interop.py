@@ -1,8 +1,8 @@
 """Interop: what `weir kafka send` puts on a topic, read by the tools a facility uses. The schemas
 are compiled here with `flatc --python` from kafka/schemas (apart from the C++ side's generated
 code); confluent_kafka (Debian's python3-confluent-kafka) reads the topics from `weir kafka mock`,
-and the se00, f144, x5f2, hs01 (the fft shard's spectra) and ev44 (the MCA shard's pulses) messages
-decode field by field. kcat reads the same topic."""
+and the se00, f144, x5f2, hs01 (the fft shard's spectra), ev44 (the MCA shard's pulses), pl72 and 6s4t (`weir kafka
+run start|stop`) messages decode field by field. kcat reads the same topic."""
 import importlib.util
 import json
 import os
@@ -22,6 +22,7 @@ FLATC = os.environ.get("WEIR_FLATC", "flatc")
 TOPIC = "weir.interop"
 STATUS_TOPIC = "weir.interop.status"
 KINDS_TOPIC = "weir.interop.kinds"
+CONTROL_TOPIC = "weir.interop.control"
 FFT_SIZE = 256
 SINE_HZ = 5000
 BLOCKS = 20
@@ -69,7 +70,7 @@ def read_topic(bootstrap, topic, count, timeout=20.0):
 def sent(tmp_path_factory):
     """A mock cluster, an arena with a channel of known samples and one f64 key, sent by weir."""
     mock = subprocess.Popen([WEIR, "kafka", "mock", "--brokers", "3", "--topic", TOPIC, "--topic", STATUS_TOPIC,
-                             "--topic", KINDS_TOPIC],
+                             "--topic", KINDS_TOPIC, "--topic", CONTROL_TOPIC],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     arena = f"pyk-{os.getpid()}"
     sender = None
@@ -273,3 +274,26 @@ def test_python_decodes_hs01_spectra_and_ev44_pulses(sent):
     assert sorted(spectrum_seqs) == list(range(spectra))
     assert sorted(pulse_ids) == list(range(pulse_blocks))
     assert events > 20  # 5000 pulses/s for 21 ms
+
+
+def test_python_decodes_the_pl72_run_start_and_6s4t_run_stop(sent):
+    pl72 = load_schema(sent["out"], "pl72_run_start", "RunStart")
+    s6s4t = load_schema(sent["out"], "6s4t_run_stop", "RunStop")
+    common = ["--brokers", sent["bootstrap"], "--topic", CONTROL_TOPIC, "--service-id", "fw1", "--run-name", "run 7"]
+    job = weir("kafka", "run", "start", *common, "--job-id", "job-py-7", "--filename", "run_7.nxs",
+               "--start-time", 1_700_000_000_000, "--metadata", '{"proposal": "p42"}', "--instrument", "bl5").strip()
+    assert job == "job-py-7"
+    weir("kafka", "run", "stop", *common, "--job-id", job, "--stop-time", 1_700_000_060_000, "--command-id", "cmd-1")
+    messages = read_topic(sent["bootstrap"], CONTROL_TOPIC, 2)
+    assert len(messages) == 2, f"{len(messages)} messages on {CONTROL_TOPIC}"
+    start, stop = (bytearray(m.value()) for m in messages)
+    assert pl72["RunStart"].RunStartBufferHasIdentifier(start, 0)
+    r = pl72["RunStart"].GetRootAs(start, 0)
+    assert (r.JobId(), r.RunName(), r.Filename(), r.ServiceId(), r.InstrumentName()) == (
+        b"job-py-7", b"run 7", b"run_7.nxs", b"fw1", b"bl5")
+    assert (r.StartTime(), r.StopTime()) == (1_700_000_000_000, 0)
+    assert json.loads(r.Metadata()) == {"proposal": "p42"}
+    assert s6s4t["RunStop"].RunStopBufferHasIdentifier(stop, 0)
+    s = s6s4t["RunStop"].GetRootAs(stop, 0)
+    assert (s.JobId(), s.RunName(), s.ServiceId(), s.CommandId()) == (b"job-py-7", b"run 7", b"fw1", b"cmd-1")
+    assert s.StopTime() == 1_700_000_060_000
