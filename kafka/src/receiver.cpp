@@ -95,7 +95,7 @@ class Receiver {
       if (m.err != RD_KAFKA_RESP_ERR__PARTITION_EOF) ++errors_;
       return;
     }
-    const std::span<const std::byte> payload(static_cast<const std::byte*>(m.payload), m.len);
+    const std::span<const std::byte> payload = aligned_payload(m, scratch_);
     const std::string_view id = schema_id(payload);
     if (id == kSe00) {
       on_se00(m, payload);
@@ -258,6 +258,7 @@ class Receiver {
   std::optional<KeyReceiver> key_receiver_;
   std::vector<GapRun> runs_;  // the weir.gaps runs of the message at hand
   std::uint64_t other_ = 0, malformed_ = 0, errors_ = 0;
+  std::vector<std::byte> scratch_;  // a misaligned payload copied here before it is decoded
 };
 
 }  // namespace

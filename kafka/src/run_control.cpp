@@ -74,6 +74,7 @@ Result<void> send_control(const ControlOptions& o, std::span<const std::byte> me
 struct ControlReader::Impl {
   Client client;
   std::uint64_t errors = 0;
+  std::vector<std::byte> scratch;  // a misaligned payload copied here before it is decoded
 };
 
 ControlReader::ControlReader(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
@@ -144,7 +145,7 @@ std::optional<ControlMessage> ControlReader::poll(int wait_ms) {
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) ++impl_->errors;
   } else {
-    const std::span<const std::byte> payload(static_cast<const std::byte*>(m->payload), m->len);
+    const std::span<const std::byte> payload = aligned_payload(*m, impl_->scratch);
     ControlMessage c;
     const std::string_view id = schema_id(payload);
     if (id == kPl72) {
