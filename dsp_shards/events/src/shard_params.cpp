@@ -87,7 +87,7 @@ core::Result<std::uint32_t> add_key(weir_shard_config& cfg, const char* suffix, 
   out.kind = WEIR_OUTPUT_KEY;
   out.key_type = key_type;
   out.max_bytes = max_bytes;
-  std::memcpy(out.units, units.data(), std::min(units.size(), sizeof out.units - 1));
+  if (!units.empty()) std::memcpy(out.units, units.data(), std::min(units.size(), sizeof out.units - 1));
   return add_output(cfg, suffix, out);
 }
 
