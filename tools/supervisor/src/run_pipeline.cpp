@@ -219,7 +219,7 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
 
   const double cpu_at_start = process_cpu_s();
   Console console(args.log);
-  Supervisor supervisor([&console](const std::string& line) { console.log(line); });
+  Supervisor supervisor([&console](const std::string& line) { console.log(line); }, args.weir_exe);
   console.log(fmt::format("weir run {}: arena '{}', {} part(s), run {}", args.file, loaded->pipeline.arena.name,
                           loaded->parts.size(), run));
   const auto log = [&console](const std::string& line) { console.log(line); };

@@ -154,7 +154,7 @@ void Supervisor::start(PartState& part) {
         (void)!write(STDERR_FILENO, why.data(), why.size());
       }
     }
-    execv("/proc/self/exe", argv.data());
+    execv(weir_exe_.c_str(), argv.data());
     _exit(127);
   }
   close(fds[1]);

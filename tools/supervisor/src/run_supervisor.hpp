@@ -51,8 +51,10 @@ struct PartState {
 
 class Supervisor {
  public:
-  /// `log` receives one line at a time: the supervisor's own and the parts' (prefixed).
-  explicit Supervisor(std::function<void(const std::string&)> log) : log_(std::move(log)) {}
+  /// `log` receives one line at a time: the supervisor's own and the parts' (prefixed). Process
+  /// parts run `weir_exe` (RunOptions::weir_exe).
+  Supervisor(std::function<void(const std::string&)> log, std::string weir_exe)
+      : log_(std::move(log)), weir_exe_(std::move(weir_exe)) {}
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   ~Supervisor();
@@ -88,6 +90,7 @@ class Supervisor {
   void say(const std::string& line) { log_(line); }
 
   std::function<void(const std::string&)> log_;
+  std::string weir_exe_;  // what process parts run
   std::vector<std::unique_ptr<PartState>> parts_;
   std::function<void(const PartState&)> on_change_;
   bool stopping_ = false;

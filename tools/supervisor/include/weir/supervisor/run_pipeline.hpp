@@ -30,6 +30,9 @@ struct RunOptions {
   double grace_s = 5;         // a part's time to leave on SIGTERM before SIGKILL
   bool replace = false;       // create over a stale arena of the same name
   bool keep = false;          // keep an shm arena after the run instead of removing it
+  /// The weir executable a process part runs (`weir PART ARGS...`): this program by default, as in
+  /// `weir run`; another program that runs pipelines (the benchmark) names the weir binary.
+  std::string weir_exe = "/proc/self/exe";
   /// Parses each part's command line as its subcommand will, before anything starts (check_pipeline()).
   ArgsCheck check_args;
   /// Where log lines go; empty: stdout (with a live status line on a terminal).
