@@ -1,8 +1,11 @@
 #pragma once
-// The vectors and channels suites: what `weir bench vectors|channels` runs. Private to bench/.
+// The suites besides kv and signals: what `weir bench vectors|channels|shards|recorder|kernels|udp|pipeline`
+// runs. Private to bench/.
 // How to read them: bench/README.md.
 #include <string>
 #include <vector>
+
+#include "weir_exe.hpp"
 
 namespace weir::bench {
 
@@ -53,5 +56,12 @@ namespace weir::bench {
 /// overflowed the socket buffer, or a loss count was not exact, kExitUsage on bad arguments.
 /// Thread: one at a time per process (it forks children and pins itself to a CPU while they run).
 [[nodiscard]] int run_udp_suite(const std::vector<std::string>& args);
+
+/// `weir bench pipeline [options]` (pipeline_bench.cpp): parses args (args[0], the suite's name, is
+/// skipped; --weir taken out already) and runs run_pipeline_bench with `weir` starting the process
+/// parts. Returns kExitOk (done, or --help), kExitFailed when the pipeline or a kernel alone failed or
+/// no weir executable was found (weir.looked_for named), kExitUsage on bad arguments.
+/// Thread: main only (the supervisor installs signal handlers).
+[[nodiscard]] int run_pipeline_suite(const std::vector<std::string>& args, const WeirExe& weir);
 
 }  // namespace weir::bench

@@ -1,91 +1,114 @@
 #include "cmd_bench.hpp"
 
-#include <memory>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
-#include "cmd_bench_pipeline.hpp"
 #include "command.hpp"
-#include "weir/bench/kv_bench.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::tools {
 
-std::vector<std::string> bench_arguments(const BenchOptions& options) {
-  std::vector<std::string> args{options.suite, "--reps", fmt::format("{}", options.reps)};
-  if (options.quick) args.emplace_back("--quick");
-  if (options.json) args.emplace_back("--json");
-  if (options.ann_1m) args.emplace_back("--ann-1m");
-  if (options.ann_only) args.emplace_back("--ann-only");
-  if (!options.only.empty()) {
-    args.emplace_back("--only");
-    args.push_back(options.only);
-  }
-  return args;
-}
-
-int run_bench_kv(const BenchOptions& options) {
-  return weir::bench::run_bench(bench_arguments(options));
-}
-
 namespace {
 
-struct AllBenchOptions {
-  BenchOptions suite;
-  PipelineBenchOptions pipeline;
-  bool pipeline_options = false;  // any option only the pipeline suite takes was given
-};
+namespace fs = std::filesystem;
 
-int run_bench_any(const AllBenchOptions& options) {
-  if (options.suite.suite == "pipeline") {
-    PipelineBenchOptions p = options.pipeline;
-    p.json = options.suite.json;
-    p.quick = options.suite.quick;
-    p.reps = options.suite.reps;
-    return run_bench_pipeline(p);
-  }
-  if (!options.suite.only.empty() && options.suite.suite != "recorder") {
-    print_error("weir bench: --only is an option of the recorder suite only");
-    return kExitUsage;
-  }
-  if (options.pipeline_options) {
-    print_error("weir bench: --channels, --rate, --block, --duration, --fir, --processes, --threads, --batch-ms and --dir are "
-                "options of the pipeline suite only");
-    return kExitUsage;
-  }
-  return run_bench_kv(options.suite);
+constexpr const char* kBuildCommand = "cmake --build build --target weir_bench";
+
+bool executable_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// This weir's own path, from /proc/self/exe; empty when it cannot be read.
+fs::path this_weir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path{} : self;
 }
 
 }  // namespace
 
+core::Result<std::string> find_weir_bench() {
+  if (const char* env = std::getenv("WEIR_BENCH"); env != nullptr && *env != '\0') {
+    if (executable_file(env)) return std::string(env);
+    return core::fail(core::Errc::not_found,
+                      fmt::format("WEIR_BENCH={} is not an executable file (unset it to use the weir_bench of this build, "
+                                  "built by `{}`)",
+                                  env, kBuildCommand));
+  }
+  const fs::path self = this_weir();
+  if (self.empty()) return core::fail(core::Errc::not_found, "cannot read /proc/self/exe to find weir_bench beside weir");
+  const fs::path beside = self.parent_path() / "weir_bench";
+  const fs::path in_build = (self.parent_path() / ".." / "bench" / "weir_bench").lexically_normal();
+  for (const fs::path& candidate : {beside, in_build})
+    if (executable_file(candidate)) return candidate.string();
+  return core::fail(core::Errc::not_found,
+                    fmt::format("weir_bench is not built (the benchmark suites live there; looked for {} and {}): build it "
+                                "with `{}`",
+                                beside.string(), in_build.string(), kBuildCommand));
+}
+
+int exec_weir_bench(const std::vector<std::string>& args) {
+  const auto bench = find_weir_bench();
+  if (!bench) {
+    print_error("bench: " + bench.error().what);
+    return kExitError;
+  }
+  std::vector<std::string> all = args;
+  if (const fs::path self = this_weir(); !self.empty()) {
+    all.emplace_back("--weir");
+    all.push_back(self.string());
+  }
+  std::vector<char*> argv;
+  std::string program = "weir_bench";
+  argv.push_back(program.data());
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execv(bench->c_str(), argv.data());
+  print_error(fmt::format("bench: cannot run {}: {}", *bench, std::strerror(errno)));
+  return kExitError;
+}
+
 void add_bench_command(CLI::App& app, Action& action) {
-  auto all = std::make_shared<AllBenchOptions>();
-  BenchOptions* options = &all->suite;
-  PipelineBenchOptions* pipe = &all->pipeline;
-  CLI::App* sub = app.add_subcommand("bench", "Run a benchmark suite against a private arena");
-  sub->add_option("SUITE", options->suite, "benchmark suite")->required()->check(CLI::IsMember({"kv", "signals", "vectors", "channels", "shards", "recorder", "pipeline", "udp"}));
-  sub->add_option("--reps", options->reps, "repetitions per benchmark")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_flag("--quick", options->quick, "short runs, for a smoke test");
-  sub->add_flag("--ann-1m", options->ann_1m, "vectors: also the ann rows over 1M x 128 (slow to build)");
-  sub->add_flag("--ann-only", options->ann_only, "vectors: the ann rows alone");
-  add_json_flag(*sub, options->json);
-  sub->add_option("--only", options->only, "recorder: one line")
-      ->check(CLI::IsMember({"live", "drain", "fsync", "snapshot", "codec", "encoded"}));
-  const auto mark = [all](auto) { all->pipeline_options = true; };
-  sub->add_option("--channels", pipe->channels, "pipeline: simulated f32 channels")->capture_default_str()->each(mark);
-  sub->add_option("--rate", pipe->rate_msps, "pipeline: aggregate input, MS/s")->capture_default_str()->each(mark);
-  sub->add_option("--block", pipe->block, "pipeline: samples per block")->capture_default_str()->each(mark);
-  sub->add_option("--duration", pipe->duration_s, "pipeline: seconds per run")->capture_default_str()->each(mark);
-  sub->add_flag("--fir", pipe->fir, "pipeline: a filter shard (101 taps, decimate 4) on each channel too")->each(mark);
-  auto* processes = sub->add_flag("--processes", pipe->processes, "pipeline: shards as processes (thread = false)")->each(mark);
-  sub->add_flag("--threads", pipe->threads, "pipeline: shards as threads of weir run (thread = true)")
-      ->excludes(processes)
-      ->each(mark);
-  sub->add_option("--batch-ms", pipe->batch_ms, "pipeline: the shards' batch_ms (default: the host's)")->each(mark);
-  sub->add_option("--dir", pipe->dir, "pipeline: where recordings go (default: the temp directory)")->each(mark);
-  bind_action(*sub, action, all, &run_bench_any);
+  CLI::App* sub = app.add_subcommand("bench", "Run a benchmark suite against a private arena (runs weir_bench)");
+  sub->footer(
+      "SUITE [options]: the suite and its options go to weir_bench (bench/), built by\n"
+      "`cmake --build build --target weir_bench`; `weir bench SUITE --help` shows the suite's options.\n"
+      "Suites:\n"
+      "  kv         KvStore get/set against a bare seqlock and memcpy\n"
+      "  signals    signal-group wake latency against a bare futex, and publish cost\n"
+      "  vectors    top-10 search against a dot-product loop and a memory stream (--ann-1m, --ann-only)\n"
+      "  channels   channel throughput against an SPSC ring, a Unix socket and ZeroMQ\n"
+      "  shards     the fft shard against bare FFTW, every shard's time per block\n"
+      "  recorder   the HDF5 recorder against a bare HDF5 loop and plain write() (--only LINE)\n"
+      "  kernels    each shard's process() against the bare kernel it is built from\n"
+      "  udp        the UDP driver against a bare recvmmsg loop\n"
+      "  pipeline   a pipeline under the supervisor, each stage next to its kernel alone (--channels, --rate,\n"
+      "             --block, --duration, --fir, --processes, --threads, --batch-ms, --dir)\n"
+      "Every suite: --json, --reps N (default 5), --quick.");
+  // Everything after `bench` is weir_bench's, in order: the first word that is not an option of
+  // this subcommand (only --help is) ends the parsing here.
+  sub->prefix_command();
+  sub->callback([&action, sub] {
+    action = [args = sub->remaining()] {
+      if (args.empty()) {
+        print_error("bench: which suite? (kv, signals, vectors, channels, shards, recorder, kernels, udp, pipeline; "
+                    "weir bench --help)");
+        return kExitUsage;
+      }
+      return exec_weir_bench(args);
+    };
+  });
 }
 
 }  // namespace weir::tools

@@ -1,27 +1,22 @@
 #pragma once
-// `weir bench`: a thin front for the benchmark library in bench/ (target weir::bench_suites).
+// `weir bench`: hands its command line to weir_bench (bench/), the one home of the benchmark suites,
+// so that the weir executable carries none of them.
 #include <string>
 #include <vector>
 
+#include "weir/core/error.hpp"
+
 namespace weir::tools {
 
-inline constexpr int kDefaultBenchReps = 5;  // repetitions per benchmark unless --reps says otherwise
+/// The weir_bench executable: $WEIR_BENCH when set, else `weir_bench` beside this weir, else
+/// `../bench/weir_bench` from this weir's directory (the build tree: build/tools/weir and
+/// build/bench/weir_bench). Fails when none is an executable file, naming where it looked and the
+/// command that builds it. Thread: any.
+[[nodiscard]] core::Result<std::string> find_weir_bench();
 
-struct BenchOptions {
-  std::string suite = "kv";  // which benchmark suite; only "kv" exists
-  int reps = kDefaultBenchReps;
-  bool quick = false;        // shorter runs for smoke tests
-  bool json = false;         // one JSON object on stdout
-  std::string only;          // the recorder suite: one line (live, drain, fsync, snapshot, codec); "" all
-  bool ann_1m = false;       // the vectors suite: also the ann rows over 1M x 128 (bench/src/ann_cases.cpp)
-  bool ann_only = false;     // the vectors suite: the ann rows alone
-};
-
-/// The argument list handed to weir::bench::run_bench: {"kv", "--reps", "N", ["--quick"], ["--json"],
-/// ["--only", LINE]}.
-[[nodiscard]] std::vector<std::string> bench_arguments(const BenchOptions& options);
-
-/// Runs the benchmark suite and returns the process exit code. Thread: main only.
-int run_bench_kv(const BenchOptions& options);
+/// Replaces this process with weir_bench running `args` (the suite and its options) plus
+/// `--weir <this weir>`, with which the pipeline suite starts its parts. Returns only when that
+/// fails: says why on stderr and returns kExitError. Thread: main only.
+int exec_weir_bench(const std::vector<std::string>& args);
 
 }  // namespace weir::tools

@@ -1,21 +1,25 @@
-// `weir bench pipeline`: a whole pipeline (sim -> fft + stats (+ filter) on each channel -> one
+// The pipeline suite (`weir_bench pipeline`, `weir bench pipeline`): a whole pipeline (sim -> fft + stats (+ filter) on each channel -> one
 // lossless HDF5 recorder) run by the supervisor as `weir run` runs it, and each stage's CPU cost per
 // sample there next to the same kernel alone, in the same run: the shard through the host's loop on
 // a prefilled ring in one thread, the recorder draining prefilled rings, the simulator unpaced with
 // no readers, and plain write() of the recorder's bytes as the floor under the recorder.
-#include "cmd_bench_pipeline.hpp"
+#include "weir/bench/pipeline_bench.hpp"
 
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,11 +29,13 @@
 #include "weir/bench/shard_bench.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/json/json.hpp"
 #include "weir/supervisor/run_pipeline.hpp"
-#include "weir/tools/exit_codes.hpp"
-#include "weir/tools/output.hpp"
 
-namespace weir::tools {
+#include "extra_suites.hpp"
+#include "harness.hpp"
+
+namespace weir::bench {
 
 namespace {
 
@@ -144,6 +150,7 @@ core::Result<RunOutcome> run_once(const PipelineBenchOptions& o, const fs::path&
   run.status_every_s = 0;
   run.grace_s = 10;
   run.replace = true;
+  run.weir_exe = o.weir_exe;
   run.log = [&log](const std::string& line) { log += line + "\n"; };
   auto report = supervisor::run_pipeline(run);
   std::error_code ignored;
@@ -190,7 +197,7 @@ core::Result<void> shards_alone(const PipelineBenchOptions& o, std::vector<Stage
     Stage& s = stage(stages, std::string("shard ") + k.kind);
     s.alone_what = "the shard through the host's loop on a prefilled ring, one thread";
     for (int rep = 0; rep < o.reps && result; ++rep) {
-      bench::ShardBenchOptions b;
+      ShardBenchOptions b;
       b.shard = k.kind;
       b.params = k.params;
       b.channel = std::string("alone.") + k.kind;
@@ -199,7 +206,7 @@ core::Result<void> shards_alone(const PipelineBenchOptions& o, std::vector<Stage
       b.rate_hz = o.rate_msps * 1e6 / o.channels;
       b.blocks = blocks;
       b.prefill = true;
-      auto r = bench::bench_shard(*arena, b);
+      auto r = bench_shard(*arena, b);
       if (!r) {
         result = tl::make_unexpected(r.error());
         break;
@@ -279,13 +286,13 @@ core::Result<void> recorder_alone(const PipelineBenchOptions& o, const fs::path&
   Stage& s = stage(stages, "record hdf5");
   s.alone_what = "the recorder draining prefilled rings (floor: plain write() of the same bytes)";
   for (int rep = 0; rep < o.reps; ++rep) {
-    bench::RecorderBenchOptions r;
+    RecorderBenchOptions r;
     r.dir = scratch.string();
     r.channels = o.channels;
     r.block_bytes = o.block * 4;
     r.blocks = o.quick ? kAloneBlocks / 8 : kAloneBlocks;
     r.prefill = true;
-    auto got = bench::bench_record(r);
+    auto got = bench_record(r);
     if (!got) return tl::make_unexpected(got.error());
     if (got->bytes != 0) s.alone_ns.push_back(got->cpu_s * 1e9 / (static_cast<double>(got->bytes) / 4));
     auto plain = plain_write_ns_per_sample(scratch, got->bytes);
@@ -297,12 +304,134 @@ core::Result<void> recorder_alone(const PipelineBenchOptions& o, const fs::path&
 
 std::string fmt_ns(double v) { return v > 0 ? fmt::format("{:.2f}", v) : std::string("-"); }
 
+void print_error(std::string_view message) { fmt::print(stderr, "{}\n", message); }
+
+constexpr const char* kUsage =
+    "usage: weir bench pipeline [--channels N] [--rate MSPS] [--block N] [--duration S] [--fir]\n"
+    "                           [--processes|--threads] [--batch-ms MS] [--dir DIR] [--json] [--reps N] [--quick]\n"
+    "  a pipeline (sim -> fft + stats (+ filter) on each channel -> one lossless HDF5 recorder) under the\n"
+    "  supervisor, each stage's CPU per sample next to its kernel alone in the same run\n"
+    "  --channels N   simulated f32 channels, 1..64 (default 4)\n"
+    "  --rate MSPS    aggregate input in MS/s (default 16)\n"
+    "  --block N      samples per block, >= 64 (default 16384)\n"
+    "  --duration S   seconds per pipeline run (default 5)\n"
+    "  --fir          a filter shard (101 taps, decimate 4) on each channel too\n"
+    "  --processes    shards as processes (thread = false)\n"
+    "  --threads      shards as threads of the supervisor (thread = true)\n"
+    "  --batch-ms MS  the shards' batch_ms (default: the host's)\n"
+    "  --dir DIR      where recordings go (default: the temp directory)\n"
+    "  --weir PATH    the weir executable that runs the parts (default: $WEIR_CLI, weir beside weir_bench,\n"
+    "                 ../tools/weir from weir_bench's directory)\n"
+    "  --json         one JSON object on stdout\n"
+    "  --reps N       pipeline runs and kernel-alone repetitions, 1..1000 (default 5); medians are reported\n"
+    "  --quick        fewer blocks for the kernels alone (for tests)\n";
+
+bool out_of_range(const PipelineBenchOptions& o) {
+  return o.channels < 1 || o.channels > 64 || !(o.rate_msps > 0) || !(o.duration_s > 0) || o.reps < 1 || o.block < 64;
+}
+
+template <class T>
+std::optional<T> parse_number(std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc{} || at != end) return std::nullopt;
+  return value;
+}
+
+// Returns the options, or nullopt with exit_code set (the reason printed, usage after --help).
+std::optional<PipelineBenchOptions> parse_pipeline_args(const std::vector<std::string>& args, int& exit_code) {
+  exit_code = kExitUsage;
+  PipelineBenchOptions o;
+  o.reps = kDefaultReps;
+  const std::size_t first = !args.empty() && !args[0].starts_with("-") ? 1 : 0;
+  for (std::size_t i = first; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      exit_code = kExitOk;
+      return std::nullopt;
+    }
+    if (arg == "--fir" || arg == "--processes" || arg == "--threads" || arg == "--quick" || arg == "--json") {
+      bool& flag = arg == "--fir" ? o.fir
+                   : arg == "--processes" ? o.processes
+                   : arg == "--threads" ? o.threads
+                   : arg == "--quick" ? o.quick
+                                      : o.json;
+      flag = true;
+      continue;
+    }
+    std::string_view value;
+    if (const std::size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      std::fprintf(stderr, "weir bench pipeline: unknown or incomplete option '%.*s'\n%s", static_cast<int>(arg.size()),
+                   arg.data(), kUsage);
+      return std::nullopt;
+    }
+    bool ok = true;
+    const auto take = [&ok, value](auto& into) {
+      const auto parsed = parse_number<std::remove_reference_t<decltype(into)>>(value);
+      ok = parsed.has_value();
+      if (parsed) into = *parsed;
+    };
+    if (arg == "--channels") take(o.channels);
+    else if (arg == "--rate") take(o.rate_msps);
+    else if (arg == "--block") take(o.block);
+    else if (arg == "--duration") take(o.duration_s);
+    else if (arg == "--batch-ms") take(o.batch_ms);
+    else if (arg == "--reps") take(o.reps);
+    else if (arg == "--dir") o.dir = value;
+    else {
+      std::fprintf(stderr, "weir bench pipeline: unknown or incomplete option '%.*s'\n%s", static_cast<int>(arg.size()),
+                   arg.data(), kUsage);
+      return std::nullopt;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "weir bench pipeline: %.*s: '%.*s' is not a number of that kind\n", static_cast<int>(arg.size()),
+                   arg.data(), static_cast<int>(value.size()), value.data());
+      return std::nullopt;
+    }
+  }
+  if (o.processes && o.threads) {
+    std::fputs("weir bench pipeline: --processes and --threads exclude each other\n", stderr);
+    return std::nullopt;
+  }
+  if (o.reps > kMaxReps) {
+    std::fprintf(stderr, "weir bench: --reps wants a whole number from 1 to %d\n", kMaxReps);
+    return std::nullopt;
+  }
+  return o;
+}
+
 }  // namespace
 
-int run_bench_pipeline(const PipelineBenchOptions& o) {
-  if (o.channels < 1 || o.channels > 64 || !(o.rate_msps > 0) || !(o.duration_s > 0) || o.reps < 1 || o.block < 64) {
+int run_pipeline_suite(const std::vector<std::string>& args, const WeirExe& weir) {
+  int exit_code = kExitOk;
+  auto maybe_options = parse_pipeline_args(args, exit_code);
+  if (!maybe_options) return exit_code;
+  if (out_of_range(*maybe_options)) return run_pipeline_bench(*maybe_options);  // says what is out of range
+  if (weir.path.empty()) {
+    print_error("weir bench pipeline: the weir executable starts the pipeline's parts and none was found (looked for " +
+                weir.looked_for + "); build it with `cmake --build build --target weir` or name it with --weir PATH");
+    return kExitFailed;
+  }
+  maybe_options->weir_exe = weir.path;
+  warn_if_unoptimised();
+  return run_pipeline_bench(*maybe_options);
+}
+
+int run_pipeline_bench(const PipelineBenchOptions& o) {
+  if (out_of_range(o)) {
     print_error("weir bench pipeline: --channels 1..64, --rate > 0, --duration > 0, --reps >= 1, --block >= 64");
     return kExitUsage;
+  }
+  if (o.weir_exe.empty()) {
+    print_error("weir bench pipeline: no weir executable to start the pipeline's parts with");
+    return kExitFailed;
   }
   const fs::path base = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
   const fs::path scratch = base / fmt::format("weir-bench-pipeline-{}", getpid());
@@ -310,7 +439,7 @@ int run_bench_pipeline(const PipelineBenchOptions& o) {
   fs::create_directories(scratch, ec);
   if (ec) {
     print_error(fmt::format("weir bench pipeline: cannot make {}: {}", scratch.string(), ec.message()));
-    return kExitError;
+    return kExitFailed;
   }
   std::vector<Stage> stages;
   std::vector<RunOutcome> runs;
@@ -331,7 +460,7 @@ int run_bench_pipeline(const PipelineBenchOptions& o) {
   if (!failure.empty()) {
     std::fputs(log.c_str(), stderr);
     print_error("weir bench pipeline: " + failure);
-    return kExitError;
+    return kExitFailed;
   }
 
   int held = 0;
@@ -348,10 +477,10 @@ int run_bench_pipeline(const PipelineBenchOptions& o) {
   }
   const char* placement = o.processes ? "processes" : (o.threads ? "threads" : "as the pipeline defaults");
   if (o.json) {
-    JsonArray rows;
+    json::JsonArray rows;
     for (const Stage& s : stages) {
       const double in = median(s.pipeline_ns), alone = median(s.alone_ns);
-      JsonObject row;
+      json::JsonObject row;
       row.text("stage", s.name)
           .real("pipeline_ns_per_sample", in)
           .real("process_ns_per_sample", median(s.process_ns))
@@ -363,7 +492,7 @@ int run_bench_pipeline(const PipelineBenchOptions& o) {
       if (!s.floor_ns.empty()) row.real("floor_write_ns_per_sample", median(s.floor_ns));
       rows.raw(row.str());
     }
-    JsonObject out;
+    json::JsonObject out;
     out.text("suite", "pipeline")
         .number("channels", o.channels)
         .real("rate_msps", o.rate_msps)
@@ -412,4 +541,4 @@ int run_bench_pipeline(const PipelineBenchOptions& o) {
   return kExitOk;
 }
 
-}  // namespace weir::tools
+}  // namespace weir::bench
