@@ -82,20 +82,11 @@ int exec_weir_bench(const std::vector<std::string>& args) {
 void add_bench_command(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand("bench", "Run a benchmark suite against a private arena (runs weir_bench)");
   sub->footer(
-      "SUITE [options]: the suite and its options go to weir_bench (bench/), built by\n"
-      "`cmake --build build --target weir_bench`; `weir bench SUITE --help` shows the suite's options.\n"
-      "Suites:\n"
-      "  kv         KvStore get/set against a bare seqlock and memcpy\n"
-      "  signals    signal-group wake latency against a bare futex, and publish cost\n"
-      "  vectors    top-10 search against a dot-product loop and a memory stream (--ann-1m, --ann-only)\n"
-      "  channels   channel throughput against an SPSC ring, a Unix socket and ZeroMQ\n"
-      "  shards     the fft shard against bare FFTW, every shard's time per block\n"
-      "  recorder   the HDF5 recorder against a bare HDF5 loop and plain write() (--only LINE)\n"
-      "  kernels    each shard's process() against the bare kernel it is built from\n"
-      "  udp        the UDP driver against a bare recvmmsg loop\n"
-      "  pipeline   a pipeline under the supervisor, each stage next to its kernel alone (--channels, --rate,\n"
-      "             --block, --duration, --fir, --processes, --threads, --batch-ms, --dir)\n"
-      "Every suite: --json, --reps N (default 5), --quick.");
+      "weir bench SUITE [options]\n"
+      "Suites: kv, signals, vectors, channels, shards, recorder, kernels, udp, pipeline.\n"
+      "The suite and its options go to weir_bench (bench/), which holds every suite; build it with\n"
+      "`cmake --build build --target weir_bench`. `weir bench SUITE --help`: what the suite measures and its\n"
+      "options (every suite: --json, --reps N, --quick).");
   // Everything after `bench` is weir_bench's, in order: the first word that is not an option of
   // this subcommand (only --help is) ends the parsing here.
   sub->prefix_command();
