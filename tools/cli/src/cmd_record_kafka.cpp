@@ -1,7 +1,8 @@
 // `weir record --from-kafka BROKERS --topic DATA --out DIR [--control-topic CONTROL]`: the NeXus
-// file-writer fed from Kafka (kafka_file_writer.hpp). With a control topic it writes one run per
-// pl72 run start, ended by the 6s4t run stop of its job id or the start's own stop time; without
-// one it records from its start until SIGINT, SIGTERM or --duration.
+// file-writer fed from Kafka (weir::kafka_file_writer, kafka/file_writer/). With a control topic it
+// writes one run per pl72 run start, ended by the 6s4t run stop of its job id or the start's own
+// stop time; without one it records from its start until SIGINT, SIGTERM or --duration. This file
+// only registers the options, calls run_file_writer and prints its notices and report.
 #include <cstdio>
 #include <string>
 
@@ -9,7 +10,7 @@
 
 #include "cmd_record_kafka.hpp"
 #include "command.hpp"
-#include "kafka_file_writer.hpp"
+#include "weir/kafka_file_writer/file_writer.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
@@ -18,47 +19,7 @@ namespace weir::tools {
 
 namespace {
 
-constexpr double kBytesPerMb = 1024.0 * 1024.0;
-
-core::Result<FileWriterOptions> to_writer_options(const KafkaRecordArgs& a, const std::string& name,
-                                                  const rec::RecordOptions& record) {
-  FileWriterOptions o;
-  o.name = name.empty() ? host_name_or("weir").substr(0, 32) : name;
-  o.brokers = a.brokers;
-  o.topics = a.topics;
-  for (const std::string& s : a.sources) {
-    const std::size_t eq = s.find('=');
-    if (eq == 0 || eq + 1 == s.size())
-      return core::fail(core::Errc::invalid_argument, fmt::format("--source '{}': give SOURCE or SOURCE=CHANNEL", s));
-    if (eq == std::string::npos)
-      o.sources.push_back({s, ""});
-    else
-      o.sources.push_back({s.substr(0, eq), s.substr(eq + 1)});
-  }
-  if (o.sources.empty())
-    return core::fail(core::Errc::invalid_argument, "--from-kafka: name the se00 sources to record (--source NAME ...)");
-  if (o.topics.empty()) return core::fail(core::Errc::invalid_argument, "--from-kafka: no --topic");
-  o.control_topic = a.control_topic;
-  o.service_id = a.service_id;
-  o.grace_ns = static_cast<std::int64_t>(a.grace_s * 1e9);
-  o.connect_timeout_ns = static_cast<std::int64_t>(a.connect_timeout_s * 1e9);
-  o.duration_s = record.duration_s;
-  o.runs = a.runs;
-  o.ring_blocks = a.ring_blocks;
-  o.arena_bytes = static_cast<std::uint64_t>(a.arena_mb * kBytesPerMb);
-  o.from_newest = a.newest;
-  for (const std::string& t : a.properties) {
-    auto p = kafka::parse_property(t);
-    if (!p) return tl::make_unexpected(p.error());
-    o.properties.push_back(std::move(*p));
-  }
-  o.record = record;
-  if (!a.control_topic.empty() && record.duration_s > 0)
-    return core::fail(core::Errc::invalid_argument, "--duration: runs end by run stop messages with --control-topic");
-  return o;
-}
-
-JsonObject run_json(const RunReport& r) {
+JsonObject run_json(const kafka::fw::RunReport& r) {
   JsonArray files;
   for (const std::string& f : r.summary.files) files.text(f);
   JsonArray channels;
@@ -90,7 +51,7 @@ JsonObject run_json(const RunReport& r) {
   return out;
 }
 
-void print_run(const RunReport& r) {
+void print_run(const kafka::fw::RunReport& r) {
   fmt::print("record run {} (job {}, '{}'): ended by {}, {} blocks, {} gap rows ({} blocks missing), {}\n",
              r.summary.run, r.job_id.empty() ? "-" : r.job_id, r.run_name, r.ended_by, r.summary.blocks,
              r.summary.gaps, r.summary.gap_blocks, human_bytes(r.summary.bytes));
@@ -139,18 +100,18 @@ void add_record_kafka_options(CLI::App& sub, KafkaRecordArgs& a) {
 }
 
 int run_record_kafka(const KafkaRecordArgs& args, const std::string& name, const rec::RecordOptions& record, bool json) {
-  auto options = to_writer_options(args, name, record);
+  auto options = kafka::fw::writer_options(args, name.empty() ? host_name_or("weir").substr(0, 32) : name, record);
   if (!options) return report_usage(options.error().what);
   const StopSignals signals(Sigpipe::ignore);
   const auto notice = [](std::string_view line) { print_error(fmt::format("record: {}", line)); };
-  const auto on_run = [json](const RunReport& r) {
+  const auto on_run = [json](const kafka::fw::RunReport& r) {
     if (!json) print_unless_closed([&] { print_run(r); });
   };
-  auto report = run_file_writer(*options, StopSignals::flag(), on_run, notice);
+  auto report = kafka::fw::run_file_writer(*options, StopSignals::flag(), on_run, notice);
   if (!report) return report_error("record --from-kafka", report.error());
   if (json) {
     JsonArray runs;
-    for (const RunReport& r : report->runs) runs.raw(run_json(r).str());
+    for (const kafka::fw::RunReport& r : report->runs) runs.raw(run_json(r).str());
     std::uint64_t received = 0, late = 0, gaps = 0;
     for (const kafka::ReceiverReport& r : report->receivers) {
       received += r.received;
@@ -171,7 +132,7 @@ int run_record_kafka(const KafkaRecordArgs& args, const std::string& name, const
                      .number("gap_blocks_received", gaps));
     });
   }
-  for (const RunReport& r : report->runs)
+  for (const kafka::fw::RunReport& r : report->runs)
     if (!r.summary.error.empty()) return kExitError;
   return kExitOk;
 }

@@ -5,11 +5,11 @@
 #include <thread>
 #include <vector>
 
-#include "kafka_file_writer.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/kafka/receiver.hpp"
+#include "weir/kafka_file_writer/file_writer.hpp"
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 class StagingFeed {
  public:
@@ -18,17 +18,20 @@ class StagingFeed {
   StagingFeed& operator=(const StagingFeed&) = delete;
   ~StagingFeed();
 
-  /// Starts the receivers into `staging`: one per source and topic (the receiver takes one source
-  /// into one channel). Fails naming the option a receiver refuses. Thread: one.
-  [[nodiscard]] core::Result<void> start(const core::Arena& staging, const FileWriterOptions& options);
-  /// Stops them and returns what each did (a receiver that failed: its error on stderr, no report).
+  /// Starts the receivers into `staging`: one per data topic, each taking every source into its
+  /// channel. Fails naming the option a receiver refuses. `notice` (non-empty, callable from any
+  /// thread) is kept for stop(). Thread: one.
+  [[nodiscard]] core::Result<void> start(const core::Arena& staging, const FileWriterOptions& options,
+                                         const Notice& notice);
+  /// Stops them and returns what each did (a receiver that failed: its error as a notice, no report).
   std::vector<kafka::ReceiverReport> stop();
 
  private:
   std::atomic<bool> stop_{false};
+  Notice notice_;
   std::vector<kafka::ReceiverOptions> options_;  // fixed before the threads start: they hold references
   std::vector<core::Result<kafka::ReceiverReport>> results_;
   std::vector<std::thread> threads_;
 };
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

@@ -1,14 +1,16 @@
 // The file-writer's gate: a channel's blocks in the run's window, from the staging arena into the
 // run's arena, with every gap placed in time and kept or left out as the data around it.
-#include "kafka_run_gate.hpp"
+#include "weir/kafka_file_writer/run_gate.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <span>
+#include <utility>
 
 #include <fmt/format.h>
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 namespace {
 
@@ -140,4 +142,4 @@ void RunGate::place_gap(std::int64_t first_ns, std::uint64_t blocks, core::GapRe
   counts_.gap_blocks += in;
 }
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

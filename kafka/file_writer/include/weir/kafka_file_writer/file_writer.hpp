@@ -6,10 +6,15 @@
 // NAME.PID, removed at exit) into which Kafka receivers publish each se00 source as a channel, with
 // exact gap blocks for missing message counters. A run gets an arena of its own (a memfd named
 // NAME, gone with the run), and a gate thread per run republishes from staging into it only the
-// blocks whose time falls in the run's window [start, stop) (kafka_run_gate.hpp), while the local
+// blocks whose time falls in the run's window [start, stop) (run_gate.hpp), while the local
 // recorder (weir::recorder) records the run's arena on a thread of its own. So each run's channels
 // begin with its first block and the files, gap rows, run record and `weir audit` are the local
 // recorder's, with nothing before or after the run in them.
+//
+// This module (kafka/file_writer, weir::kafka_file_writer) does the work and prints nothing: what
+// happens comes out through the `notice` and `on_run` callbacks and the report. `weir record
+// --from-kafka` (tools/cli/src/cmd_record_kafka.cpp) parses the command line into FileWriterArgs
+// (file_writer_args.hpp), calls run_file_writer and prints.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -18,13 +23,13 @@
 #include <utility>
 #include <vector>
 
-#include "kafka_run_gate.hpp"
 #include "weir/core/error.hpp"
 #include "weir/kafka/client_options.hpp"
 #include "weir/kafka/receiver.hpp"
+#include "weir/kafka_file_writer/run_gate.hpp"
 #include "weir/recorder/recorder.hpp"
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 /// A source taken off the data topics, and the channel it becomes (the source's name when empty).
 struct SourceRoute {
@@ -80,13 +85,19 @@ struct WriterReport {
 /// without any. Thread: any.
 [[nodiscard]] std::uint64_t run_number(std::string_view run_name) noexcept;
 
+/// One line per event ("run start job J: ...", a refused start, the recorder's "recording to FILE",
+/// a receiver's error). Called from the caller's thread and from the writer's own threads (the
+/// recorder's, the gate's), possibly at the same time: it must be safe to call from any thread.
+using Notice = std::function<void(std::string_view)>;
+
 /// Runs the file-writer until `stop` (and the open run's stop), the duration, or `runs` runs.
-/// `on_run` is called as each run ends; `notice` gets one line per event. Fails before any run for
-/// bad options, an arena that cannot be made, or a control topic no broker answers for.
-/// Thread: the caller's, plus a receiver thread per source and, while a run is open, a gate and a
-/// recorder thread.
+/// `on_run` (may be empty) is called on the caller's thread as each run ends; `notice` (may be
+/// empty) gets one line per event. Fails before any run for bad options, an arena that cannot be
+/// made, or a control topic no broker answers for. Prints nothing.
+/// Thread: the caller's, plus a receiver thread per data topic and, while a run is open, a gate
+/// and a recorder thread.
 [[nodiscard]] core::Result<WriterReport> run_file_writer(const FileWriterOptions& options, const std::atomic<bool>& stop,
                                                          const std::function<void(const RunReport&)>& on_run,
-                                                         const std::function<void(std::string_view)>& notice);
+                                                         const Notice& notice);
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

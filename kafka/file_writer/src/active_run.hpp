@@ -8,22 +8,25 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
-#include "kafka_file_writer.hpp"
 #include "weir/core/arena.hpp"
+#include "weir/kafka_file_writer/file_writer.hpp"
+#include "weir/kafka_file_writer/run_gate.hpp"
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 class ActiveRun {
  public:
   /// Makes the run's arena, a gate for every channel the staging arena has, and starts the recorder
   /// (`record`, its out the run's file) and the gates; returns once the recorder's first file is
-  /// open. `report` names the run (job, run name, window start). Fails naming why: the arena, a
-  /// gate, or the recorder's start (an unwritable --out, a run still written by another recorder).
+  /// open. `report` names the run (job, run name, window start). `notice` (non-empty, callable
+  /// from any thread) gets the recorder's lines and a gate that cannot open. Fails naming why: the
+  /// arena, or the recorder's start (an unwritable --out, a run still written by another recorder).
   [[nodiscard]] static core::Result<std::unique_ptr<ActiveRun>> start(const core::Arena& staging,
                                                                       const FileWriterOptions& options,
                                                                       const rec::RecordOptions& record,
-                                                                      RunReport report);
+                                                                      RunReport report, const Notice& notice);
   ActiveRun(const ActiveRun&) = delete;
   ActiveRun& operator=(const ActiveRun&) = delete;
   ~ActiveRun();
@@ -39,7 +42,8 @@ class ActiveRun {
   RunReport finish();
 
  private:
-  ActiveRun(core::Arena arena, const core::Arena& staging, const FileWriterOptions& options, RunReport report);
+  ActiveRun(core::Arena arena, const core::Arena& staging, const FileWriterOptions& options, RunReport report,
+            Notice notice);
   void gate_loop(std::vector<RunGate> gates);
   void open_new_gates(std::vector<RunGate>& gates);
 
@@ -47,6 +51,7 @@ class ActiveRun {
   const core::Arena& staging_;
   const FileWriterOptions& options_;
   RunReport report_;
+  Notice notice_;
   rec::RecordControl control_;
   std::atomic<std::int64_t> stop_ns_{kOpenStop};
   std::atomic<std::int64_t> deadline_ns_{kOpenStop};  // CLOCK_REALTIME
@@ -56,4 +61,4 @@ class ActiveRun {
   std::thread recorder_, gate_;
 };
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

@@ -20,7 +20,7 @@
 #include "weir/core/error.hpp"
 #include "weir/core/gap_reason.hpp"
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 /// Data times in ns since the epoch; stop is kOpenStop while no stop is known.
 struct RunWindow {
@@ -38,6 +38,7 @@ struct GateCounts {
   std::uint64_t dropped = 0;       // the run's channel refused a block (its reader full past the timeout)
 };
 
+/// One channel's gate. Thread: one thread at a time (the run's gate thread).
 class RunGate {
  public:
   /// Follows `channel` of `staging` from the oldest block its ring holds (a lossless reader named
@@ -85,4 +86,4 @@ class RunGate {
   GateCounts counts_;
 };
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

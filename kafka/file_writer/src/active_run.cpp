@@ -1,18 +1,18 @@
 // One run of the file-writer: gates from staging into the run's arena, the recorder on it.
-#include "kafka_run.hpp"
+#include "active_run.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
-#include "weir/tools/output.hpp"
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 namespace {
 
@@ -31,8 +31,10 @@ core::ArenaOptions arena_options(const FileWriterOptions& o) {
 
 }  // namespace
 
-ActiveRun::ActiveRun(core::Arena arena, const core::Arena& staging, const FileWriterOptions& options, RunReport report)
-    : arena_(std::move(arena)), staging_(staging), options_(options), report_(std::move(report)) {}
+ActiveRun::ActiveRun(core::Arena arena, const core::Arena& staging, const FileWriterOptions& options, RunReport report,
+                     Notice notice)
+    : arena_(std::move(arena)), staging_(staging), options_(options), report_(std::move(report)),
+      notice_(std::move(notice)) {}
 
 ActiveRun::~ActiveRun() {
   stop_at(core::realtime_ns(), core::realtime_ns());
@@ -42,14 +44,15 @@ ActiveRun::~ActiveRun() {
 }
 
 core::Result<std::unique_ptr<ActiveRun>> ActiveRun::start(const core::Arena& staging, const FileWriterOptions& options,
-                                                          const rec::RecordOptions& record, RunReport report) {
+                                                          const rec::RecordOptions& record, RunReport report,
+                                                          const Notice& notice) {
   auto arena = core::Arena::create("memfd:" + options.name, arena_options(options));
   if (!arena) return core::fail(arena.error().code, "the run's arena: " + arena.error().what);
-  std::unique_ptr<ActiveRun> run(new ActiveRun(std::move(*arena), staging, options, std::move(report)));
+  std::unique_ptr<ActiveRun> run(new ActiveRun(std::move(*arena), staging, options, std::move(report), notice));
   std::vector<RunGate> gates;
   run->open_new_gates(gates);
   ActiveRun* self = run.get();
-  self->control_.notice = [](std::string_view line) { print_error(fmt::format("record: {}", line)); };
+  self->control_.notice = notice;
   self->recorder_ = std::thread([self, record] {
     self->summary_ = rec::record(self->arena_, record, self->control_);
     self->recorder_ended_.store(true, std::memory_order_release);
@@ -77,7 +80,7 @@ void ActiveRun::open_new_gates(std::vector<RunGate>& gates) {
     if (std::any_of(gates.begin(), gates.end(), [&](const RunGate& g) { return g.name() == c.name; })) continue;
     auto gate = RunGate::open(staging_, arena_, c.name, "writer:" + options_.name);
     if (!gate) {
-      print_error(fmt::format("record: run {}: {}", report_.job_id, gate.error().what));
+      notice_(fmt::format("run {}: {}", report_.job_id, gate.error().what));
       continue;
     }
     gates.push_back(std::move(*gate));
@@ -148,4 +151,4 @@ RunReport ActiveRun::finish() {
   return std::move(report_);
 }
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

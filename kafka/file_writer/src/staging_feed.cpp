@@ -1,15 +1,16 @@
 // The file-writer's receivers: the data topics' sources into the staging arena.
-#include "kafka_staging.hpp"
+#include "staging_feed.hpp"
+
+#include <utility>
 
 #include <fmt/format.h>
 
-#include "weir/tools/output.hpp"
-
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 StagingFeed::~StagingFeed() { (void)stop(); }
 
-core::Result<void> StagingFeed::start(const core::Arena& staging, const FileWriterOptions& o) {
+core::Result<void> StagingFeed::start(const core::Arena& staging, const FileWriterOptions& o, const Notice& notice) {
+  notice_ = notice;
   // One consumer per data topic, taking every source into its channel (a source not on a topic never
   // makes its channel there).
   for (const std::string& topic : o.topics) {
@@ -42,11 +43,11 @@ std::vector<kafka::ReceiverReport> StagingFeed::stop() {
     if (r) {
       out.push_back(*r);
     } else if (r.error().code != core::Errc::not_ready) {
-      print_error(fmt::format("record: {}", r.error().what));
+      notice_(r.error().what);
     }
   }
   results_.clear();
   return out;
 }
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw

@@ -1,6 +1,6 @@
 // The file-writer's control loop: a staging arena fed by the receivers, runs started and stopped by
 // pl72 / 6s4t (or one run from start to stop), each run recorded by the local recorder.
-#include "kafka_file_writer.hpp"
+#include "weir/kafka_file_writer/file_writer.hpp"
 
 #include <unistd.h>
 
@@ -11,15 +11,16 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
-#include "kafka_run.hpp"
-#include "kafka_staging.hpp"
+#include "active_run.hpp"
+#include "staging_feed.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/kafka/run_control.hpp"
 
-namespace weir::tools {
+namespace weir::kafka::fw {
 
 namespace {
 
@@ -27,8 +28,6 @@ constexpr int kControlPollMs = 50;
 constexpr std::int64_t kNsPerMs = 1'000'000;
 constexpr std::uint32_t kStagingChannels = 128;
 constexpr std::size_t kMaxName = 40;  // the staging arena's name adds ".PID"
-
-using Notice = std::function<void(std::string_view)>;
 
 std::string job_text(const std::string& job_id) { return job_id.empty() ? std::string("(none)") : job_id; }
 
@@ -113,7 +112,7 @@ class Writer {
     r.run_name = o_.name;
     r.out = record->out;
     r.start_ns = core::realtime_ns();
-    auto run = ActiveRun::start(staging_, o_, *record, std::move(r));
+    auto run = ActiveRun::start(staging_, o_, *record, std::move(r), notice_);
     if (!run) return tl::make_unexpected(run.error());
     const std::int64_t until = o_.duration_s > 0 ? core::monotonic_ns() + static_cast<std::int64_t>(o_.duration_s * 1e9)
                                                  : INT64_MAX;
@@ -204,7 +203,7 @@ class Writer {
     r.run_name = s.run_name;
     r.out = record->out;
     r.start_ns = static_cast<std::int64_t>(s.start_time_ms) * kNsPerMs;
-    auto run = ActiveRun::start(staging_, o_, *record, std::move(r));
+    auto run = ActiveRun::start(staging_, o_, *record, std::move(r), notice_);
     if (!run) {
       ++report_.starts_refused;
       notice_(fmt::format("refusing run start job {}: {}", s.job_id, run.error().what));
@@ -273,6 +272,7 @@ std::uint64_t run_number(std::string_view run_name) noexcept {
 
 core::Result<WriterReport> run_file_writer(const FileWriterOptions& o, const std::atomic<bool>& stop,
                                            const std::function<void(const RunReport&)>& on_run, const Notice& notice) {
+  const Notice say = notice ? notice : Notice([](std::string_view) {});
   if (auto ok = validate(o); !ok) return tl::make_unexpected(ok.error());
   auto record = run_options(o, nullptr);
   if (!record) return tl::make_unexpected(record.error());
@@ -280,12 +280,12 @@ core::Result<WriterReport> run_file_writer(const FileWriterOptions& o, const std
   auto staging = StagingArena::create(o);
   if (!staging) return tl::make_unexpected(staging.error());
   StagingFeed feed;
-  if (auto ok = feed.start(staging->arena(), o); !ok) return tl::make_unexpected(ok.error());
-  Writer writer(o, staging->arena(), on_run, notice);
+  if (auto ok = feed.start(staging->arena(), o, say); !ok) return tl::make_unexpected(ok.error());
+  Writer writer(o, staging->arena(), on_run, say);
   auto ran = o.control_topic.empty() ? writer.single(stop) : writer.controlled(stop);
   writer.report().receivers = feed.stop();
   if (!ran) return tl::make_unexpected(ran.error());
   return std::move(writer.report());
 }
 
-}  // namespace weir::tools
+}  // namespace weir::kafka::fw
