@@ -216,8 +216,10 @@ core::Result<void> Recorder::start() {
     if (std::none_of(keys_.begin(), keys_.end(),
                      [&](const KeyFollow& k) { return fnmatch(pattern.c_str(), k.name.c_str(), 0) == 0; }))
       notice("no key matches '" + pattern + "' yet; a matching key starts a new segment when it appears");
-  if (!follows_.empty() || !keys_.empty())
+  if (!follows_.empty() || !keys_.empty()) {
+    wait_for_key_types();
     if (auto ok = open_segment(); !ok) return ok;
+  }
   for (Follow& f : follows_) f.reader.set_kind(kRecorderKind);
   starting_ = false;
   update_record(false);

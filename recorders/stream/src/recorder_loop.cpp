@@ -23,9 +23,11 @@ namespace {
 
 constexpr std::int64_t kNsPerMs = 1'000'000;
 constexpr std::int64_t kNsPerUs = 1'000;
-constexpr double kNsPerSecond = 1e9;
+constexpr double kNsPerSecondReal = 1e9;
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kFallbackSleepNs = kWaitSliceNs / 5;  // no watcher: look for blocks this often
+constexpr std::int64_t kKeyTypePollNs = 5 * kNsPerMs;        // the first file's wait for keys' first values
+constexpr std::size_t kKeysNamed = 3;                         // keys a notice names, at most
 constexpr std::uint64_t kDrainAll = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint64_t kCheckDiskEveryBytes = 1 << 20;  // free space is looked at no more often than this
 // At a stop: how long the recorder waits, at most, for writers still publishing (their stop signal
@@ -42,7 +44,7 @@ void sleep_ns(std::int64_t ns) noexcept {
 
 std::int64_t deadline_after(double seconds, std::int64_t from) noexcept {
   if (seconds <= 0) return kNever;
-  return from + static_cast<std::int64_t>(std::llround(seconds * kNsPerSecond));
+  return from + static_cast<std::int64_t>(std::llround(seconds * kNsPerSecondReal));
 }
 
 }  // namespace
@@ -174,7 +176,7 @@ bool log_number(core::ValueType log, core::ValueType type, std::uint64_t word, s
 core::Result<void> Recorder::sample_keys() {
   if (!segment_.is_open()) return {};
   const std::uint64_t now = realtime_ns();
-  const double t = static_cast<double>(now - std::min(now, segment_.start_ns())) / kNsPerSecond;
+  const double t = static_cast<double>(now - std::min(now, segment_.start_ns())) / kNsPerSecondReal;
   for (KeyFollow& k : keys_) {
     if (k.slot == kNoSlot) continue;
     if (!k.resolved) k.resolved = kv_.resolve(k.name, k.handle, false) == core::KvStatus::ok;
@@ -299,6 +301,46 @@ bool Recorder::something_to_write() const noexcept {
     return !f.opening.empty() || d.head.load(std::memory_order_acquire) > f.reader.cursor() ||
            d.dropped_at_source.load(std::memory_order_relaxed) != f.dropped_seen;
   });
+}
+
+// A file fixes the kind of each key's log when it opens (SWMR adds no dataset later), and a key that
+// is still empty gets a numeric one: the parts of a pipeline declare their keys before they write
+// them, and an array or a text arriving a moment later would close the first file at once. So when
+// followed keys are empty, the first file waits for them to take a value, up to key_wait_ms. Their
+// values come from parts that read what the drivers write, and `weir run` starts the drivers once
+// its recorders have named their readers (kRecorderKind, otherwise named only once the first file is
+// open): so they are named now, and the wait ends when a quarter of any recorded channel's ring is
+// unread (the blocks wait in the ring, and the rest of it is left for the file's making: no writer
+// waits), at a stop, or when every key has a value.
+void Recorder::wait_for_key_types() {
+  if (options_.key_wait_ms == 0 || keys_.empty()) return;
+  const auto empty = [this](const KeyFollow& k) {
+    core::ValueView view;
+    const core::KvStatus seen = kv_.view(k.name, view);
+    return seen == core::KvStatus::ok && (!view.valid() || view.info().type == core::ValueType::none);
+  };
+  const auto ring_quarter_full = [this] {
+    return std::any_of(follows_.begin(), follows_.end(), [](const Follow& f) {
+      const std::uint64_t head = f.reader.desc().head.load(std::memory_order_acquire);
+      return head > f.reader.cursor() && 4 * (head - f.reader.cursor()) >= f.info.ring_blocks;
+    });
+  };
+  auto waiting = static_cast<std::size_t>(std::count_if(keys_.begin(), keys_.end(), empty));
+  if (waiting == 0) return;
+  for (Follow& f : follows_) f.reader.set_kind(kRecorderKind);
+  const std::int64_t deadline = monotonic_ns() + std::int64_t{options_.key_wait_ms} * kNsPerMs;
+  while (!control_.stop.load(std::memory_order_relaxed) && !ring_quarter_full() && monotonic_ns() < deadline) {
+    sleep_ns(std::min(deadline - monotonic_ns(), kKeyTypePollNs));
+    waiting = static_cast<std::size_t>(std::count_if(keys_.begin(), keys_.end(), empty));
+    if (waiting == 0) return;
+  }
+  std::string names;
+  std::size_t named = 0;
+  for (const KeyFollow& k : keys_)
+    if (empty(k) && named++ < kKeysNamed) names += (names.empty() ? "" : ", ") + k.name;
+  notice(std::to_string(waiting) + " key(s) still empty when the first file opened (" + names +
+         (waiting > kKeysNamed ? ", ..." : "") + "; --key-wait-ms " + std::to_string(options_.key_wait_ms) +
+         "): an array or text value of one starts a new file");
 }
 
 void Recorder::wait(std::int64_t until_ns) {

@@ -121,6 +121,7 @@ class Recorder {
   [[nodiscard]] core::Result<void> check_disk();
   [[nodiscard]] core::Result<void> rotate(bool now);
   [[nodiscard]] bool something_to_write() const noexcept;
+  void wait_for_key_types();
   [[nodiscard]] bool reachable(const std::string& file, bool synced) const noexcept;  // still at --out
   void loop();
   void wait(std::int64_t until_ns);

@@ -46,6 +46,7 @@ struct RecordArgs {
   std::string pipeline;
   double duration_s = 0;
   bool wait_for_channels = false;
+  std::uint32_t key_wait_ms = 1000;
   bool from_oldest = false;
   std::uint32_t throttle_us = 0;
   double min_free_mb = -1;
@@ -126,6 +127,7 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.run = a.run;
   o.duration_s = a.duration_s;
   o.wait_for_channels = a.wait_for_channels;
+  o.key_wait_ms = a.key_wait_ms;
   o.from_oldest = a.from_oldest;
   o.throttle_us = a.throttle_us;
   auto fsync = rec::parse_fsync(a.fsync);
@@ -282,6 +284,10 @@ void add_record_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--pipeline", args->pipeline, "pipeline file whose text is stored in every file");
   sub->add_option("--duration", args->duration_s, "stop cleanly after this many seconds")->check(CLI::PositiveNumber);
+  sub->add_option("--key-wait-ms", args->key_wait_ms,
+                  "the first file waits up to this long for recorded keys that are still empty to take their first "
+                  "value (their log's kind is fixed per file); never past half a channel's ring; 0: no wait")
+      ->capture_default_str();
   sub->add_flag("--wait-for-channels", args->wait_for_channels,
                 "a pattern matching no channel yet waits for one instead of failing");
   sub->add_flag("--from-oldest", args->from_oldest,

@@ -54,7 +54,7 @@ std::vector<std::string> unregistered(const core::Arena& arena, const Loaded& l,
 }
 
 // Waits until every running recorder is registered on every channel it matches and writes (its rows
-// named kRecorderKind: its first file is open), or the timeout.
+// named kRecorderKind: they hold every block from then on, while its first file opens), or the timeout.
 void wait_registered(const core::Arena& arena, const Loaded& l, Supervisor& s,
                      const std::function<void(const std::string&)>& log) {
   const std::int64_t deadline = core::monotonic_ns() + kRegisterTimeoutNs;

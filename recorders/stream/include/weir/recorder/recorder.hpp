@@ -64,6 +64,8 @@ struct RecordOptions {
   NexusMeta nexus;                    // the pipeline's entry, source and channel metadata (empty: defaults)
   double duration_s = 0;              // clean stop after this long (0: until asked)
   bool wait_for_channels = false;     // a pattern matching nothing waits instead of refusing
+  std::uint32_t key_wait_ms = 0;      // the first file waits up to this long for followed keys that are
+                                      // still empty to take a value (never past half a channel's ring)
   bool from_oldest = false;           // channels there at start: from their oldest block in the ring, not the next
   std::uint32_t throttle_us = 0;      // testing: sleep this long after each block (a slow disk)
   std::int64_t min_free_bytes = -1;   // stop when free disk falls below (-1: what closing needs)
