@@ -76,7 +76,8 @@ TEST_CASE("ten outages of the leader: lossless 0 lost 0 duplicated, lossy every 
                               << key_u64(near, "kafka.out.delivered"));
   CHECK(eventually([&] { return key_u64(near, "kafka.out.delivered") == kBlocks; }, kSettle));
   check_identical(near, far, "adc0", kBlocks);
-  CHECK(eventually([&] { return key_u64(far, "kafka.in.received") == kBlocks; }, kSettle));
+  CHECK_MESSAGE(eventually([&] { return key_u64(far, "kafka.in.received") == kBlocks; }, kSettle),
+                "in.received " << key_u64(far, "kafka.in.received") << " of " << kBlocks);
   CHECK_MESSAGE(key_u64(far, "kafka.in.gaps") == 0, "offset gaps " << key_u64(far, "kafka.in.offset_gaps") << ", errors "
                                                        << key_u64(far, "kafka.in.errors") << "\n" << recv.output());
   CHECK(key_u64(far, "kafka.in.late") == 0);  // no duplicate reached the channel
@@ -100,8 +101,11 @@ TEST_CASE("ten outages of the leader: lossless 0 lost 0 duplicated, lossy every 
   CHECK(r.data == sent);
   CHECK(r.lost[static_cast<std::size_t>(core::GapReason::sink_overflow)] == dropped);
   CHECK(r.total() == kBlocks);  // nothing else: no source_loss, no other reason
-  CHECK(eventually([&] { return key_u64(far, "kafka.lin.gaps") == dropped; }, kSettle));
-  CHECK(key_u64(far, "kafka.lin.received") == sent);
+  // The receiver's counter keys are refreshed after its blocks are in the channel: wait for them.
+  CHECK_MESSAGE(eventually([&] { return key_u64(far, "kafka.lin.gaps") == dropped; }, kSettle),
+                "lin.gaps " << key_u64(far, "kafka.lin.gaps") << ", dropped " << dropped);
+  CHECK_MESSAGE(eventually([&] { return key_u64(far, "kafka.lin.received") == sent; }, kSettle),
+                "lin.received " << key_u64(far, "kafka.lin.received") << ", sent " << sent);
   CHECK(key_u64(far, "kafka.lin.late") == 0);
   // The delivered blocks sit at their own sequences: identical to the near channel's.
   auto a = core::BlockCopier::open(near, "adc0");

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include <array>
 #include <atomic>
@@ -56,6 +57,48 @@ class WakeSignal {
   WakeSignal& operator=(const WakeSignal&) = delete;
 
  private:
+  struct sigaction old_ {};
+};
+
+/// Holds one thread still while a burst is sent, as a busy machine would deschedule it: SIGUSR1 runs
+/// a handler on that thread that waits until the holder goes out of scope. The constructor returns
+/// once the thread is in the handler, so everything sent meanwhile lands in the socket's buffer
+/// undrained (a burst larger than the buffer makes the kernel drop, every time).
+class HeldThread {
+ public:
+  explicit HeldThread(std::thread& t) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {
+      held().store(true);
+      const timespec nap{0, 100'000};
+      while (!released().load()) (void)::nanosleep(&nap, nullptr);
+      held().store(false);
+    };
+    sigemptyset(&sa.sa_mask);
+    REQUIRE(::sigaction(SIGUSR1, &sa, &old_) == 0);
+    released().store(false);
+    REQUIRE(::pthread_kill(t.native_handle(), SIGUSR1) == 0);
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (!held().load())
+      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "the receiving thread never took SIGUSR1");
+  }
+  ~HeldThread() {
+    released().store(true);
+    while (held().load()) std::this_thread::yield();
+    (void)::sigaction(SIGUSR1, &old_, nullptr);
+  }
+  HeldThread(const HeldThread&) = delete;
+  HeldThread& operator=(const HeldThread&) = delete;
+
+ private:
+  static std::atomic<bool>& held() {
+    static std::atomic<bool> flag{false};
+    return flag;
+  }
+  static std::atomic<bool>& released() {
+    static std::atomic<bool> flag{true};
+    return flag;
+  }
   struct sigaction old_ {};
 };
 
@@ -165,7 +208,8 @@ inline Outcome run_schedule(const sched::Schedule& s) {
     for (const sched::Datagram& d : s.wire)
       if (d.phase == phase) datagrams.push_back(&d.bytes);
     if (s.phases[phase].burst) {
-      tx.send(datagrams);  // all at once: the small buffer overflows
+      const HeldThread held(rx);  // as if descheduled: nothing drains until the burst is sent
+      tx.send(datagrams);         // all at once: the small buffer overflows
     } else {
       for (std::size_t at = 0; at < datagrams.size(); at += chunk) {
         REQUIRE_MESSAGE(wire::drained(p, kWait), "the receiver stopped reading its socket");

@@ -197,8 +197,9 @@ def test_a_sines_amplitude_and_frequency_read_back_from_two_cursors(arena, proce
     assert plot["x"][1] <= 0 and plot["x"][0] == pytest.approx(-span / rate, rel=0.02)
 
     # Pause, put cursor A on one peak and B on the next: 1/Δt is the frequency, V_A the amplitude.
-    browser.find_element("css selector", ".view[data-name='sine'] button.pause").click()
-    time.sleep(0.2)
+    pause = browser.find_element("css selector", ".view[data-name='sine'] button.pause")
+    pause.click()
+    wait_for(lambda: pause.text == "run", "the pause button to read 'run'")  # frames are refused from now on
     frame = js(browser, "weirDebug.frame('sine')")
     mid = frame["mid"]
     per = round(rate / hz)
@@ -207,6 +208,9 @@ def test_a_sines_amplitude_and_frequency_read_back_from_two_cursors(arena, proce
     at = lambda i: (frame["first"] + (i + 0.5) * frame["step"] - frame["anchor"]) / rate  # noqa: E731
     click_at(browser, "sine", at(first))
     click_at(browser, "sine", at(second))
+    # The readouts are written on the page's next draw after the click: wait for the second cursor's.
+    wait_for(lambda: reading(browser, "sine", "f")[0] is not None and reading(browser, "sine", "vb")[0] is not None,
+             "the 1/Δt and V_B readouts after the second click")
     f, f_text = reading(browser, "sine", "f")
     va, va_text = reading(browser, "sine", "va")
     vb, _ = reading(browser, "sine", "vb")
