@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -63,7 +64,9 @@ int exec_weir_bench(const std::vector<std::string>& args) {
     return kExitError;
   }
   std::vector<std::string> all = args;
-  if (const fs::path self = this_weir(); !self.empty()) {
+  const bool named = std::any_of(args.begin(), args.end(),
+                                 [](const std::string& a) { return a == "--weir" || a.starts_with("--weir="); });
+  if (const fs::path self = this_weir(); !self.empty() && !named) {  // a --weir given is the one to use
     all.emplace_back("--weir");
     all.push_back(self.string());
   }

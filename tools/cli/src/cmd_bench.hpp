@@ -15,8 +15,8 @@ namespace weir::tools {
 [[nodiscard]] core::Result<std::string> find_weir_bench();
 
 /// Replaces this process with weir_bench running `args` (the suite and its options) plus
-/// `--weir <this weir>`, with which the pipeline suite starts its parts. Returns only when that
-/// fails: says why on stderr and returns kExitError. Thread: main only.
+/// `--weir <this weir>` unless args name one: the weir the pipeline suite starts its parts with.
+/// Returns only when that fails: says why on stderr and returns kExitError. Thread: main only.
 int exec_weir_bench(const std::vector<std::string>& args);
 
 }  // namespace weir::tools
