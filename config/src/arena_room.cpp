@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "text_units.hpp"
 #include "weir/core/arena.hpp"
 
 namespace weir::config {
@@ -22,7 +23,6 @@ std::uint64_t fs_size(const std::string& path) {
   return static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
 }
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0); }
 
 }  // namespace
 

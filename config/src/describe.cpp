@@ -26,7 +26,7 @@ std::string outputs_of(const Resolved& r, const std::string& part) {
   return joined(out);
 }
 
-double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+double to_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 
 }  // namespace
 
@@ -38,8 +38,8 @@ std::string describe(const Pipeline& p, const Resolved& r) {
   else
     s += fmt::format("arena '{}': {:.1f} MiB ({} key slots x {} B, {} of {} channels, {:.1f} of {:.1f} MiB channel pool{}, "
                      "{} of {} consumer rows{})\n",
-                     p.arena.name, mib(r.arena_bytes), o.slot_count, o.value_bytes, r.channels.size(),
-                     o.channel_capacity, mib(r.channel_bytes), mib(r.pool_bytes),
+                     p.arena.name, to_mib(r.arena_bytes), o.slot_count, o.value_bytes, r.channels.size(),
+                     o.channel_capacity, to_mib(r.channel_bytes), to_mib(r.pool_bytes),
                      p.arena.pool_given ? "" : " sized from the channels", r.consumers_needed,
                      o.consumer_capacity, o.numa_node >= 0 ? fmt::format(", NUMA node {}", o.numa_node) : "");
   s += fmt::format("channels ({}):\n", r.channels.size());

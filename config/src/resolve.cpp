@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "text_units.hpp"
 #include "weir/config/arena_room.hpp"
 #include "weir/config/fields.hpp"
 #include "weir/config/pipeline.hpp"
@@ -20,12 +21,6 @@ bool glob_match(const std::string& pattern, const std::string& name) noexcept {
 }
 
 namespace {
-
-std::string mib(std::uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
-  return buf;
-}
 
 // Unset in the file, the pool holds the channels with a quarter to spare (rounded up to whole MiB),
 // and never less than an arena made by hand: channels made while it runs (a bridge's receiver, a

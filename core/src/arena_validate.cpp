@@ -8,11 +8,10 @@ namespace weir::core {
 
 namespace {
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
 
 Result<void> check_range(const char* field, std::uint64_t v, std::uint64_t lo, std::uint64_t hi) {
   if (v < lo || v > hi)
-    return fail(Errc::invalid_argument, std::string(field) + " = " + num(v) + " is outside " + num(lo) + ".." + num(hi));
+    return fail(Errc::invalid_argument, std::string(field) + " = " + std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
   return {};
 }
 
@@ -39,10 +38,10 @@ Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
   if (auto r = check_range("consumers", o.consumer_capacity, 0, kMaxConsumerCapacity); !r) return r;
   if (auto r = check_range("group_log_entries", o.group_log_entries, 1, kMaxGroupLogEntries); !r) return r;
   if ((o.group_log_entries & (o.group_log_entries - 1)) != 0)
-    return fail(Errc::invalid_argument, "group_log_entries = " + num(o.group_log_entries) + " is not a power of two");
+    return fail(Errc::invalid_argument, "group_log_entries = " + std::to_string(o.group_log_entries) + " is not a power of two");
   if (auto r = check_range("vector_dim", o.vector_dim, 0, kMaxVectorDim); !r) return r;
   if ((o.mode & ~0777U) != 0 || (o.mode & 0600U) != 0600U)
-    return fail(Errc::invalid_argument, "mode " + num(o.mode) + " must be octal permission bits including owner rw (0600)");
+    return fail(Errc::invalid_argument, "mode " + std::to_string(o.mode) + " must be octal permission bits including owner rw (0600)");
 
   Geometry& g = out.geometry;
   g = Geometry{};
@@ -81,8 +80,8 @@ Result<void> plan_layout(const ArenaOptions& o, ArenaHeader& out) {
   }
   out.arena_bytes = round_up(cursor, kHeaderBytes);
   if (out.arena_bytes > kMaxArenaBytes)
-    return fail(Errc::invalid_argument, "geometry needs " + num(out.arena_bytes) + " bytes, more than the " +
-                                            num(kMaxArenaBytes) + "-byte limit");
+    return fail(Errc::invalid_argument, "geometry needs " + std::to_string(out.arena_bytes) + " bytes, more than the " +
+                                            std::to_string(kMaxArenaBytes) + "-byte limit");
   out.layout_version = kArenaLayoutVersion;
   out.header_bytes = kHeaderBytes;
   out.mode = o.mode;
@@ -108,20 +107,20 @@ ArenaOptions options_of(const ArenaHeader& h) {
 Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, const std::string& what) {
   const auto refuse = [&](const std::string& why) { return fail(Errc::layout_mismatch, what + ": " + why); };
   if (mapped_bytes < kHeaderBytes)
-    return refuse("truncated: " + num(mapped_bytes) + " bytes, smaller than the " + num(kHeaderBytes) + "-byte header");
+    return refuse("truncated: " + std::to_string(mapped_bytes) + " bytes, smaller than the " + std::to_string(kHeaderBytes) + "-byte header");
   const auto& h = *reinterpret_cast<const ArenaHeader*>(base);
   const std::uint32_t magic = h.ready_magic.load(std::memory_order_acquire);  // pairs with the creator's release
   if (magic == 0) return fail(Errc::not_ready, what + ": header not published (creator unfinished or died)");
-  if (magic != kArenaMagic) return refuse("not a weir arena (magic " + num(magic) + ")");
+  if (magic != kArenaMagic) return refuse("not a weir arena (magic " + std::to_string(magic) + ")");
   if (h.layout_version > kArenaLayoutVersion)
-    return refuse("layout version " + num(h.layout_version) + " is newer than this build's " + num(kArenaLayoutVersion));
+    return refuse("layout version " + std::to_string(h.layout_version) + " is newer than this build's " + std::to_string(kArenaLayoutVersion));
   if (h.layout_version != kArenaLayoutVersion)
-    return refuse("layout version " + num(h.layout_version) + " is not this build's " + num(kArenaLayoutVersion));
+    return refuse("layout version " + std::to_string(h.layout_version) + " is not this build's " + std::to_string(kArenaLayoutVersion));
   if (h.header_checksum != header_checksum(h)) return refuse("header checksum mismatch: the header is corrupted");
-  if (h.header_bytes != kHeaderBytes) return refuse("header size " + num(h.header_bytes) + " is not " + num(kHeaderBytes));
+  if (h.header_bytes != kHeaderBytes) return refuse("header size " + std::to_string(h.header_bytes) + " is not " + std::to_string(kHeaderBytes));
   if (std::memchr(h.name, 0, sizeof(h.name)) == nullptr) return refuse("name is not terminated");
   if (h.numa_node < -1) return refuse("NUMA node field " + std::to_string(h.numa_node) + " is invalid");
-  if ((h.create_flags & ~kCreatePrefaulted) != 0) return refuse("unknown create flags " + num(h.create_flags));
+  if ((h.create_flags & ~kCreatePrefaulted) != 0) return refuse("unknown create flags " + std::to_string(h.create_flags));
 
   const Geometry& g = h.geometry;
   ArenaHeader planned{};
@@ -130,9 +129,9 @@ Result<void> validate_header(const std::byte* base, std::uint64_t mapped_bytes, 
   if (std::memcmp(planned.regions, h.regions, sizeof(h.regions)) != 0)
     return refuse("region table does not match the geometry");
   if (planned.arena_bytes != h.arena_bytes)
-    return refuse("size field " + num(h.arena_bytes) + " does not match the geometry's " + num(planned.arena_bytes));
+    return refuse("size field " + std::to_string(h.arena_bytes) + " does not match the geometry's " + std::to_string(planned.arena_bytes));
   if (h.arena_bytes > mapped_bytes)
-    return refuse("truncated: header says " + num(h.arena_bytes) + " bytes, the mapping has " + num(mapped_bytes));
+    return refuse("truncated: header says " + std::to_string(h.arena_bytes) + " bytes, the mapping has " + std::to_string(mapped_bytes));
   return {};
 }
 

@@ -23,7 +23,6 @@ constexpr DtypeName kDtypes[] = {{Dtype::i8, "i8", 1},   {Dtype::u8, "u8", 1},  
                                  {Dtype::i64, "i64", 8}, {Dtype::f32, "f32", 4}, {Dtype::f64, "f64", 8},
                                  {Dtype::c64, "c64", 8}};
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
 
 }  // namespace
 
@@ -93,17 +92,17 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
   if (!std::isfinite(spec.rate_hz) || spec.rate_hz <= 0)
     return refuse("sample rate must be a positive number of Hz, not " + std::to_string(spec.rate_hz));
   if (spec.samples_per_block == 0 || spec.samples_per_block > kMaxSamplesPerBlock)
-    return refuse("samples per block must be 1 to " + num(kMaxSamplesPerBlock));
+    return refuse("samples per block must be 1 to " + std::to_string(kMaxSamplesPerBlock));
   if (spec.ring_blocks < 2 || spec.ring_blocks > kMaxRingBlocks || !std::has_single_bit(spec.ring_blocks))
-    return refuse("ring blocks must be a power of two from 2 to " + num(kMaxRingBlocks) + ", not " + num(spec.ring_blocks));
+    return refuse("ring blocks must be a power of two from 2 to " + std::to_string(kMaxRingBlocks) + ", not " + std::to_string(spec.ring_blocks));
   if (spec.units.size() >= sizeof(ChannelDesc::units)) return refuse("units must be shorter than 32 bytes");
   if (spec.wait_timeout_ns < 0) return refuse("writer wait timeout must not be negative");
   const FrameShape& frame = spec.frame;
   if (frame.framed() || frame.frame_elements != 0) {
     if (frame.frames_per_block == 0 || frame.frame_elements == 0 ||
         std::uint64_t{frame.frames_per_block} * frame.frame_elements != spec.samples_per_block)
-      return refuse("frame shape " + num(frame.frames_per_block) + " x " + num(frame.frame_elements) +
-                    " does not fill a block of " + num(spec.samples_per_block) + " samples");
+      return refuse("frame shape " + std::to_string(frame.frames_per_block) + " x " + std::to_string(frame.frame_elements) +
+                    " does not fill a block of " + std::to_string(spec.samples_per_block) + " samples");
     if (frame.axis.name.size() >= sizeof(ChannelDesc::axis_name))
       return refuse("frame axis name must be shorter than 32 bytes");
     if (frame.axis.units.size() >= sizeof(ChannelDesc::axis_units))
@@ -139,12 +138,12 @@ Result<std::uint32_t> create_channel(const Arena& arena, const ChannelSpec& spec
     if (state == ChannelState::ready && spec.name == d->name) return refuse("a channel of that name already exists");
     if (state != ChannelState::ready && free_index == capacity) free_index = i;  // creating: its creator died
   }
-  if (free_index == capacity) return refuse("the channel table is full (" + num(capacity) + " channels)");
+  if (free_index == capacity) return refuse("the channel table is full (" + std::to_string(capacity) + " channels)");
   const std::uint64_t used = h.channel_data_used.load(std::memory_order_relaxed);
   const std::uint64_t pool = arena.geometry().channel_data_bytes;
   if (ring_bytes + pyramid_bytes > pool - used)
-    return refuse("its ring and pyramid need " + num(ring_bytes + pyramid_bytes) + " bytes but the arena's channel pool has " +
-                  num(pool - used) + " of " + num(pool) + " bytes free; create the arena with a bigger pool (weir create "
+    return refuse("its ring and pyramid need " + std::to_string(ring_bytes + pyramid_bytes) + " bytes but the arena's channel pool has " +
+                  std::to_string(pool - used) + " of " + std::to_string(pool) + " bytes free; create the arena with a bigger pool (weir create "
                   "--pool MIB, or pool_mib in a pipeline)");
 
   ChannelDesc* d = detail::channel_desc(arena, free_index);

@@ -26,10 +26,6 @@ constexpr int kLookupAttempts = 64;  // key compares retried this often while a 
 using detail::is_word_type;
 bool is_integer(ValueType t) noexcept { return t == ValueType::i64 || t == ValueType::u64; }
 
-std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
-  return timeout_ns <= 0 ? 0 : core::monotonic_ns() + timeout_ns;
-}
-
 // Stores an array's shape, or zeros, into the slot's shape words. Requires: the slot is claimed (odd).
 void store_shape(SlotHeader& s, const ArrayShape* shape) noexcept {
   // relaxed: inside the odd window; the release that ends it publishes them with the value

@@ -80,10 +80,6 @@ namespace {
 using detail::kRowPresent;
 using detail::kRowTorn;
 
-std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
-  return timeout_ns <= 0 ? 0 : core::monotonic_ns() + timeout_ns;
-}
-
 VectorStatus from_kv(KvStatus s) noexcept {
   switch (s) {
     case KvStatus::ok: return VectorStatus::ok;

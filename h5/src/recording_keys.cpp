@@ -15,7 +15,7 @@ namespace weir::h5 {
 
 namespace {
 
-constexpr double kNsPerSecond = 1e9;
+constexpr double kNsPerSecondReal = 1e9;
 
 herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
   static_cast<std::vector<std::string>*>(out)->emplace_back(name);
@@ -110,7 +110,7 @@ core::Result<void> read_log(hid_t logs, const std::string& link, std::uint32_t f
   const std::uint64_t rows = std::min(time_rows->first, value_rows->first);
   for (std::uint64_t r = 0; r < rows; ++r) {
     if (!std::isfinite(seconds[r])) continue;  // a row a failed write left unwritten
-    const double ns = std::max(0.0, seconds[r] * kNsPerSecond);
+    const double ns = std::max(0.0, seconds[r] * kNsPerSecondReal);
     found->changes.push_back(RecordedKeyChange{start_ns + static_cast<std::uint64_t>(std::llround(ns)), log_index, r});
   }
   return {};

@@ -29,7 +29,7 @@ using core::fail;
 using core::Result;
 
 constexpr int kPollMs = 100;                        // the loop looks at stop this often
-constexpr std::int64_t kKeysEveryNs = 100'000'000;  // counters, commits and results looked at this often
+constexpr std::int64_t kReceiverKeysEveryNs = 100'000'000;  // counters, commits and results looked at this often
 constexpr std::size_t kNoRoute = static_cast<std::size_t>(-1);
 
 // Whether the runs cover `counter`: a zero-value message that says so carries gaps only.
@@ -74,7 +74,7 @@ class Receiver {
       if (const std::int64_t now = core::monotonic_ns(); now >= next_keys) {
         offsets_.tick(now);  // commits only what on_message finished with: it is all published
         publish_keys();
-        next_keys = now + kKeysEveryNs;
+        next_keys = now + kReceiverKeysEveryNs;
       }
     }
     offsets_.finish();

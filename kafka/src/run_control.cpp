@@ -19,16 +19,16 @@ using core::Errc;
 using core::fail;
 using core::Result;
 
-constexpr int kPollMs = 50;
-constexpr int kMetadataMs = 1000;  // one metadata request's wait
-constexpr std::int64_t kNsPerMs = 1'000'000;
+constexpr int kRunPollMs = 50;
+constexpr int kRunMetadataMs = 1000;  // one metadata request's wait
+using core::kNsPerMs;
 
 struct Delivery {
   bool done = false;
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
 };
 
-void on_delivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* /*opaque*/) {
+void on_run_delivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* /*opaque*/) {
   auto* d = static_cast<Delivery*>(m->_private);
   d->done = true;
   d->err = m->err;
@@ -50,7 +50,7 @@ Result<void> send_control(const ControlOptions& o, std::span<const std::byte> me
   Delivery delivery;  // before the client: its destruction may still report on the message
   auto conf = make_conf(defaults, o.properties, what);
   if (!conf) return tl::make_unexpected(conf.error());
-  rd_kafka_conf_set_dr_msg_cb(*conf, &on_delivery);
+  rd_kafka_conf_set_dr_msg_cb(*conf, &on_run_delivery);
   auto client = make_client(RD_KAFKA_PRODUCER, *conf, what);
   if (!client) return tl::make_unexpected(client.error());
   const Topic topic(rd_kafka_topic_new(client->get(), o.topic.c_str(), nullptr));
@@ -59,7 +59,7 @@ Result<void> send_control(const ControlOptions& o, std::span<const std::byte> me
                        message.size(), key.data(), key.size(), &delivery) != 0)
     return fail(Errc::io_error, fmt::format("{}: {}", what, rd_kafka_err2str(rd_kafka_last_error())));
   const std::int64_t until = core::monotonic_ns() + o.timeout_ns;
-  while (!delivery.done && core::monotonic_ns() < until) (void)rd_kafka_poll(client->get(), kPollMs);
+  while (!delivery.done && core::monotonic_ns() < until) (void)rd_kafka_poll(client->get(), kRunPollMs);
   if (!delivery.done) {
     (void)rd_kafka_purge(client->get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     (void)rd_kafka_poll(client->get(), 0);  // the purged message's report, before `delivery` goes
@@ -106,7 +106,7 @@ Result<ControlReader> ControlReader::open(const ControlOptions& o, const std::at
   rd_kafka_resp_err_t last = RD_KAFKA_RESP_ERR_NO_ERROR;
   while (!stop.load(std::memory_order_relaxed)) {
     const rd_kafka_metadata_t* md = nullptr;
-    last = rd_kafka_metadata(client->get(), 0, topic.get(), &md, kMetadataMs);
+    last = rd_kafka_metadata(client->get(), 0, topic.get(), &md, kRunMetadataMs);
     int partitions = 0;
     if (last == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1) {
       last = md->topics[0].err;
@@ -118,7 +118,7 @@ Result<ControlReader> ControlReader::open(const ControlOptions& o, const std::at
       for (int p = 0; p < partitions; ++p) {
         std::int64_t low = 0, high = 0;
         const rd_kafka_resp_err_t q =
-            rd_kafka_query_watermark_offsets(client->get(), o.topic.c_str(), p, &low, &high, kMetadataMs);
+            rd_kafka_query_watermark_offsets(client->get(), o.topic.c_str(), p, &low, &high, kRunMetadataMs);
         rd_kafka_topic_partition_list_add(list, o.topic.c_str(), p)->offset =
             q == RD_KAFKA_RESP_ERR_NO_ERROR ? high : RD_KAFKA_OFFSET_END;
       }
@@ -133,7 +133,7 @@ Result<ControlReader> ControlReader::open(const ControlOptions& o, const std::at
     if (core::monotonic_ns() >= until)
       return fail(Errc::io_error, fmt::format("{}: no metadata within {:.1f} s ({}): no broker answered, or no such topic",
                                              what, seconds(o.timeout_ns), rd_kafka_err2str(last)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kRunPollMs));
   }
   return fail(Errc::io_error, fmt::format("{}: stopped while waiting for it", what));
 }

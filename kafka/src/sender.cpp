@@ -37,7 +37,7 @@ constexpr std::int64_t kIdleWaitNs = 10'000'000;   // nothing to send: sleep on 
 constexpr std::int64_t kKeysEveryNs = 100'000'000;  // counters published and keys scanned
 constexpr std::int64_t kRescanEveryNs = 1'000'000'000;
 constexpr int kFullPollMs = 5;                     // lossless, queue full: serve delivery reports this long, try again
-constexpr std::int64_t kNsPerMs = 1'000'000;
+using core::kNsPerMs;
 
 // hs01's "weir.seq" header text, on the stack.
 struct SeqText {

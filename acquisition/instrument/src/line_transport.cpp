@@ -14,7 +14,7 @@ namespace weir::acq {
 
 namespace {
 
-constexpr std::int64_t kNsPerMs = 1'000'000;
+using core::kNsPerMs;
 constexpr int kMaxDiscardReads = 64;  // discard_input() reads at most this many buffers
 
 // poll() takes milliseconds: round up, so a short timeout still waits instead of spinning.

@@ -19,7 +19,7 @@ namespace weir::acq {
 
 namespace {
 
-constexpr std::int64_t kNsPerMs = 1'000'000;
+using core::kNsPerMs;
 
 struct AddrInfoFree {
   void operator()(addrinfo* a) const noexcept { freeaddrinfo(a); }

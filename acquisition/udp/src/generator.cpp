@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "time_units.hpp"
 #include "udp_socket.hpp"
 #include "weir/acq/signal_generator.hpp"
 #include "weir/core/channel.hpp"
@@ -25,14 +26,12 @@ namespace weir::acq {
 
 namespace {
 
-constexpr double kNsPerS = 1e9;
-constexpr std::uint64_t kPsPerS = 1'000'000'000'000ULL;
 constexpr std::int64_t kRampPeriod = 30'000;        // udpgen_sample wraps here: inside i16 and u16
 constexpr std::int64_t kRampStreamStep = 1'000;     // stream s starts its ramp s * this along
 constexpr std::uint32_t kMaxStreams = 4096;
 constexpr std::uint32_t kMalformedKinds = 3;
 
-tl::unexpected<core::Error> refuse(const std::string& why) {
+tl::unexpected<core::Error> bad_option(const std::string& why) {
   return core::fail(core::Errc::invalid_argument, "udpgen: " + why);
 }
 
@@ -138,20 +137,20 @@ core::Result<VitaTime> parse_vita_time(std::string_view text) {
   if (text == "count") return VitaTime::count;
   if (text == "ps") return VitaTime::ps;
   if (text == "none") return VitaTime::none;
-  return refuse("unknown VITA 49 time '" + std::string(text) + "' (count, ps or none)");
+  return bad_option("unknown VITA 49 time '" + std::string(text) + "' (count, ps or none)");
 }
 
 core::Result<UdpGenSignal> parse_udpgen_signal(std::string_view text) {
   if (text == "ramp") return UdpGenSignal::ramp;
   if (text == "pulses") return UdpGenSignal::pulses;
-  return refuse("unknown signal '" + std::string(text) + "' (ramp or pulses)");
+  return bad_option("unknown signal '" + std::string(text) + "' (ramp or pulses)");
 }
 
 core::Result<std::vector<std::byte>> udpgen_pulses(const UdpGenOptions& o, std::uint32_t stream_id, std::uint64_t count) {
   if (auto ok = validate(o); !ok) return tl::make_unexpected(ok.error());
-  if (o.signal != UdpGenSignal::pulses) return refuse("udpgen_pulses: the options' signal is not pulses");
+  if (o.signal != UdpGenSignal::pulses) return bad_option("udpgen_pulses: the options' signal is not pulses");
   auto generator = pulses_generator(o, stream_id);
-  if (!generator) return refuse("pulses: " + generator.error().what);
+  if (!generator) return bad_option("pulses: " + generator.error().what);
   const std::uint32_t one = sample_bytes(o.dtype);
   std::vector<std::byte> out(count * one);
   for (std::uint64_t at = 0; at < count; at += o.packet_samples) {  // packet by packet, as udpgen fills them
@@ -162,35 +161,35 @@ core::Result<std::vector<std::byte>> udpgen_pulses(const UdpGenOptions& o, std::
 }
 
 core::Result<void> validate(const UdpGenOptions& o) {
-  if (o.port == 0) return refuse("name the destination port");
-  if (auto a = parse_address(o.dest, o.port, "destination"); !a) return refuse(a.error().what);
-  if (o.streams == 0 || o.streams > kMaxStreams) return refuse(fmt::format("streams must be 1 to {}", kMaxStreams));
-  if (sample_bytes(o.dtype) == 0) return refuse("unknown dtype");
-  if (!std::isfinite(o.rate_hz) || o.rate_hz <= 0) return refuse(fmt::format("rate must be a positive number of Hz, not {}", o.rate_hz));
-  if (o.packet_samples == 0) return refuse("packets must hold at least one sample");
+  if (o.port == 0) return bad_option("name the destination port");
+  if (auto a = parse_address(o.dest, o.port, "destination"); !a) return bad_option(a.error().what);
+  if (o.streams == 0 || o.streams > kMaxStreams) return bad_option(fmt::format("streams must be 1 to {}", kMaxStreams));
+  if (sample_bytes(o.dtype) == 0) return bad_option("unknown dtype");
+  if (!std::isfinite(o.rate_hz) || o.rate_hz <= 0) return bad_option(fmt::format("rate must be a positive number of Hz, not {}", o.rate_hz));
+  if (o.packet_samples == 0) return bad_option("packets must hold at least one sample");
   const std::size_t payload = std::size_t{o.packet_samples} * sample_bytes(o.dtype);
   const std::size_t limit = kUdpMaxDatagramBytes - 64;  // room for either header within one UDP datagram
   if (payload > limit)
-    return refuse(fmt::format("{} samples of {} bytes exceed a datagram ({} bytes of payload at most)", o.packet_samples,
+    return bad_option(fmt::format("{} samples of {} bytes exceed a datagram ({} bytes of payload at most)", o.packet_samples,
                               sample_bytes(o.dtype), limit));
   if (o.format == PacketFormat::vita49 && payload % kVitaWordBytes != 0)
-    return refuse(fmt::format("VITA 49 payloads are whole 32-bit words: {} samples of {} bytes are not", o.packet_samples,
+    return bad_option(fmt::format("VITA 49 payloads are whole 32-bit words: {} samples of {} bytes are not", o.packet_samples,
                               sample_bytes(o.dtype)));
   if (o.format == PacketFormat::vita49 && o.vita_time != VitaTime::none && std::floor(o.rate_hz) != o.rate_hz)
-    return refuse("VITA 49 timestamps need a whole number of samples per second; use --vita-time none");
-  if ((o.duration_s > 0) == (o.packets > 0)) return refuse("give either a duration or a packet count");
-  if (!std::isfinite(o.duration_s) || o.duration_s < 0) return refuse("duration must be >= 0 seconds");
-  if (o.burst == 0) return refuse("burst must be at least 1 packet");
-  if (o.batch == 0 || o.batch > kUdpMaxBatch) return refuse(fmt::format("batch must be 1 to {}", kUdpMaxBatch));
+    return bad_option("VITA 49 timestamps need a whole number of samples per second; use --vita-time none");
+  if ((o.duration_s > 0) == (o.packets > 0)) return bad_option("give either a duration or a packet count");
+  if (!std::isfinite(o.duration_s) || o.duration_s < 0) return bad_option("duration must be >= 0 seconds");
+  if (o.burst == 0) return bad_option("burst must be at least 1 packet");
+  if (o.batch == 0 || o.batch > kUdpMaxBatch) return bad_option(fmt::format("batch must be 1 to {}", kUdpMaxBatch));
   if (o.signal == UdpGenSignal::pulses) {
-    if (!core::dtype_is_integer(o.dtype)) return refuse("the pulses signal is ADC codes: it needs an integer dtype (i8 ... i64)");
+    if (!core::dtype_is_integer(o.dtype)) return bad_option("the pulses signal is ADC codes: it needs an integer dtype (i8 ... i64)");
     if (!std::isfinite(o.noise_lsb) || o.noise_lsb < 0)
-      return refuse(fmt::format("noise must be a number of LSB >= 0, not {}", o.noise_lsb));
-    if (auto g = pulses_generator(o, o.first_stream_id); !g) return refuse("pulses: " + g.error().what);
+      return bad_option(fmt::format("noise must be a number of LSB >= 0, not {}", o.noise_lsb));
+    if (auto g = pulses_generator(o, o.first_stream_id); !g) return bad_option("pulses: " + g.error().what);
   }
   for (const auto& [name, p] : {std::pair{"loss", o.loss}, std::pair{"reorder", o.reorder},
                                 std::pair{"duplicate", o.duplicate}, std::pair{"malformed", o.malformed}})
-    if (!(p >= 0 && p <= 1)) return refuse(fmt::format("{} must be a probability from 0 to 1, not {}", name, p));
+    if (!(p >= 0 && p <= 1)) return bad_option(fmt::format("{} must be a probability from 0 to 1, not {}", name, p));
   return {};
 }
 
@@ -198,7 +197,7 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
   if (auto ok = validate(o); !ok) return tl::make_unexpected(ok.error());
   const SockAddr dest = *parse_address(o.dest, o.port, "destination");
   Fd fd(::socket(dest.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return refuse("socket: " + errno_text(errno));
+  if (fd.get() < 0) return bad_option("socket: " + errno_text(errno));
   if (dest.multicast()) {
     const int ttl = o.multicast_ttl;
     if (dest.family() == AF_INET)
@@ -224,7 +223,7 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
     streams[s].held.resize(max_bytes);
     if (o.signal == UdpGenSignal::pulses) {
       auto generator = pulses_generator(o, streams[s].report.id);
-      if (!generator) return refuse("pulses: " + generator.error().what);
+      if (!generator) return bad_option("pulses: " + generator.error().what);
       streams[s].pulses.emplace(std::move(*generator));
     }
   }
@@ -270,7 +269,7 @@ core::Result<UdpGenReport> run_udpgen(const UdpGenOptions& o, const std::atomic<
       } else {
         f.tsf = Tsf::real_time_ps;
         f.fractional_ts = static_cast<std::uint64_t>(
-            std::llround(static_cast<double>(within) * static_cast<double>(kPsPerS) / o.rate_hz));
+            std::llround(static_cast<double>(within) * kPsPerS / o.rate_hz));
       }
     }
     return encode_vita49(f, o.dtype, body, dst);

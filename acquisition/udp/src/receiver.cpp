@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "time_units.hpp"
 #include "udp_socket.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
@@ -32,7 +33,6 @@ namespace weir::acq {
 
 namespace {
 
-constexpr double kNsPerS = 1e9;
 constexpr std::size_t kControlBytes = 64;      // room for one SO_RXQ_OVFL control message
 constexpr std::uint64_t kMaxDrainDatagrams = 1U << 20;  // a stop drains at most this many queued datagrams
 constexpr int kMaxCpu = CPU_SETSIZE;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "time_units.hpp"
 #include "weir/core/limits.hpp"
 #include "weir/udp/detail/bytes.hpp"
 
@@ -17,7 +18,6 @@ namespace weir::acq {
 
 namespace {
 
-constexpr double kNsPerS = 1e9;
 constexpr double kMaxRateHz = 1e15;      // a femtosecond sample period: far past any digitizer
 constexpr std::uint32_t kMaskBits = 64;  // granules of a block in a history mask
 

@@ -4,14 +4,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "time_units.hpp"
 #include "weir/udp/stream_assembler.hpp"
 
 namespace weir::acq {
 
 namespace {
 
-constexpr double kNsPerS = 1e9;
-constexpr double kPsPerS = 1e12;
 constexpr std::uint64_t kPsPerNs = 1000;
 constexpr std::uint64_t kNsPerSU = 1'000'000'000ULL;
 constexpr double kMaxExactIndex = 9e15;  // below 2^53: a double index still counts single samples

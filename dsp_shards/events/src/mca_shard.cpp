@@ -35,7 +35,7 @@ namespace {
 constexpr double kMaxValue = 1e300;
 constexpr std::uint64_t kMaxUnitsBytes = 31;  // as a channel's units field holds
 
-constexpr weir_shard_param kShardParams[] = {
+constexpr weir_shard_param kMcaParams[] = {
     {"rise", WEIR_PARAM_REAL, 0, "4e-6", 0, 1, nullptr,
      "slow (measuring) trapezoid rise time, s; rounded to samples, at least 1"},
     {"flat", WEIR_PARAM_REAL, 0, "1e-6", 0, 1, nullptr,
@@ -71,7 +71,7 @@ constexpr weir_shard_param kShardParams[] = {
 struct McaShard {
   static constexpr const char* kKind = "mca";
   static constexpr const char* kDescription = "pulse-height analysis: trapezoidal shaping, pile-up rejection, histogram with live and dead time";
-  static constexpr const auto& kParams = kShardParams;
+  static constexpr const auto& kParams = kMcaParams;
   static constexpr std::uint32_t kInputDtypes = kRealDtypes;
   static core::Result<std::unique_ptr<McaShard>> configure(weir_shard_config& cfg);
   int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;

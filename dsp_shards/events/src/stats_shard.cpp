@@ -25,7 +25,7 @@ namespace {
 
 constexpr double kMaxWindowSamples = 1099511627776.0;  // 2^40: the window is checked in blocks afterwards
 
-constexpr weir_shard_param kShardParams[] = {
+constexpr weir_shard_param kStatsParams[] = {
     {"window", WEIR_PARAM_INT, 0, "0", 0, kMaxWindowSamples, nullptr,
      "sliding window in samples, a multiple of the input's samples per block; 0: no window keys"},
     {"outputs", WEIR_PARAM_TEXT, 0, "mean,rms,std,min,max,p2p", 0, 0, nullptr,
@@ -54,7 +54,7 @@ constexpr std::uint32_t kNoKey = ~0U;
 struct StatsShard {
   static constexpr const char* kKind = "stats";
   static constexpr const char* kDescription = "mean, RMS, standard deviation, min, max and peak-to-peak per block and over a sliding window";
-  static constexpr const auto& kParams = kShardParams;
+  static constexpr const auto& kParams = kStatsParams;
   static constexpr std::uint32_t kInputDtypes = kRealDtypes;
   static core::Result<std::unique_ptr<StatsShard>> configure(weir_shard_config& cfg);
   int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;

@@ -27,7 +27,7 @@ constexpr double kMaxCapture = Trigger::kMaxCaptureSamples;
 constexpr double kMaxSignal = 1e300;           // any finite level a sample can reach
 constexpr double kMaxHoldoff = 4611686018427387904.0;  // 2^62 samples: no practical limit
 
-constexpr weir_shard_param kShardParams[] = {
+constexpr weir_shard_param kTriggerParams[] = {
     {"mode", WEIR_PARAM_TEXT, 0, "rising", 0, 0, "level|rising|falling|both",
      "level: at or above the level; rising/falling/both: crossing it (edges)"},
     {"level", WEIR_PARAM_REAL, 0, "0", -kMaxSignal, kMaxSignal, nullptr, "trigger level, in input units"},
@@ -44,7 +44,7 @@ constexpr weir_shard_param kShardParams[] = {
 struct TriggerShard {
   static constexpr const char* kKind = "trigger";
   static constexpr const char* kDescription = "level or edge trigger with hysteresis, pre/post-trigger capture and hold-off";
-  static constexpr const auto& kParams = kShardParams;
+  static constexpr const auto& kParams = kTriggerParams;
   static constexpr std::uint32_t kInputDtypes = kRealDtypes;
   static core::Result<std::unique_ptr<TriggerShard>> configure(weir_shard_config& cfg);
   int process(const weir_shard_block& in, const weir_shard_host& host) noexcept;

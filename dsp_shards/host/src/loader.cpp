@@ -21,7 +21,6 @@ namespace {
 using core::Errc;
 using core::fail;
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
 
 std::string builtin_list() {
   std::string list;
@@ -48,8 +47,8 @@ core::Result<const weir_shard_api*> call_entry(weir_shard_entry_fn entry, const 
     return api;
   }
   return fail(Errc::invalid_argument, what + ": " + WEIR_SHARD_ENTRY_SYMBOL + " returned no table (NULL) for ABI "
-                                          "versions " + num(WEIR_SHARD_ABI_OLDEST) + " to " +
-                                          num(WEIR_SHARD_ABI_VERSION) + ": the shard serves none that this host loads");
+                                          "versions " + std::to_string(WEIR_SHARD_ABI_OLDEST) + " to " +
+                                          std::to_string(WEIR_SHARD_ABI_VERSION) + ": the shard serves none that this host loads");
 }
 
 // A built-in kind's table, checked like any other.
@@ -115,8 +114,8 @@ core::Result<void> check_api(const weir_shard_api* api, const std::string& what)
   const auto refuse = [&](const std::string& why) { return fail(Errc::invalid_argument, what + ": " + why); };
   if (api == nullptr) return refuse("no shard table (NULL)");
   if (api->abi_version < WEIR_SHARD_ABI_OLDEST || api->abi_version > WEIR_SHARD_ABI_VERSION)
-    return refuse("built for shard ABI version " + num(api->abi_version) + ", but this host speaks versions " +
-                  num(WEIR_SHARD_ABI_OLDEST) + " to " + num(WEIR_SHARD_ABI_VERSION) +
+    return refuse("built for shard ABI version " + std::to_string(api->abi_version) + ", but this host speaks versions " +
+                  std::to_string(WEIR_SHARD_ABI_OLDEST) + " to " + std::to_string(WEIR_SHARD_ABI_VERSION) +
                   (api->abi_version == 1 ? " (version 2 added frame shapes and array keys to weir_shard_output)"
                                          : "") +
                   "; rebuild it against this weir's weir/shard.h");
@@ -125,26 +124,26 @@ core::Result<void> check_api(const weir_shard_api* api, const std::string& what)
   const std::size_t least = v2 ? WEIR_SHARD_API_V2_SIZE : WEIR_SHARD_API_V3_SIZE;
   const std::size_t most = v2 ? WEIR_SHARD_API_V2_MAX_SIZE : sizeof(weir_shard_api);
   if (api->struct_size < least || api->struct_size > most)
-    return refuse("its weir_shard_api is " + num(api->struct_size) + " bytes, but this host's is " +
-                  num(sizeof(weir_shard_api)) + " (for ABI version " + num(api->abi_version) + " it accepts " +
-                  num(least) + " to " + num(most) + "; same ABI version, different header?); rebuild it against "
+    return refuse("its weir_shard_api is " + std::to_string(api->struct_size) + " bytes, but this host's is " +
+                  std::to_string(sizeof(weir_shard_api)) + " (for ABI version " + std::to_string(api->abi_version) + " it accepts " +
+                  std::to_string(least) + " to " + std::to_string(most) + "; same ABI version, different header?); rebuild it against "
                   "this weir's weir/shard.h");
   if (api->name == nullptr || api->name[0] == '\0') return refuse("the table has no name");
   if (std::strlen(api->name) >= WEIR_SHARD_NAME_BYTES)
-    return refuse("its name is longer than " + num(WEIR_SHARD_NAME_BYTES - 1) + " bytes");
+    return refuse("its name is longer than " + std::to_string(WEIR_SHARD_NAME_BYTES - 1) + " bytes");
   if (api->configure == nullptr) return refuse("configure is NULL");
   if (api->process == nullptr) return refuse("process is NULL");
   if (api->stop == nullptr) return refuse("stop is NULL");
   if ((api->input_dtypes & kAllDtypes) == 0) return refuse("it accepts no known input dtype (input_dtypes is 0)");
   if (api->param_count > WEIR_SHARD_MAX_PARAMS)
-    return refuse("it declares " + num(api->param_count) + " parameters; at most " + num(WEIR_SHARD_MAX_PARAMS));
+    return refuse("it declares " + std::to_string(api->param_count) + " parameters; at most " + std::to_string(WEIR_SHARD_MAX_PARAMS));
   if (api->param_count > 0 && api->params == nullptr)
-    return refuse("it declares " + num(api->param_count) + " parameters but the table is NULL");
+    return refuse("it declares " + std::to_string(api->param_count) + " parameters but the table is NULL");
   for (std::uint32_t i = 0; i < api->param_count; ++i) {
     const weir_shard_param& p = api->params[i];
-    if (p.name == nullptr || p.name[0] == '\0') return refuse("parameter " + num(i) + " has no name");
+    if (p.name == nullptr || p.name[0] == '\0') return refuse("parameter " + std::to_string(i) + " has no name");
     if (p.type < WEIR_PARAM_INT || p.type > WEIR_PARAM_BOOL)
-      return refuse("parameter '" + std::string(p.name) + "' has unknown type " + num(p.type));
+      return refuse("parameter '" + std::string(p.name) + "' has unknown type " + std::to_string(p.type));
     for (std::uint32_t j = 0; j < i; ++j)
       if (std::strcmp(api->params[j].name, p.name) == 0)
         return refuse("parameter '" + std::string(p.name) + "' is declared twice");

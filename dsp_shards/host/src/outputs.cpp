@@ -19,7 +19,6 @@ namespace {
 using core::Errc;
 using core::fail;
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
 
 // A fixed ABI text field as a string; empty optional when it is not zero-terminated.
 template <std::size_t N>
@@ -47,12 +46,12 @@ std::vector<std::string> split_labels(const std::string& text) {
 // The bytes of a WEIR_KEY_ARRAY output's declared shape, or why it is malformed.
 core::Result<std::uint64_t> array_bytes(const weir_shard_output& o) {
   if (o.array_dtype < WEIR_DTYPE_I8 || o.array_dtype > WEIR_DTYPE_C64)
-    return fail(Errc::invalid_argument, "unknown array element dtype " + num(o.array_dtype));
+    return fail(Errc::invalid_argument, "unknown array element dtype " + std::to_string(o.array_dtype));
   if (o.array_rank != 1 && o.array_rank != 2)
-    return fail(Errc::invalid_argument, "an array has rank 1 or 2, not " + num(o.array_rank));
+    return fail(Errc::invalid_argument, "an array has rank 1 or 2, not " + std::to_string(o.array_rank));
   if (o.array_dims[0] == 0 || (o.array_rank == 2 && o.array_dims[1] == 0) || (o.array_rank == 1 && o.array_dims[1] != 0))
-    return fail(Errc::invalid_argument, "array dimensions " + num(o.array_dims[0]) + " x " + num(o.array_dims[1]) +
-                                            " do not fit rank " + num(o.array_rank));
+    return fail(Errc::invalid_argument, "array dimensions " + std::to_string(o.array_dims[0]) + " x " + std::to_string(o.array_dims[1]) +
+                                            " do not fit rank " + std::to_string(o.array_rank));
   std::uint64_t elements = o.array_dims[0];
   if (o.array_rank == 2) elements *= o.array_dims[1];
   return elements * core::dtype_bytes(static_cast<core::Dtype>(o.array_dtype));
@@ -90,16 +89,16 @@ OutputSet::OutputSet(const core::Arena& arena, std::string what) : kv_(arena), v
 core::Result<std::unique_ptr<OutputSet>> OutputSet::open(const core::Arena& arena, const weir_shard_config& cfg,
                                                          const std::string& what) {
   if (cfg.output_count > WEIR_SHARD_MAX_OUTPUTS)
-    return fail(Errc::invalid_argument, what + ": configure declared " + num(cfg.output_count) +
-                                            " outputs; at most " + num(WEIR_SHARD_MAX_OUTPUTS));
+    return fail(Errc::invalid_argument, what + ": configure declared " + std::to_string(cfg.output_count) +
+                                            " outputs; at most " + std::to_string(WEIR_SHARD_MAX_OUTPUTS));
   std::unique_ptr<OutputSet> set(new OutputSet(arena, what));
   set->outputs_.reserve(cfg.output_count);
   for (std::uint32_t i = 0; i < cfg.output_count; ++i) {
     const weir_shard_output& o = cfg.outputs[i];
     const auto name = field(o.name);
     if (!name || name->empty())
-      return fail(Errc::invalid_argument, what + ": output " + num(i) + " has no name, or one of " +
-                                              num(WEIR_SHARD_NAME_BYTES) + " bytes or more without a terminating zero");
+      return fail(Errc::invalid_argument, what + ": output " + std::to_string(i) + " has no name, or one of " +
+                                              std::to_string(WEIR_SHARD_NAME_BYTES) + " bytes or more without a terminating zero");
     Output& out = set->outputs_.emplace_back();
     out.name = *name;
     out.kind = o.kind;
@@ -111,7 +110,7 @@ core::Result<std::unique_ptr<OutputSet>> OutputSet::open(const core::Arena& aren
     } else if (o.kind == WEIR_OUTPUT_VECTORS && cfg.abi_version >= 3) {
       opened = set->open_vectors(arena, o, out);
     } else {
-      opened = fail(Errc::invalid_argument, "unknown output kind " + num(o.kind));
+      opened = fail(Errc::invalid_argument, "unknown output kind " + std::to_string(o.kind));
     }
     if (!opened) return tl::make_unexpected(core::with_context(opened.error(), what + ": output '" + *name + "'"));
   }
@@ -119,19 +118,19 @@ core::Result<std::unique_ptr<OutputSet>> OutputSet::open(const core::Arena& aren
 }
 
 core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_shard_output& o, Output& out) {
-  if (o.dtype < WEIR_DTYPE_I8 || o.dtype > WEIR_DTYPE_C64) return fail(Errc::invalid_argument, "unknown dtype " + num(o.dtype));
+  if (o.dtype < WEIR_DTYPE_I8 || o.dtype > WEIR_DTYPE_C64) return fail(Errc::invalid_argument, "unknown dtype " + std::to_string(o.dtype));
   if (!std::isfinite(o.rate_hz) || o.rate_hz <= 0)
     return fail(Errc::invalid_argument, "rate must be a positive number of Hz, not " + std::to_string(o.rate_hz));
   if (o.samples_per_block == 0 || o.samples_per_block > core::kMaxSamplesPerBlock)
-    return fail(Errc::invalid_argument, "samples per block must be 1 to " + num(core::kMaxSamplesPerBlock) + ", not " +
-                                            num(o.samples_per_block));
+    return fail(Errc::invalid_argument, "samples per block must be 1 to " + std::to_string(core::kMaxSamplesPerBlock) + ", not " +
+                                            std::to_string(o.samples_per_block));
   const auto units = field(o.units);
   const auto labels = field(o.labels);
   if (!units || !labels) return fail(Errc::invalid_argument, "units or labels lack a terminating zero");
   if (o.frame_elements != 0) {
     if (o.samples_per_block % o.frame_elements != 0)
-      return fail(Errc::invalid_argument, num(o.samples_per_block) + " samples per block are not a whole number of " +
-                                              num(o.frame_elements) + "-element frames");
+      return fail(Errc::invalid_argument, std::to_string(o.samples_per_block) + " samples per block are not a whole number of " +
+                                              std::to_string(o.frame_elements) + "-element frames");
     if (!field(o.axis.name) || !field(o.axis.units))
       return fail(Errc::invalid_argument, "the frame axis name or units lack a terminating zero");
     if (!std::isfinite(o.axis.start) || !std::isfinite(o.axis.step))
@@ -155,11 +154,11 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
     if (c.name != out.name) continue;
     if (c.dtype != dtype || c.samples_per_block != o.samples_per_block)
       return fail(Errc::invalid_argument, "the channel exists with " + std::string(core::dtype_name(c.dtype)) + " x " +
-                                              num(c.samples_per_block) + " per block, but the shard declares " +
-                                              core::dtype_name(dtype) + " x " + num(o.samples_per_block));
+                                              std::to_string(c.samples_per_block) + " per block, but the shard declares " +
+                                              core::dtype_name(dtype) + " x " + std::to_string(o.samples_per_block));
     if (c.frame.frame_elements != o.frame_elements)
-      return fail(Errc::invalid_argument, "the channel exists with frames of " + num(c.frame.frame_elements) +
-                                              " elements, but the shard declares " + num(o.frame_elements));
+      return fail(Errc::invalid_argument, "the channel exists with frames of " + std::to_string(c.frame.frame_elements) +
+                                              " elements, but the shard declares " + std::to_string(o.frame_elements));
   }
   auto writer = core::ChannelWriter::open(arena, out.name);
   if (!writer) return tl::make_unexpected(writer.error());
@@ -170,14 +169,14 @@ core::Result<void> OutputSet::open_channel(const core::Arena& arena, const weir_
 core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shard_output& o, Output& out) {
   (void)arena;
   if ((o.key_type < WEIR_KEY_BYTES || o.key_type > WEIR_KEY_F64) && o.key_type != WEIR_KEY_ARRAY)
-    return fail(Errc::invalid_argument, "unknown key type " + num(o.key_type));
+    return fail(Errc::invalid_argument, "unknown key type " + std::to_string(o.key_type));
   out.max_bytes = o.max_bytes;
   if (o.key_type == WEIR_KEY_ARRAY) {
     auto bytes = array_bytes(o);
     if (!bytes) return tl::make_unexpected(bytes.error());
     if (o.max_bytes != 0 && o.max_bytes != *bytes)
-      return fail(Errc::invalid_argument, "the array's shape takes " + num(*bytes) + " bytes, but max_bytes is " +
-                                              num(o.max_bytes));
+      return fail(Errc::invalid_argument, "the array's shape takes " + std::to_string(*bytes) + " bytes, but max_bytes is " +
+                                              std::to_string(o.max_bytes));
     out.max_bytes = *bytes;
     out.array_bytes = *bytes;
     out.array = array_shape(o);
@@ -188,17 +187,17 @@ core::Result<void> OutputSet::open_key(const core::Arena& arena, const weir_shar
   if (is_word_type(out.key_type)) {
     if (out.max_bytes == 0) out.max_bytes = sizeof(std::uint64_t);
     if (out.max_bytes != sizeof(std::uint64_t))
-      return fail(Errc::invalid_argument, "an integer or f64 key holds 8 bytes, not " + num(o.max_bytes));
+      return fail(Errc::invalid_argument, "an integer or f64 key holds 8 bytes, not " + std::to_string(o.max_bytes));
   }
   if (out.max_bytes > kv_.value_bytes())
-    return fail(Errc::invalid_argument, "the key may hold up to " + num(out.max_bytes) +
-                                            " bytes, but the arena's value slots hold " + num(kv_.value_bytes()) +
+    return fail(Errc::invalid_argument, "the key may hold up to " + std::to_string(out.max_bytes) +
+                                            " bytes, but the arena's value slots hold " + std::to_string(kv_.value_bytes()) +
                                             " (create the arena with a larger --value-bytes)");
   const core::KvStatus st = kv_.resolve(out.name, out.key, true);
   if (st != core::KvStatus::ok)
     return fail(Errc::invalid_argument, std::string("cannot create the key: ") + core::kv_status_text(st) +
                                             (st == core::KvStatus::key_too_long
-                                                 ? " (the arena's keys hold " + num(kv_.key_bytes()) + " bytes)"
+                                                 ? " (the arena's keys hold " + std::to_string(kv_.key_bytes()) + " bytes)"
                                                  : std::string{}));
   // A key output's units become the text key <name>_units, which the recorder stores as its log's units.
   const auto units = field(o.units);
@@ -219,32 +218,32 @@ core::Result<void> OutputSet::open_vectors(const core::Arena& arena, const weir_
     return fail(Errc::invalid_argument, "a vector ring names one partition label, not '" + *labels + "'");
   if (o.array_dtype != WEIR_DTYPE_F32 || o.array_rank != 1 || o.array_dims[0] == 0 || o.array_dims[1] != 0)
     return fail(Errc::invalid_argument, "a vector ring's vectors are f32 of rank 1 with non-zero dims (array_dtype " +
-                                            num(o.array_dtype) + ", rank " + num(o.array_rank) + ", dims " +
-                                            num(o.array_dims[0]) + " x " + num(o.array_dims[1]) + ")");
+                                            std::to_string(o.array_dtype) + ", rank " + std::to_string(o.array_rank) + ", dims " +
+                                            std::to_string(o.array_dims[0]) + " x " + std::to_string(o.array_dims[1]) + ")");
   if (o.capacity == 0) return fail(Errc::invalid_argument, "a vector ring holds at least one key (capacity is 0)");
   if (vectors_.dim() == 0)
     return fail(Errc::invalid_argument, "partition '" + part[0] + "': the arena " + arena.location().describe() +
                                             " holds no vectors (create it with a vector dim of " +
-                                            num(o.array_dims[0]) + ")");
+                                            std::to_string(o.array_dims[0]) + ")");
   if (vectors_.dim() != o.array_dims[0])
     return fail(Errc::invalid_argument, "partition '" + part[0] + "': the shard writes vectors of " +
-                                            num(o.array_dims[0]) + " dims, but the arena's vectors have " +
-                                            num(vectors_.dim()) + " dims");
+                                            std::to_string(o.array_dims[0]) + " dims, but the arena's vectors have " +
+                                            std::to_string(vectors_.dim()) + " dims");
   constexpr std::uint64_t kMetaBytes = sizeof(weir_vector_meta);
   if (kMetaBytes > kv_.value_bytes())
-    return fail(Errc::invalid_argument, "a vector's metadata takes " + num(kMetaBytes) +
-                                            " bytes, but the arena's value slots hold " + num(kv_.value_bytes()));
+    return fail(Errc::invalid_argument, "a vector's metadata takes " + std::to_string(kMetaBytes) +
+                                            " bytes, but the arena's value slots hold " + std::to_string(kv_.value_bytes()));
   out.array = core::ArrayShape{core::Dtype::i64, 1, {WEIR_VECTOR_META_WORDS, 0}};
   out.ring.resize(o.capacity);
   std::vector<std::string> created;  // keys this call made: removed again if the ring does not fit
   const auto refuse = [&](std::uint32_t i, const std::string& why) {
     for (const std::string& key : created) (void)kv_.del(key);
-    return fail(Errc::invalid_argument, "key " + num(i) + " of the ring's " + num(o.capacity) + ": " + why +
+    return fail(Errc::invalid_argument, "key " + std::to_string(i) + " of the ring's " + std::to_string(o.capacity) + ": " + why +
                                             " (a ring needs a slot per key: create the arena with more --slots, or "
                                             "give a smaller capacity)");
   };
   for (std::uint32_t i = 0; i < o.capacity; ++i) {
-    const std::string key = out.name + "/" + num(i);
+    const std::string key = out.name + "/" + std::to_string(i);
     if (kv_.resolve(key, out.ring[i], false) == core::KvStatus::not_found) created.push_back(key);
     if (auto labelled = core::set_labels(arena, key, part); !labelled) return refuse(i, labelled.error().what);
     const core::KvStatus st = kv_.resolve(key, out.ring[i], true);

@@ -16,7 +16,6 @@
 namespace weir::shard_host {
 
 namespace {
-constexpr std::int64_t kNsPerS = 1'000'000'000;
 }  // namespace
 
 Watchdog::Watchdog(std::int64_t limit_ns, std::vector<Party> parties)
@@ -56,8 +55,8 @@ void Watchdog::fire(std::int64_t stuck_ns) const noexcept {
       "weir: watchdog: %s (instance '%s') has been in process() for %.3f s on block %llu of channel '%s', "
       "past the %.3f s limit (--watchdog); aborting the host\n",
       p != nullptr ? p->shard.c_str() : "shard", p != nullptr ? p->instance.c_str() : "?",
-      static_cast<double>(stuck_ns) / static_cast<double>(kNsPerS), static_cast<unsigned long long>(sequence),
-      p != nullptr ? p->input.c_str() : "?", static_cast<double>(limit_ns_) / static_cast<double>(kNsPerS));
+      static_cast<double>(stuck_ns) / static_cast<double>(core::kNsPerSecond), static_cast<unsigned long long>(sequence),
+      p != nullptr ? p->input.c_str() : "?", static_cast<double>(limit_ns_) / static_cast<double>(core::kNsPerSecond));
   if (n > 0) (void)!write(STDERR_FILENO, text, std::min(static_cast<std::size_t>(n), sizeof text - 1));
   std::abort();
 }

@@ -12,7 +12,7 @@ using detail::num;
 
 namespace {
 
-constexpr double kFlushBelow = 1e-200;  // keeps a silent input from decaying into denormals
+constexpr double kDcFlushBelow = 1e-200;  // keeps a silent input from decaying into denormals
 
 }  // namespace
 
@@ -38,7 +38,7 @@ void DcBlocker::process(std::span<const float> in, std::span<float> out) noexcep
     out[i] = static_cast<float>(y);
   }
   x1_ = x1;
-  y1_ = std::abs(y1) < kFlushBelow ? 0 : y1;
+  y1_ = std::abs(y1) < kDcFlushBelow ? 0 : y1;
 }
 
 }  // namespace weir::dsp

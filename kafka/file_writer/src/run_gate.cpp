@@ -10,13 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "weir/core/clock.hpp"
+
 namespace weir::kafka::fw {
-
-namespace {
-
-constexpr double kNsPerS = 1e9;
-
-}  // namespace
 
 RunGate::RunGate(std::string name, core::ChannelReader reader, core::ChannelWriter writer, double sample_ns,
                  std::vector<std::byte> bounce) noexcept
@@ -47,7 +43,7 @@ core::Result<RunGate> RunGate::open(const core::Arena& staging, const core::Aren
   auto writer = core::ChannelWriter::open(run, channel);
   if (!writer) return tl::make_unexpected(writer.error());
   std::vector<std::byte> bounce(std::size_t{info->samples_per_block} * core::dtype_bytes(info->dtype));
-  return RunGate(channel, std::move(*reader), std::move(*writer), kNsPerS / info->rate_hz, std::move(bounce));
+  return RunGate(channel, std::move(*reader), std::move(*writer), static_cast<double>(core::kNsPerSecond) / info->rate_hz, std::move(bounce));
 }
 
 bool RunGate::step(const RunWindow& window) noexcept {

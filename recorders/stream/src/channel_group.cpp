@@ -28,12 +28,6 @@ std::vector<std::byte> pad_sample(core::Dtype dtype, std::uint32_t sample_bytes)
   return pad;
 }
 
-template <class T>
-void stage(Column& column, T value) noexcept {
-  std::memcpy(column.stage_end(), &value, sizeof value);
-  column.commit(1);
-}
-
 }  // namespace
 
 core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic& channel, EncodePool* pool,
@@ -181,20 +175,20 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
     for (std::uint32_t r = 0; r < rows; ++r) {
       double offset_ns = 0;
       std::memcpy(&offset_ns, data_.stage_end() + std::size_t{r} * row_elements_ * channel_.sample_bytes, sizeof offset_ns);
-      stage(time_, block_s + offset_ns / static_cast<double>(core::kNsPerSecond));
+      time_.push(block_s + offset_ns / static_cast<double>(core::kNsPerSecond));
     }
     events_.commit(meta.realtime_ns, data_.stage_end(), rows);
   } else {
-    for (std::uint32_t r = 0; r < rows; ++r) stage(time_, block_s + r * row_seconds_);
+    for (std::uint32_t r = 0; r < rows; ++r) time_.push(block_s + r * row_seconds_);
   }
   data_.commit(rows);
   samples_committed_ += samples;
-  stage(sequence_, meta.sequence);
-  stage(offset_, offset);
-  stage(samples_, samples);
-  stage(realtime_, meta.realtime_ns);
-  stage(monotonic_, meta.monotonic_ns);
-  stage(flags_, meta.flags);
+  sequence_.push(meta.sequence);
+  offset_.push(offset);
+  samples_.push(samples);
+  realtime_.push(meta.realtime_ns);
+  monotonic_.push(meta.monotonic_ns);
+  flags_.push(meta.flags);
   clock_seen_ |= (meta.flags & core::kBlockSourceTimeFlag) != 0 ? kSawSourceClock : kSawHostClock;
   if (!any_block_) {
     any_block_ = true;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,12 @@ class Column {
   /// Requires: write_chunks() ran since the last commit that made a chunk ready. Hot path.
   [[nodiscard]] std::byte* stage_end() noexcept { return stage_ + staged_ * element_bytes_; }
   void commit(std::uint64_t n) noexcept { staged_ += n; }
+  /// Stages and commits one element (T: the column's element type). Hot path.
+  template <class T>
+  void push(T value) noexcept {
+    std::memcpy(stage_end(), &value, sizeof value);
+    commit(1);
+  }
   [[nodiscard]] bool chunk_ready() const noexcept { return staged_ >= chunk_; }
 
   /// Hands every whole staged chunk to HDF5. Cold path (once per chunk).

@@ -15,12 +15,6 @@ namespace {
 
 constexpr std::uint64_t kEventChunkRows = 4096;
 
-template <class T>
-void stage(Column& column, T value) noexcept {
-  std::memcpy(column.stage_end(), &value, sizeof value);
-  column.commit(1);
-}
-
 double field(const std::byte* event, core::EventField f) noexcept {
   double value = 0;
   std::memcpy(&value, event + static_cast<std::size_t>(f) * sizeof(double), sizeof value);
@@ -62,15 +56,15 @@ core::Result<EventGroup> EventGroup::create(hid_t entry, const std::string& link
 }
 
 void EventGroup::commit(std::uint64_t realtime_ns, const std::byte* events, std::uint32_t count) noexcept {
-  stage(time_zero_, realtime_ns);
-  stage(index_, events_);
+  time_zero_.push(realtime_ns);
+  index_.push(events_);
   constexpr std::size_t kEventBytes = core::kEventFields * sizeof(double);
   for (std::uint32_t e = 0; e < count; ++e) {
     const std::byte* event = events + e * kEventBytes;
-    stage(offset_, static_cast<std::int64_t>(field(event, core::EventField::time_offset_ns)));
-    stage(id_, static_cast<std::uint32_t>(field(event, core::EventField::id)));
-    stage(height_, field(event, core::EventField::height));
-    stage(flags_, static_cast<std::uint32_t>(field(event, core::EventField::flags)));
+    offset_.push(static_cast<std::int64_t>(field(event, core::EventField::time_offset_ns)));
+    id_.push(static_cast<std::uint32_t>(field(event, core::EventField::id)));
+    height_.push(field(event, core::EventField::height));
+    flags_.push(static_cast<std::uint32_t>(field(event, core::EventField::flags)));
   }
   events_ += count;
 }

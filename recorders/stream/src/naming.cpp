@@ -14,10 +14,6 @@ constexpr std::string_view kRunTag = "_run";
 constexpr int kRunDigits = 6;
 constexpr int kSegmentDigits = 4;
 
-bool ends_with(std::string_view text, std::string_view tail) {
-  return text.size() >= tail.size() && text.substr(text.size() - tail.size()) == tail;
-}
-
 // A run of decimal digits, whole: "000012" -> 12. False for empty, non-digits or overflow.
 bool parse_number(std::string_view text, std::uint64_t& out) {
   if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -35,7 +31,7 @@ std::string padded(std::uint64_t n, int digits) {
 // "<arena>_run<RUN>_<SEG>.h5": the last "_run" splits the arena from the numbers, so arena names
 // that contain "_run" themselves still parse.
 bool parse_dir_name(std::string_view name, SegmentName& out) {
-  if (!ends_with(name, kSuffix)) return false;
+  if (!name.ends_with(kSuffix)) return false;
   name.remove_suffix(kSuffix.size());
   const std::size_t run_at = name.rfind(kRunTag);
   if (run_at == std::string_view::npos || run_at == 0) return false;
@@ -49,7 +45,7 @@ bool parse_dir_name(std::string_view name, SegmentName& out) {
 }
 
 bool parse_file_name(std::string_view name, std::string_view stem, SegmentName& out) {
-  if (!ends_with(name, kSuffix) || name.substr(0, stem.size()) != stem) return false;
+  if (!name.ends_with(kSuffix) || name.substr(0, stem.size()) != stem) return false;
   name.remove_suffix(kSuffix.size());
   const std::string_view rest = name.substr(stem.size());
   if (rest.empty()) {
@@ -64,7 +60,7 @@ bool parse_file_name(std::string_view name, std::string_view stem, SegmentName& 
 OutTarget parse_out(std::string_view out) {
   OutTarget target;
   const std::filesystem::path path{std::string(out)};
-  if (ends_with(out, kSuffix)) {
+  if (out.ends_with(kSuffix)) {
     target.is_dir = false;
     target.dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     const std::string name = path.filename().string();

@@ -41,10 +41,6 @@ core::Result<void> write_root_attrs(hid_t root, const SegmentMeta& m) {
   return {};
 }
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 // A fixed-size 1-D dataset of n elements (one chunk: SWMR writes chunked datasets), written later.
 core::Result<h5::Dataset> create_vector(hid_t group, const char* name, core::Dtype dtype, std::uint32_t n,
                                         const std::string& what) {
@@ -94,7 +90,7 @@ core::Result<void> Segment::create_plots(const std::vector<ChannelStatic>& chann
     if (std::any_of(channels.begin(), channels.end(), [&](const ChannelStatic& c) { return encode_name(c.name) == link; }))
       link += kPlotCollisionSuffix;
     const std::string& axis_units = specs[plot.axis].units;
-    plot.axis_name = !ends_with(signal.key(), kSpectrumSuffix) ? kPlotAxis
+    plot.axis_name = !signal.key().ends_with(kSpectrumSuffix) ? kPlotAxis
                      : energy_units(axis_units)                ? kPlotEnergy
                                                                : kPlotPulseHeight;
     plot.what = path_.string() + " /" + kEntry + "/" + link;

@@ -8,12 +8,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "time_units.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::tools {
 
-inline constexpr double kNsPerMs = 1e6;
 inline constexpr double kMaxWaitMs = 1e6;  // --wait-ms limit: a thousand seconds
 
 /// --ring, --on-full and --wait-ms: how a channel the command creates is made and written.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "time_units.hpp"
 #include "weir/ann/service.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
@@ -18,7 +19,6 @@
 namespace weir::tools {
 namespace {
 
-constexpr double kNsPerMs = 1e6;
 constexpr double kNsPerS = 1e9;
 constexpr double kMaxDurationS = 1e9;        // --duration past this is refused (31 years)
 constexpr std::uint32_t kMaxLinks = 256;      // --m

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "time_units.hpp"
 #include "weir/ann/client.hpp"
 #include "weir/ann/exact.hpp"
 #include "weir/core/clock.hpp"
@@ -32,7 +33,6 @@ constexpr std::uint32_t kDefaultK = 10;
 constexpr std::uint32_t kMaxK = 256;         // ann::kMaxHits
 constexpr double kDefaultTimeoutS = 1.0;     // longest wait for the service's answer
 constexpr double kMaxTimeoutS = 3600.0;
-constexpr double kNsPerMs = 1e6;
 
 struct SearchArgs {
   std::string where;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cmd_kafka_run.hpp"
+#include "time_units.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/kafka/run_control.hpp"
 #include "weir/kafka/run_messages.hpp"
@@ -23,7 +24,6 @@
 namespace weir::tools {
 namespace {
 
-constexpr std::int64_t kNsPerMs = 1'000'000;
 constexpr double kMsPerS = 1000.0;
 
 struct RunArgs {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "time_units.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/signals.hpp"
@@ -38,8 +39,6 @@ constexpr double kMaxSpanSeconds = 1e9;
 constexpr std::uint64_t kMaxFrames = 1'000'000'000;
 constexpr std::int64_t kWaitSliceNs = 50'000'000;   // longest sleep before looking at keys and signals
 constexpr std::int64_t kIdleFrameNs = 500'000'000;  // redraw this often even when no block arrives
-constexpr std::int64_t kNsPerSecond = 1'000'000'000;
-constexpr std::int64_t kNsPerMs = 1'000'000;
 
 struct ScopeArgs {
   std::string where;

@@ -10,6 +10,7 @@
 
 #include "command.hpp"
 #include "snapshot_h5.hpp"
+#include "time_units.hpp"
 #include "weir/snapshot/periodic.hpp"
 #include "weir/snapshot/snapshot.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -19,8 +20,6 @@
 namespace weir::tools {
 namespace {
 
-constexpr double kNsPerSecond = 1e9;
-constexpr double kNsPerMs = 1e6;
 constexpr double kMinEveryS = 0.001;  // --every below a millisecond is a typo, not a period
 
 bool ends_with(const std::string& text, std::string_view end) {

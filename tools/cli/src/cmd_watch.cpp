@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "time_units.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
@@ -40,7 +41,6 @@ constexpr std::int64_t kMaxSpinUs = 1'000'000;        // --spin-us limit: one se
 constexpr std::uint64_t kMaxCount = 1'000'000'000'000;  // --count limit, only to keep the message short
 constexpr std::size_t kPreviewChars = 60;             // text and vector previews are cut to this many characters
 constexpr std::size_t kPreviewBytes = 16;             // bytes previews show this many bytes in hex
-constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 constexpr double kNsPerUs = 1e3;
 
 

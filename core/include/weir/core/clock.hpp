@@ -11,12 +11,18 @@
 namespace weir::core {
 
 inline constexpr std::int64_t kNsPerSecond = 1'000'000'000;
+inline constexpr std::int64_t kNsPerMs = 1'000'000;
 
 /// CLOCK_MONOTONIC in nanoseconds. Thread: any. Never fails (a vDSO read).
 [[nodiscard]] inline std::int64_t monotonic_ns() noexcept {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::int64_t{ts.tv_sec} * kNsPerSecond + ts.tv_nsec;
+}
+
+/// The CLOCK_MONOTONIC deadline of a wait of timeout_ns from now; 0 (do not wait) when timeout_ns <= 0.
+[[nodiscard]] inline std::int64_t deadline_after(std::int64_t timeout_ns) noexcept {
+  return timeout_ns <= 0 ? 0 : monotonic_ns() + timeout_ns;
 }
 
 /// CLOCK_REALTIME in nanoseconds since the Unix epoch. Thread: any. Never fails (a vDSO read).
