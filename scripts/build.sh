@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh build
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+# Paths below the checkout are hashed relative to it, and the working directory not at all: a fresh
+# clone anywhere else hits the cache that an earlier build filled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
 targets=()
 (($#)) && targets=(--target "$@")

@@ -9,6 +9,7 @@
 set -euo pipefail
 build=(
   build-essential cmake ninja-build pkg-config python3
+  ccache  # scripts/build.sh and test.sh compile through it: a second build of the same code is a cache hit
   doctest-dev libexpected-dev libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev libnuma-dev
   liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev libzmq3-dev
   libhnswlib-dev
