@@ -15,10 +15,11 @@
 
 #include "cmd_record_kafka.hpp"
 #include "command.hpp"
-#include "record_nexus.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/recorder/naming.hpp"
+#include "weir/recorder/pipeline_nexus.hpp"
 #include "weir/recorder/recorder.hpp"
+#include "weir/supervisor/pipeline_shards.hpp"
 #include "weir/tools/exit_codes.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
@@ -145,7 +146,7 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
     o.pipeline_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     // The entry's title, definition, source, parts and calibrations; a file that is not a pipeline
     // is still stored as it is, its recordings with the recorder's own entry fields.
-    if (auto nexus = nexus_from_pipeline(o.pipeline_text, a.pipeline))
+    if (auto nexus = rec::nexus_from_pipeline(o.pipeline_text, a.pipeline, supervisor::pipeline_shard_resolver()))
       o.nexus = std::move(*nexus);
     else
       fmt::print(stderr, "record: --pipeline {}: no NeXus metadata from it ({})\n", a.pipeline, nexus.error().what);

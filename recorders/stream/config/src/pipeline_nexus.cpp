@@ -1,4 +1,4 @@
-#include "record_nexus.hpp"
+#include "weir/recorder/pipeline_nexus.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -6,10 +6,7 @@
 #include <system_error>
 #include <utility>
 
-#include "weir/config/pipeline.hpp"
-#include "weir/supervisor/pipeline_shards.hpp"
-
-namespace weir::tools {
+namespace weir::rec {
 namespace {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
@@ -36,32 +33,33 @@ void flatten(const std::string& name, const config::Setting& s, Settings& out) {
   for (const auto& [key, value] : s.fields) flatten(name + "." + key, value, out);
 }
 
-rec::ChannelNexus driver_nexus(const config::DriverDecl& d) {
-  rec::ChannelNexus c{d.name, d.kind, "driver", {}, {}};
+ChannelNexus driver_nexus(const config::DriverDecl& d) {
+  ChannelNexus c{d.name, d.kind, "driver", {}, {}};
   for (const auto& [key, value] : d.params) c.settings.emplace_back(key, shortest(value));
   for (const auto& [key, value] : d.settings) flatten(key, value, c.settings);
   return c;
 }
 
-rec::ChannelNexus shard_nexus(const config::ShardDecl& s) {
-  rec::ChannelNexus c{s.name, s.kind, "shard", {{"input", s.input}}, {}};
+ChannelNexus shard_nexus(const config::ShardDecl& s) {
+  ChannelNexus c{s.name, s.kind, "shard", {{"input", s.input}}, {}};
   for (const auto& [key, value] : s.params) c.settings.emplace_back(key, shortest(value));
   return c;
 }
 
 }  // namespace
 
-core::Result<rec::NexusMeta> nexus_from_pipeline(const std::string& text, const std::string& file) {
+core::Result<NexusMeta> nexus_from_pipeline(const std::string& text, const std::string& file,
+                                            const config::ShardResolver& resolver) {
   auto p = config::load_pipeline_text(text, file);
   if (!p) return tl::make_unexpected(p.error());
-  rec::NexusMeta m;
+  NexusMeta m;
   m.title = p->entry.title;
   m.definition = p->entry.definition;
   m.default_plot = p->entry.default_plot;
-  if (p->source) m.source = rec::SourceNexus{p->source->name, p->source->type, p->source->probe};
+  if (p->source) m.source = SourceNexus{p->source->name, p->source->type, p->source->probe};
   for (const config::DriverDecl& d : p->drivers)
     for (const std::string& ch : d.channels) m.channels[ch] = driver_nexus(d);
-  if (auto resolved = config::resolve(*p, supervisor::pipeline_shard_resolver()))
+  if (auto resolved = config::resolve(*p, resolver))
     for (const auto& [channel, part] : resolved->channel_writer) {
       if (m.channels.count(channel) != 0) continue;
       for (const config::ShardDecl& s : p->shards)
@@ -69,9 +67,9 @@ core::Result<rec::NexusMeta> nexus_from_pipeline(const std::string& text, const 
     }
   for (const config::ChannelDecl& c : p->channels)
     if (c.calibration)
-      m.channels[c.spec.name].calibration = rec::ChannelCalibration{c.calibration->scale, c.calibration->offset,
+      m.channels[c.spec.name].calibration = ChannelCalibration{c.calibration->scale, c.calibration->offset,
                                                                     c.calibration->units};
   return m;
 }
 
-}  // namespace weir::tools
+}  // namespace weir::rec
