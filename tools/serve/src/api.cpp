@@ -16,6 +16,7 @@
 #include "weir/core/kv_store.hpp"
 #include "weir/core/label_dictionary.hpp"
 #include "weir/tools/arena_report.hpp"
+#include "weir/tools/channel_report.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/value_codec.hpp"
 
@@ -27,26 +28,6 @@ using tools::JsonObject;
 namespace {
 
 constexpr std::uint64_t kInlineArrayElements = 64;  // /api/keys shows arrays up to this size whole
-constexpr double kMinStaleS = 2;                     // default stale timeout: at least this ...
-constexpr double kStaleBlockPeriods = 4;             // ... and at least this many nominal block periods
-
-// The age past which a channel is stale: the given timeout, else the default for its nominal rate.
-double stale_after(double given_s, const core::ChannelInfo& c) {
-  if (given_s > 0) return given_s;
-  const double period_s = c.rate_hz > 0 ? static_cast<double>(c.samples_per_block) / c.rate_hz : 0.0;
-  return std::max(kMinStaleS, kStaleBlockPeriods * period_s);
-}
-
-std::string frame_json(const core::FrameShape& f) {
-  if (!f.framed()) return "null";
-  JsonObject axis;
-  axis.text("name", f.axis.name).text("units", f.axis.units).real("start", f.axis.start).real("step", f.axis.step);
-  if (!f.axis.values_key.empty()) axis.text("values_key", f.axis.values_key);
-  JsonObject o;
-  o.number("frames_per_block", f.frames_per_block).number("frame_elements", f.frame_elements).raw("axis", axis.str());
-  return o.str();
-}
-
 std::string labels_json(const core::Arena& arena, std::uint32_t index) {
   JsonArray out;
   auto copier = core::BlockCopier::open(arena, index);
@@ -172,11 +153,11 @@ std::string Api::channels() const {
         .real("blocks_per_s", activity.blocks_per_s)
         .real("samples_per_s", activity.samples_per_s)
         .raw("newest_block_age_s", activity.known ? fmt::format("{}", activity.age_s) : "null")
-        .boolean("stale", !activity.known || activity.age_s > stale_after(stale_after_s_, c))
-        .real("stale_after_s", stale_after(stale_after_s_, c))
+        .boolean("stale", !activity.known || activity.age_s > tools::stall_after_s(c, stale_after_s_))
+        .real("stale_after_s", tools::stall_after_s(c, stale_after_s_))
         .number("writer_pid", c.writer_pid)
         .boolean("writer_alive", c.writer_alive)
-        .raw("frame", frame_json(c.frame))
+        .raw("frame", tools::frame_json(c.frame))
         .raw("consumers", consumers.str());
     list.raw(o.str());
   }
