@@ -8,13 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,6 +21,7 @@
 #include "weir/core/kv_store.hpp"
 #include "weir/core/signals.hpp"
 #include "weir/tools/arena_access.hpp"
+#include "weir/tools/change_feed.hpp"
 #include "weir/tools/output.hpp"
 #include "weir/tools/stop_signals.hpp"
 #include "weir/tools/value_codec.hpp"
@@ -39,8 +36,6 @@ constexpr std::int64_t kWaitSliceNs = 100'000'000;    // longest sleep before re
 constexpr double kMaxTimeoutSeconds = 1e9;            // --timeout limit: about 31 years, far from i64 overflow
 constexpr std::int64_t kMaxSpinUs = 1'000'000;        // --spin-us limit: one second of spinning per wait
 constexpr std::uint64_t kMaxCount = 1'000'000'000'000;  // --count limit, only to keep the message short
-constexpr std::size_t kPreviewChars = 60;             // text and vector previews are cut to this many characters
-constexpr std::size_t kPreviewBytes = 16;             // bytes previews show this many bytes in hex
 constexpr double kNsPerUs = 1e3;
 
 
@@ -58,142 +53,47 @@ struct WatchArgs {
   std::int64_t spin_us = 0;
 };
 
-// One key's changes in one drain: a write pulses every matching group, so a key reached through
-// several subscriptions appears once per group. writes is the most any one group logged.
-struct PendingChange {
-  std::uint32_t slot = 0;
-  std::uint32_t generation = 0;
-  std::uint32_t group = 0;  // the group that logged it first
-  std::uint64_t writes = 0;
-  std::size_t first = 0;    // position of its first log entry, to print in log order
-};
-
-std::vector<PendingChange> merge_changes(std::span<const core::Change> changes) {
-  std::vector<std::size_t> order(changes.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto item = [&changes](std::size_t i) {
-    const core::Change& c = changes[i];
-    return std::tuple(c.slot, c.generation, c.group, i);
-  };
-  std::sort(order.begin(), order.end(), [&item](std::size_t a, std::size_t b) { return item(a) < item(b); });
-  std::vector<PendingChange> merged;
-  for (std::size_t i = 0; i < order.size();) {
-    const core::Change& head = changes[order[i]];
-    PendingChange pending{head.slot, head.generation, head.group, 0, order[i]};
-    std::uint64_t in_group = 0;  // entries of the current group so far
-    std::size_t j = i;
-    for (; j < order.size() && changes[order[j]].slot == head.slot && changes[order[j]].generation == head.generation;
-         ++j) {
-      const core::Change& c = changes[order[j]];
-      in_group = j > i && changes[order[j - 1]].group == c.group ? in_group + 1 : 1;
-      pending.writes = std::max(pending.writes, in_group);
-      if (order[j] < pending.first) {
-        pending.first = order[j];
-        pending.group = c.group;
-      }
-    }
-    merged.push_back(pending);
-    i = j;
-  }
-  std::sort(merged.begin(), merged.end(),
-            [](const PendingChange& a, const PendingChange& b) { return a.first < b.first; });
-  return merged;
-}
-
-// Cuts text to kPreviewChars characters on a UTF-8 boundary, marking the cut with "…".
-std::string cut_preview(std::string_view text) {
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const bool starts_char = (static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U;
-    if (starts_char && chars++ == kPreviewChars) return std::string(text.substr(0, i)) + "…";
-  }
-  return std::string(text);
-}
-
-// A value as one short line for people: text quoted (control characters escaped), numbers as
-// numbers, bytes as a hex prefix plus length.
-std::string value_preview(core::ValueType type, std::span<const std::byte> bytes) {
-  switch (type) {
-    case core::ValueType::none: return "(empty)";
-    case core::ValueType::text: return json_quote(cut_preview({reinterpret_cast<const char*>(bytes.data()), bytes.size()}));
-    case core::ValueType::bytes: {
-      const std::string hex = encode_hex(bytes.first(std::min(bytes.size(), kPreviewBytes)));
-      return fmt::format("0x{}{} ({} bytes)", hex, bytes.size() > kPreviewBytes ? "…" : "", bytes.size());
-    }
-    case core::ValueType::i64:
-    case core::ValueType::u64:
-    case core::ValueType::f64: return value_to_text(type, bytes);
-    case core::ValueType::vector:
-      return fmt::format("[{}] ({} floats)", cut_preview(value_to_text(type, bytes)), bytes.size() / sizeof(float));
-    case core::ValueType::array: return fmt::format("(array, {} bytes)", bytes.size());
-  }
-  return fmt::format("({} bytes of an unknown type)", bytes.size());
-}
-
-// Follows changes for one Watcher and prints them. Thread: main only.
+// Reads changes back for one Watcher and prints them. Thread: main only.
 class ChangePrinter {
  public:
-  ChangePrinter(const core::Arena& arena, const WatchArgs& args)
-      : arena_(arena), kv_(arena), args_(args), value_(kv_.value_bytes()), key_(kv_.key_bytes()) {}
+  ChangePrinter(const core::Arena& arena, const WatchArgs& args) : reader_(arena), args_(args) {}
 
   /// Remembers which key a key group follows, to name its changes after the key is deleted.
-  void note_key_group(std::uint32_t group, const std::string& key) {
-    key_groups_[group] = key;
-    core::KeyHandle handle;
-    if (kv_.resolve(key, handle) == KvStatus::ok) names_[handle.slot] = {handle.generation, key};
-  }
+  void note_key_group(std::uint32_t group, const std::string& key) { reader_.note_key_group(group, key); }
 
   /// Prints one change line; `writes` > 1 when writes came faster than watch woke.
   void print(const PendingChange& change) {
-    const std::string key = key_name(change);
-    const std::optional<std::int64_t> latency_ns = write_to_wake_ns(change.slot);
-    const std::string time = iso8601_utc(static_cast<std::uint64_t>(core::realtime_ns()));
-    core::ValueInfo info;
-    const KvStatus status = kv_.get(core::KeyHandle{change.slot, change.generation}, value_, info);
-    const std::span<const std::byte> value(value_.data(), std::min<std::size_t>(info.length, value_.size()));
-    bool deleted = false;
-    std::string problem;  // why the value cannot be shown
-    switch (status) {
-      case KvStatus::ok: break;
-      case KvStatus::not_found:
-      case KvStatus::stale_handle: deleted = true; break;  // deleted, or deleted and its slot reused
-      case KvStatus::busy:
-      case KvStatus::torn:
-      case KvStatus::full:
-      case KvStatus::key_too_long:
-      case KvStatus::key_empty:
-      case KvStatus::value_too_large:
-      case KvStatus::type_mismatch:
-      case KvStatus::read_only: problem = core::kv_status_name(status); break;
-    }
+    const ChangeRecord r = reader_.read(change);
+    const std::string time = iso8601_utc(static_cast<std::uint64_t>(r.time_ns));
     if (args_.json) {
       JsonObject out;
-      out.text("time", time).text("key", key);
-      if (deleted) {
+      out.text("time", time).text("key", r.key);
+      if (r.deleted) {
         out.boolean("deleted", true);
-      } else if (!problem.empty()) {
-        out.text("error", problem);
+      } else if (!r.problem.empty()) {
+        out.text("error", r.problem);
       } else {
-        out.number("version", info.version())
-            .text("type", core::value_type_name(info.type))
-            .raw("value", value_to_json(info.type, value));
+        out.number("version", r.info.version())
+            .text("type", core::value_type_name(r.info.type))
+            .raw("value", value_to_json(r.info.type, r.value));
       }
-      out.number("writes", change.writes);
-      if (latency_ns) out.real("latency_us", static_cast<double>(*latency_ns) / kNsPerUs);
+      out.number("writes", r.writes);
+      if (r.latency_ns) out.real("latency_us", static_cast<double>(*r.latency_ns) / kNsPerUs);
       print_json(out);
       return;
     }
     std::string what;
-    if (deleted) {
+    if (r.deleted) {
       what = "deleted";
-    } else if (!problem.empty()) {
-      what = fmt::format("cannot be read ({})", problem);
+    } else if (!r.problem.empty()) {
+      what = fmt::format("cannot be read ({})", r.problem);
     } else {
-      what = fmt::format("v{} {} = {}", info.version(), core::value_type_name(info.type), value_preview(info.type, value));
+      what = fmt::format("v{} {} = {}", r.info.version(), core::value_type_name(r.info.type),
+                         value_preview(r.info.type, r.value));
     }
-    const std::string more = change.writes > 1 ? fmt::format(", {} writes", change.writes) : "";
-    const std::string latency = latency_ns ? fmt::format("{:.1f} us", static_cast<double>(*latency_ns) / kNsPerUs) : "?";
-    fmt::print("{} {} {}  ({}{})\n", time, key, what, latency, more);
+    const std::string more = r.writes > 1 ? fmt::format(", {} writes", r.writes) : "";
+    const std::string latency = r.latency_ns ? fmt::format("{:.1f} us", static_cast<double>(*r.latency_ns) / kNsPerUs) : "?";
+    fmt::print("{} {} {}  ({}{})\n", time, r.key, what, latency, more);
   }
 
   /// Prints how many changes the group logs overwrote before they were read.
@@ -207,55 +107,8 @@ class ChangePrinter {
   }
 
  private:
-  struct SlotName {
-    std::uint32_t generation = 0;
-    std::string key;
-  };
-
-  [[nodiscard]] const core::SlotHeader* slot_header(std::uint32_t slot) const noexcept {
-    if (slot >= arena_.geometry().slot_count) return nullptr;
-    return reinterpret_cast<const core::SlotHeader*>(arena_.region(core::Region::slots) +
-                                                     std::uint64_t{slot} * arena_.geometry().slot_stride);
-  }
-
-  // The slot's key, read only while the slot still holds the generation that changed; a deleted
-  // key is named from what was read before, or from the key group that follows it.
-  std::string key_name(const PendingChange& change) {
-    if (const core::SlotHeader* s = slot_header(change.slot)) {
-      const std::uint32_t before = s->generation.load(std::memory_order_acquire);  // pairs with insert's release
-      std::uint32_t length = 0;
-      core::ValueInfo info;
-      if (before == change.generation && kv_.key_at(change.slot, key_, length, info) == KvStatus::ok &&
-          s->generation.load(std::memory_order_acquire) == before) {
-        SlotName& name = names_[change.slot];
-        name.generation = change.generation;
-        name.key.assign(key_.data(), length);
-        return name.key;
-      }
-    }
-    if (auto it = names_.find(change.slot); it != names_.end() && it->second.generation == change.generation)
-      return it->second.key;
-    if (auto it = key_groups_.find(change.group); it != key_groups_.end()) return it->second;
-    return fmt::format("(slot {})", change.slot);
-  }
-
-  // From the slot's last signalled write (changed_ns, CLOCK_REALTIME) to now; empty if never set.
-  [[nodiscard]] std::optional<std::int64_t> write_to_wake_ns(std::uint32_t slot) const noexcept {
-    const core::SlotHeader* s = slot_header(slot);
-    if (s == nullptr) return std::nullopt;
-    // relaxed: a display timestamp; the change log's release/acquire already ordered the write before us
-    const std::uint64_t changed = s->changed_ns.load(std::memory_order_relaxed);
-    if (changed == 0) return std::nullopt;
-    return core::realtime_ns() - static_cast<std::int64_t>(changed);
-  }
-
-  const core::Arena& arena_;
-  core::KvStore kv_;  // not const: resolve() is non-const even when it does not create
+  ChangeReader reader_;
   const WatchArgs& args_;
-  std::vector<std::byte> value_;
-  std::vector<char> key_;
-  std::map<std::uint32_t, SlotName> names_;         // slot -> last key read there
-  std::map<std::uint32_t, std::string> key_groups_;  // group -> key, for key subscriptions
 };
 
 // Splits positional targets into keys (key:NAME) and labels, and adds --key and --label.

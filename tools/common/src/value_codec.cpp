@@ -30,6 +30,8 @@ constexpr unsigned kNibbleBits = 4;
 constexpr unsigned kNibbleMask = 0xF;
 constexpr std::size_t kScalarBytes = sizeof(std::uint64_t);  // integers and doubles take 8 bytes
 constexpr std::size_t kVectorElementBytes = sizeof(float);
+constexpr std::size_t kPreviewChars = 60;  // text and vector previews are cut to this many characters
+constexpr std::size_t kPreviewBytes = 16;  // bytes previews show this many bytes in hex
 
 bool strip_hex_prefix(std::string_view& text) {
   if (text.starts_with(kHexPrefix) || text.starts_with(kHexPrefixUpper)) {
@@ -81,6 +83,16 @@ std::vector<float> vector_from(std::span<const std::byte> bytes) {
 
 std::string_view as_chars(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+// Cuts text to kPreviewChars characters on a UTF-8 boundary, marking the cut with "…".
+std::string cut_preview(std::string_view text) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool starts_char = (static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U;
+    if (starts_char && chars++ == kPreviewChars) return std::string(text.substr(0, i)) + "…";
+  }
+  return std::string(text);
 }
 
 }  // namespace
@@ -258,6 +270,24 @@ std::string value_to_json(ValueType type, std::span<const std::byte> bytes) {
     case ValueType::array: break;  // needs its shape: array_to_json
   }
   return json_quote(encode_hex(bytes));
+}
+
+std::string value_preview(ValueType type, std::span<const std::byte> bytes) {
+  switch (type) {
+    case ValueType::none: return "(empty)";
+    case ValueType::text: return json_quote(cut_preview(as_chars(bytes)));
+    case ValueType::bytes: {
+      const std::string hex = encode_hex(bytes.first(std::min(bytes.size(), kPreviewBytes)));
+      return fmt::format("0x{}{} ({} bytes)", hex, bytes.size() > kPreviewBytes ? "…" : "", bytes.size());
+    }
+    case ValueType::i64:
+    case ValueType::u64:
+    case ValueType::f64: return value_to_text(type, bytes);
+    case ValueType::vector:
+      return fmt::format("[{}] ({} floats)", cut_preview(value_to_text(type, bytes)), bytes.size() / sizeof(float));
+    case ValueType::array: return fmt::format("(array, {} bytes)", bytes.size());
+  }
+  return fmt::format("({} bytes of an unknown type)", bytes.size());
 }
 
 namespace {

@@ -50,6 +50,10 @@ inline constexpr std::string_view kSettableTypeNames[] = {"text", "bytes", "i64"
 /// A stored value as one JSON value: a string for text and bytes (hex), a number for
 /// i64/u64/f64, an array of numbers for vectors, null for type none.
 [[nodiscard]] std::string value_to_json(core::ValueType type, std::span<const std::byte> bytes);
+/// A value as one short line for people (`weir watch`): text quoted as JSON and cut to 60
+/// characters on a UTF-8 boundary ("…" marks the cut), numbers as numbers, bytes as the hex of
+/// the first 16 plus the length, vectors as their first floats plus the count, arrays as their size.
+[[nodiscard]] std::string value_preview(core::ValueType type, std::span<const std::byte> bytes);
 
 /// An array's element dtype and dims as people read them: "u32[1024]", "f64[3x4]".
 [[nodiscard]] std::string array_shape_text(const core::ArrayShape& shape);
