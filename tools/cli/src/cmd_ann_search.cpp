@@ -1,10 +1,8 @@
 // `weir vector search ARENA PART`: the nearest vectors of a partition, through its ann service, or
 // by the exact search filtered to the partition's keys (--exact, or when no service runs).
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,10 +52,7 @@ struct Named {
 };
 
 core::Result<std::vector<float>> read_vector_file(const std::string& path) {
-  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return core::fail(core::Errc::io_error, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  auto text = read_all(f, fmt::format("'{}'", path));
-  if (f != stdin) std::fclose(f);
+  auto text = read_file_or_stdin(path, fmt::format("'{}'", path));
   if (!text) return tl::make_unexpected(text.error());
   std::vector<float> out;
   const char* p = text->data();

@@ -1,11 +1,8 @@
 // Vector commands: vset, vget, vsearch.
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,45 +25,6 @@ using core::VectorStatus;
 
 constexpr std::size_t kDefaultTopK = 10;            // vsearch --k when not given
 constexpr std::size_t kMaxTopK = 1U << 20;          // vsearch --k is refused past this
-constexpr std::string_view kStdinName = "-";
-
-// Reads a whole file, or stdin for "-".
-core::Result<std::string> read_text(const std::string& path) {
-  const bool from_stdin = path == kStdinName;
-  std::FILE* f = from_stdin ? stdin : std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    return core::fail(core::Errc::io_error, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  auto data = read_all(f, fmt::format("'{}'", from_stdin ? "stdin" : path));
-  if (!from_stdin) std::fclose(f);
-  return data;
-}
-
-bool is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-// Floats separated by whitespace and/or commas: "0.1, 0.2 0.3\n-4e-3".
-core::Result<std::vector<float>> parse_floats(std::string_view text, std::string_view what) {
-  std::vector<float> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (is_separator(text[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i;
-    while (end < text.size() && !is_separator(text[end])) ++end;
-    std::string_view token = text.substr(i, end - i);
-    if (token.size() > 1 && token.front() == '+') token.remove_prefix(1);
-    float value = 0;
-    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-    if (ec != std::errc{} || ptr != token.data() + token.size()) {
-      return core::fail(core::Errc::invalid_argument,
-                        fmt::format("{}: '{}' (number {}) is not a float", what, text.substr(i, end - i), out.size() + 1));
-    }
-    out.push_back(value);
-    i = end;
-  }
-  return out;
-}
 
 std::string count_message(std::string_view what, std::size_t got, std::uint32_t dim, const core::Arena& arena) {
   return fmt::format("{} has {} float{}, but {} holds vectors of exactly {} floats", what, got, got == 1 ? "" : "s",
@@ -134,9 +92,9 @@ struct VsetArgs {
 };
 
 int run_vset(const VsetArgs& args) {
-  auto text = read_text(args.file);
+  auto text = read_file_or_stdin(args.file, fmt::format("'{}'", args.file == kStdinPath ? "stdin" : args.file));
   if (!text) return report_error("", text.error());
-  const std::string what = args.file == kStdinName ? std::string("stdin") : fmt::format("'{}'", args.file);
+  const std::string what = args.file == kStdinPath ? std::string("stdin") : fmt::format("'{}'", args.file);
   auto values = parse_floats(*text, what);
   if (!values) return report_usage(values.error().what);
 
@@ -221,7 +179,7 @@ struct VsearchArgs {
   std::size_t k = kDefaultTopK;
   std::string metric = "cosine";
   std::string kernel = "best";
-  std::string query = std::string(kStdinName);
+  std::string query = std::string(kStdinPath);
   bool json = false;
 };
 
@@ -259,9 +217,9 @@ struct NamedHit {
 int run_vsearch(const VsearchArgs& args) {
   const core::Metric metric = lookup(kMetrics, args.metric);
   const core::Kernel kernel = lookup(kKernels, args.kernel);
-  auto text = read_text(args.query);
+  auto text = read_file_or_stdin(args.query, fmt::format("'{}'", args.query == kStdinPath ? "stdin" : args.query));
   if (!text) return report_error("", text.error());
-  const std::string what = args.query == kStdinName ? std::string("the query on stdin")
+  const std::string what = args.query == kStdinPath ? std::string("the query on stdin")
                                                     : fmt::format("the query in '{}'", args.query);
   auto query = parse_floats(*text, what);
   if (!query) return report_usage(query.error().what);
