@@ -23,6 +23,8 @@ weir_status status_of(core::Errc code) noexcept {
     case core::Errc::layout_mismatch: return WEIR_E_LAYOUT;
     case core::Errc::not_ready: return WEIR_E_NOT_READY;
     case core::Errc::io_error: return WEIR_E_SYSTEM;
+    case core::Errc::conflict: return WEIR_E_INVALID;
+    case core::Errc::busy: return WEIR_E_SYSTEM;
   }
   return WEIR_E_INTERNAL;
 }

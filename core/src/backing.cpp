@@ -94,6 +94,8 @@ const char* errc_name(Errc code) noexcept {
     case Errc::layout_mismatch: return "layout_mismatch";
     case Errc::not_ready: return "not_ready";
     case Errc::io_error: return "io_error";
+    case Errc::conflict: return "conflict";
+    case Errc::busy: return "busy";
   }
   return "unknown";
 }

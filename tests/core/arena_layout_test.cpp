@@ -13,7 +13,7 @@ using namespace weir::core;
 TEST_SUITE("core.arena_layout") {
 
 TEST_CASE("the layout version and magic are the ones this build was tested with") {
-  CHECK(kArenaLayoutVersion == 8);
+  CHECK(kArenaLayoutVersion == 9);
   CHECK(kArenaMagic == 0x52494557U);
 }
 
@@ -57,6 +57,29 @@ TEST_CASE("header and slot structs keep their sizes and offsets") {
   CHECK(offsetof(ArenaHeader, wake_syscalls) == 704);
   CHECK(offsetof(ArenaHeader, channels_lock) == 768);
   CHECK(offsetof(ArenaHeader, channel_data_used) == 776);
+  CHECK(offsetof(ArenaHeader, run) == 832);
+  CHECK(sizeof(RunControlBlock) == 2176);
+  CHECK(offsetof(RunControlBlock, word) == 0);
+  CHECK(offsetof(RunControlBlock, changes) == 8);
+  CHECK(offsetof(RunControlBlock, state) == 12);
+  CHECK(offsetof(RunControlBlock, number) == 16);
+  CHECK(offsetof(RunControlBlock, highest) == 24);
+  CHECK(offsetof(RunControlBlock, start_ns) == 32);
+  CHECK(offsetof(RunControlBlock, stop_ns) == 40);
+  CHECK(offsetof(RunControlBlock, ended) == 48);
+  CHECK(offsetof(RunControlBlock, transitions) == 56);
+  CHECK(offsetof(RunControlBlock, door) == 64);
+  CHECK(offsetof(RunControlBlock, title) == 128);
+  CHECK(offsetof(RunControlBlock, operator_name) == 384);
+  CHECK(offsetof(RunControlBlock, sample) == 512);
+  CHECK(offsetof(RunControlBlock, comment) == 640);
+  CHECK(offsetof(RunControlBlock, dir) == 1152);
+  CHECK(offsetof(RunControlBlock, recorders) == 1664);
+  CHECK(sizeof(RunRecorderRow) == 64);
+  CHECK(offsetof(RunRecorderRow, open_run) == 8);
+  CHECK(offsetof(RunRecorderRow, closed_run) == 16);
+  CHECK(offsetof(RunRecorderRow, first_block_ns) == 24);
+  CHECK(offsetof(RunRecorderRow, closed_ns) == 32);
   CHECK(sizeof(Geometry) == 64);
   CHECK(sizeof(RegionDesc) == 16);
   CHECK(sizeof(SlotHeader) == 128);

@@ -2,7 +2,8 @@
 // The shared-memory layout of an arena, declared once. Offsets are from the arena base.
 // Any change below bumps kArenaLayoutVersion and the golden test in tests/core/arena_layout_test.cpp.
 //
-//   offset 0          ArenaHeader (one page: identity, geometry, region table, shared counters)
+//   offset 0          ArenaHeader (one page: identity, geometry, region table, shared counters, the
+//                     run control at 832: RunControlBlock)
 //   regions[index]    slot_count x IndexEntry (u64: state | 32-bit hash tag), the probe table
 //   regions[slots]    slot_count x slot_stride: SlotHeader, key bytes, value bytes
 //   regions[groups]   kGroupCount x SignalGroup, kLabelCapacity x LabelEntry,
@@ -29,7 +30,7 @@
 namespace weir::core {
 
 inline constexpr std::uint32_t kArenaMagic = 0x5249'4557U;  // "WEIR" little-endian
-inline constexpr std::uint16_t kArenaLayoutVersion = 8;     // bump on ANY change in this file or the key hash
+inline constexpr std::uint16_t kArenaLayoutVersion = 9;     // bump on ANY change in this file or the key hash
 
 enum class Region : std::uint32_t { index = 0, slots, groups, channels, vectors, consumers, attach, watchers, count };
 inline constexpr std::uint32_t kRegionSlots = 8;  // entries in the region table; the spare ones are zero
@@ -58,6 +59,56 @@ struct Geometry {                       //  off size (within Geometry)
 static_assert(sizeof(Geometry) == 64 && std::is_standard_layout_v<Geometry>);
 static_assert(offsetof(Geometry, attach_capacity) == 40 && offsetof(Geometry, channel_data_bytes) == 48);
 
+// The run control (weir/core/run_control.hpp): the arena's one run state machine, in the header so
+// every part, door and viewer sees the same run. `word` is a seqlock word in the epoch_*() form: odd
+// (with the pid of its holder) while a transition writes the fields, so transitions are serialized
+// and a holder killed mid-way is named. Zero at create: idle, no run yet.
+inline constexpr std::uint32_t kRunTitleBytes = 256;     // title, UTF-8, without a terminating zero
+inline constexpr std::uint32_t kRunOperatorBytes = 128;  // operator(s)
+inline constexpr std::uint32_t kRunSampleBytes = 128;    // sample name
+inline constexpr std::uint32_t kRunCommentBytes = 512;   // comment
+inline constexpr std::uint32_t kRunDoorBytes = 64;       // the door of the last transition ("cli", "http", ...)
+inline constexpr std::uint32_t kRunDirBytes = 512;       // the directory run numbers are persisted in
+inline constexpr std::uint32_t kRunRecorderRows = 8;     // recorders that take part in controlled runs
+
+// A recorder taking part in controlled runs: which run's files it has open and which it closed last.
+struct alignas(kCacheLine) RunRecorderRow {     // off size
+  std::atomic<std::uint32_t> pid;               //   0   4  0 when free
+  std::uint32_t reserved0;                      //   4   4  zero
+  std::atomic<std::uint64_t> open_run;          //   8   8  the run whose files it has open, 0 none
+  std::atomic<std::uint64_t> closed_run;        //  16   8  the last run whose files it closed (and synced)
+  std::atomic<std::uint64_t> first_block_ns;    //  24   8  CLOCK_REALTIME it recorded open_run's first block
+  std::atomic<std::uint64_t> closed_ns;         //  32   8  CLOCK_REALTIME it closed closed_run's files
+  std::uint64_t reserved1[3];                   //  40  24  zero
+};
+static_assert(std::is_standard_layout_v<RunRecorderRow> && sizeof(RunRecorderRow) == 64);
+
+struct alignas(kCacheLine) RunControlBlock {    //  off  size
+  std::atomic<std::uint64_t> word;              //    0    8  seqlock word with the transition holder's pid
+  std::atomic<std::uint32_t> changes;           //    8    4  futex word: bumped after every transition
+  std::atomic<std::uint32_t> state;             //   12    4  RunState
+  std::atomic<std::uint64_t> number;            //   16    8  the running run, or the last one
+  std::atomic<std::uint64_t> highest;           //   24    8  the highest number ever started here
+  std::atomic<std::int64_t> start_ns;           //   32    8  CLOCK_REALTIME of the run's start
+  std::atomic<std::int64_t> stop_ns;            //   40    8  of its stop; 0 while running
+  std::atomic<std::uint32_t> ended;             //   48    4  RunEnd of the last run
+  std::uint32_t reserved0;                      //   52    4  zero
+  std::atomic<std::uint64_t> transitions;       //   56    8  transitions made
+  char door[kRunDoorBytes];                     //   64   64  zero-padded
+  char title[kRunTitleBytes];                   //  128  256  zero-padded
+  char operator_name[kRunOperatorBytes];        //  384  128
+  char sample[kRunSampleBytes];                 //  512  128
+  char comment[kRunCommentBytes];               //  640  512
+  char dir[kRunDirBytes];                       // 1152  512  set once by whoever enables controlled runs
+  RunRecorderRow recorders[kRunRecorderRows];   // 1664  512
+};
+static_assert(std::is_standard_layout_v<RunControlBlock> && sizeof(RunControlBlock) == 2176);
+static_assert(offsetof(RunControlBlock, changes) == 8 && offsetof(RunControlBlock, number) == 16);
+static_assert(offsetof(RunControlBlock, start_ns) == 32 && offsetof(RunControlBlock, transitions) == 56);
+static_assert(offsetof(RunControlBlock, door) == 64 && offsetof(RunControlBlock, title) == 128);
+static_assert(offsetof(RunControlBlock, comment) == 640 && offsetof(RunControlBlock, dir) == 1152);
+static_assert(offsetof(RunControlBlock, recorders) == 1664);
+
 // At offset 0. The creator fills everything, computes header_checksum, then stores ready_magic last.
 struct ArenaHeader {                                 //  off  size
   std::atomic<std::uint32_t> ready_magic;            //    0    4  0 until the creator is done; release
@@ -84,7 +135,8 @@ struct ArenaHeader {                                 //  off  size
   alignas(kCacheLine) std::atomic<std::uint64_t> wake_syscalls;   //  704  FUTEX_WAKE calls made by publishers
   alignas(kCacheLine) std::atomic<std::uint64_t> channels_lock;   //  768  pid editing the channel table, 0 free
   std::atomic<std::uint64_t> channel_data_used;                   //  776  bytes of the channel data pool handed out
-  std::uint8_t reserved2[kHeaderBytes - 832];                     //  832  zero
+  alignas(kCacheLine) RunControlBlock run;                        //  832  the arena's run state machine
+  std::uint8_t reserved2[kHeaderBytes - 832 - sizeof(RunControlBlock)];  // zero
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
 static_assert(std::is_standard_layout_v<ArenaHeader>);
@@ -99,6 +151,7 @@ static_assert(offsetof(ArenaHeader, generation) == 384 && offsetof(ArenaHeader, 
 static_assert(offsetof(ArenaHeader, attach_overflow) == 512 && offsetof(ArenaHeader, groups_version) == 576);
 static_assert(offsetof(ArenaHeader, groups_lock) == 640 && offsetof(ArenaHeader, wake_syscalls) == 704);
 static_assert(offsetof(ArenaHeader, channels_lock) == 768 && offsetof(ArenaHeader, channel_data_used) == 776);
+static_assert(offsetof(ArenaHeader, run) == 832);
 inline constexpr std::size_t kChecksumBegin = 4;    // the checksum covers [4, 320): all immutable fields
 inline constexpr std::size_t kChecksumEnd = 320;
 

@@ -17,6 +17,8 @@ enum class Errc : std::uint16_t {
   layout_mismatch,       // foreign, corrupted, truncated or newer-version arena
   not_ready,             // creator never finished publishing the header
   io_error,              // read, write, rename or msync failed
+  conflict,              // the state forbids it: a run start while one runs, a stop while idle
+  busy,                  // a shared lock stayed held past the wait's deadline
 };
 
 struct Error {
