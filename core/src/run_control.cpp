@@ -208,7 +208,6 @@ Result<RunStatus> RunControl::start(const RunMeta& meta, std::string_view door, 
   b.number.store(*number, std::memory_order_relaxed);
   b.highest.store(*number, std::memory_order_relaxed);
   b.start_ns.store(realtime_ns(), std::memory_order_relaxed);
-  b.stop_ns.store(0, std::memory_order_relaxed);
   b.ended.store(static_cast<std::uint32_t>(RunEnd::none), std::memory_order_relaxed);
   put_field(b.door, kRunDoorBytes, door);
   put_field(b.title, kRunTitleBytes, meta.title);
@@ -279,6 +278,8 @@ Result<void> RunControl::set_dir(std::string_view dir) {
   unlock(*claimed);
   return {};
 }
+
+std::uint32_t RunControl::changes() const noexcept { return block_->changes.load(std::memory_order_acquire); }
 
 std::uint32_t RunControl::wait(std::uint32_t seen, std::int64_t timeout_ns) const noexcept {
   const std::int64_t deadline = monotonic_ns() + std::max<std::int64_t>(timeout_ns, 0);

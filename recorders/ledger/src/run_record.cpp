@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "weir/core/unique_fd.hpp"
+#include "durable_file.hpp"
 
 namespace weir::ledger {
 
@@ -22,40 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kLockTries = 200;            // 10 ms apart: a lock held longer than 2 s is refused
-constexpr long kLockPauseNs = 10'000'000;
-
 core::Error io_failure(const std::filesystem::path& path, const std::string& what, int error_number) {
-  return core::Error{core::Errc::io_error,
-                     "run record " + path.string() + ": " + what + ": " + std::strerror(error_number)};
-}
-
-using Fd = core::UniqueFd;
-
-core::Result<void> write_all(int fd, const std::string& text, const std::filesystem::path& path) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return tl::make_unexpected(io_failure(path, "cannot write", errno));
-    done += static_cast<std::size_t>(n);
-  }
-  return {};
-}
-
-core::Result<void> write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  {
-    Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return tl::make_unexpected(io_failure(temp, "cannot create", errno));
-    if (auto ok = write_all(fd.get(), text, temp); !ok) return ok;
-    if (::fsync(fd.get()) != 0) return tl::make_unexpected(io_failure(temp, "fsync failed", errno));
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) return tl::make_unexpected(io_failure(path, "cannot rename", errno));
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dfd.get() < 0 || ::fsync(dfd.get()) != 0) return tl::make_unexpected(io_failure(dir, "cannot sync the directory", errno));
-  return {};
+  return detail::io_failure("run record", path, what, error_number);
 }
 
 }  // namespace
@@ -176,22 +144,13 @@ core::Result<std::optional<RunRecord>> read_run_record(const std::filesystem::pa
 }
 
 core::Result<void> update_run_record(const std::filesystem::path& path, const std::function<void(RunRecord&)>& change) {
-  const std::filesystem::path lock_path = path.string() + ".lock";
-  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (lock.get() < 0) return tl::make_unexpected(io_failure(lock_path, "cannot open the lock", errno));
-  int tries = 0;
-  while (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) return tl::make_unexpected(io_failure(lock_path, "cannot lock", errno));
-    if (++tries >= kLockTries)
-      return core::fail(core::Errc::io_error, "run record " + path.string() + ": locked by another process for 2 s");
-    const timespec pause{0, kLockPauseNs};
-    nanosleep(&pause, nullptr);
-  }
+  auto lock = detail::lock_file(path, "run record");
+  if (!lock) return tl::make_unexpected(lock.error());
   auto existing = read_run_record(path);
   if (!existing) return tl::make_unexpected(existing.error());
   RunRecord record = existing->has_value() ? std::move(**existing) : RunRecord{};
   change(record);
-  return write_atomically(path, to_json(record));  // the lock is released when `lock` closes
+  return detail::write_atomically(path, to_json(record), "run record");  // the lock is released when `lock` closes
 }
 
 }  // namespace weir::ledger

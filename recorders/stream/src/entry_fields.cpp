@@ -2,6 +2,8 @@
 // its source and detectors (the pipeline's parts, settings and calibrations: nexus_fields.cpp).
 #include "entry_fields.hpp"
 
+#include <map>
+
 #include "nexus_fields.hpp"
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
@@ -37,6 +39,33 @@ core::Result<void> create_detector(hid_t instrument, const ChannelStatic& c, con
   return {};
 }
 
+// The pipeline's (or a controlled run's) groups under /entry, each with its text fields; a text's
+// name is encoded as HDF5 link names are (h5::encode_name: a key name's dots and slashes).
+core::Result<void> create_groups(hid_t entry, const std::vector<NexusGroup>& groups, const std::string& what) {
+  std::map<std::string, std::pair<h5::Group, std::string>> made;  // name -> (group, its path)
+  for (const NexusGroup& g : groups) {
+    hid_t parent = entry;
+    std::string at = what;
+    if (!g.parent.empty()) {
+      const auto it = made.find(g.parent);
+      if (it == made.end())
+        return core::fail(core::Errc::invalid_argument, what + "/" + g.name + ": its parent '" + g.parent + "' comes later");
+      parent = it->second.first.get();
+      at = it->second.second;
+    }
+    const std::string here = at + "/" + g.name;
+    auto group = h5::create_group(parent, g.name, here, g.nx_class);
+    if (!group) return tl::make_unexpected(group.error());
+    for (const auto& [name, text] : g.texts) {
+      const std::string encoded = h5::encode_name(name);
+      if (auto ok = scalar_text(group->get(), encoded.c_str(), text, here + "/" + encoded); !ok)
+        return tl::make_unexpected(ok.error());
+    }
+    made.emplace(g.name, std::make_pair(std::move(*group), here));
+  }
+  return {};
+}
+
 }  // namespace
 
 core::Result<EntryFields> EntryFields::create(hid_t entry, const std::string& title,
@@ -57,6 +86,8 @@ core::Result<EntryFields> EntryFields::create(hid_t entry, const std::string& ti
   if (nexus != nullptr)
     for (const auto& [name, text] : nexus->texts)
       if (auto ok = scalar_text(entry, name.c_str(), text, what + "/" + name); !ok) return tl::make_unexpected(ok.error());
+  if (nexus != nullptr)
+    if (auto ok = create_groups(entry, nexus->groups, what); !ok) return tl::make_unexpected(ok.error());
   auto start = scalar_text(entry, h5::kEntryStartTime, "", what + "/" + h5::kEntryStartTime);
   if (!start) return tl::make_unexpected(start.error());
   auto end = scalar_text(entry, h5::kEntryEndTime, "", what + "/" + h5::kEntryEndTime);

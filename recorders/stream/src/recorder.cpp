@@ -186,6 +186,7 @@ core::Result<void> Recorder::start() {
                                                    (there.empty() ? "(none)" : there));
     }
   }
+  if (options_.controlled) run_control_.emplace(arena_);
   pick_run();
   if (auto ok = continue_run(); !ok) return ok;
   struct stat out {};
@@ -308,6 +309,11 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
     from = resume != resume_.end() ? std::max(resume->second, first) : first;
     first_loss = previous_ && previous_->stopped ? GapReason::recorder_stopped : GapReason::recorder_down;
     opening.push_back(GapRow{from, 0, static_cast<std::uint8_t>(GapReason::recorder_restart), realtime_ns()});
+  } else if (options_.controlled) {
+    // A controlled run answers for the blocks from its start: read from the oldest block in the ring
+    // and skip those that begin before it (before_run); the first one that does not is first_sequence.
+    from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
+    first = from;
   } else {
     from = head;  // from now on
     if (start == core::StartAt::oldest) from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
@@ -340,6 +346,7 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   Follow follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss};
   follow.opening = std::move(opening);
   follow.first_sequence = first;
+  follow.awaiting_start = options_.controlled && !resumes;
   follows_.push_back(std::move(follow));
   return {};
 }

@@ -89,7 +89,10 @@ void Recorder::update_record(bool at_stop) {
     if (r.started_ns == 0) r.started_ns = realtime_ns();
     r.fsync = std::string(fsync_name(options_.fsync));
     if (r.writer == kRecorderWriter) r.stopped_ns = at_stop ? realtime_ns() : 0;
+    const bool run_stopped = at_stop && stopped_by_ == "run stop";  // a controlled run's end: every mark final
+    if (run_stopped) r.stopped_ns = static_cast<std::uint64_t>(run_stop_ns_);
     for (const Follow& f : follows_) {
+      if (f.awaiting_start) continue;  // its first block of the run is not known yet
       const bool known = r.find_channel(f.info.name) != nullptr;
       ledger::ChannelMark& m = r.channel(f.info.name);
       if (!known || m.arena_created_ns != created) {  // new to the run, or to this incarnation of the arena
@@ -98,8 +101,14 @@ void Recorder::update_record(bool at_stop) {
         m.arena_created_ns = created;
       }
       const core::ChannelDesc& d = f.reader.desc();
-      const std::uint64_t head = at_stop && f.stop_head != 0 ? f.stop_head : d.head.load(std::memory_order_acquire);
-      m.written = std::max(m.written, head);
+      const std::uint64_t head =
+          at_stop && (f.stop_head != 0 || f.run_done) ? f.stop_head : d.head.load(std::memory_order_acquire);
+      // A controlled run whose stop is known answers only up to the blocks read before it.
+      m.written = std::max(m.written, options_.controlled && run_stop_ns_ != 0 && !run_stopped ? f.reader.cursor() : head);
+      if (run_stopped) {
+        m.written = head;
+        m.final = true;
+      }
       m.dropped_at_source = std::max(m.dropped_at_source, d.dropped_at_source.load(std::memory_order_relaxed));
     }
     if (at_stop && (disk_full_ || disk_fault_))

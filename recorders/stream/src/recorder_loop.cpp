@@ -64,7 +64,7 @@ core::Result<void> Recorder::add_gap(Follow& f, std::uint64_t sequence, std::uin
 
 // Reads up to `limit` blocks of one channel, or until its cursor reaches `until`.
 core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::uint64_t until) {
-  if (f.slot == kNoSlot) return 0;
+  if (f.slot == kNoSlot || f.run_done) return 0;
   ChannelGroup& g = segment_.channel(f.slot);
   const core::ChannelDesc& d = f.reader.desc();
   // Blocks the writer dropped at the source never got a sequence number: they sit before the
@@ -86,6 +86,11 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
     if (status == core::NextStatus::empty) break;
     ++work;
     if (status == core::NextStatus::lost) {
+      if (f.awaiting_start) {  // blocks of unknown time at a controlled run's start: the run answers for them
+        f.awaiting_start = false;
+        f.first_sequence = at;
+        marks_due_ = true;
+      }
       // The writer's reason for a gap it published; lapped when it overwrote them before we read
       // them (before the first read: why the recorder began where it did).
       GapReason reason = core::lost_reason(view.flags);
@@ -93,6 +98,10 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
       if (auto ok = add_gap(f, at, lost, reason); !ok) return tl::make_unexpected(ok.error());
       f.read_any = true;
       continue;
+    }
+    if (options_.controlled) {
+      if (f.awaiting_start && before_run(f, view)) continue;
+      if (past_run(f, view)) break;
     }
     const std::uint32_t samples = std::min(view.samples, f.info.samples_per_block);  // a torn count is discarded below
     core::copy_unvalidated(g.stage_samples(), view.data,
@@ -104,6 +113,10 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
     }
     f.read_any = true;
     g.commit_block(BlockMeta{view.sequence, samples, view.flags, view.realtime_ns, view.monotonic_ns, view.first_sample});
+    if (options_.controlled && !first_block_seen_) {
+      first_block_seen_ = true;
+      run_control_->recorder_open(options_.run_row, run_, realtime_ns());
+    }
     if (g.pending())
       if (auto ok = g.write_pending(); !ok) return tl::make_unexpected(ok.error());
     if (options_.throttle_us > 0) sleep_ns(std::int64_t{options_.throttle_us} * kNsPerUs);
@@ -425,6 +438,17 @@ void Recorder::loop() {
       key_kind_changed_ = false;
       new_file = true;
       notice("a key took a value its log in this file cannot hold (an array, text, or another number type): a new file logs it");
+    }
+    if (options_.controlled) {
+      watch_run();
+      if (run_finished()) {
+        stopped_by_ = "run stop";
+        return finish_run();
+      }
+    }
+    if (marks_due_) {
+      marks_due_ = false;
+      update_record(false);  // a channel's first block of the run: where its ledger begins
     }
     if (now >= discover_at) {
       discover_at = now + kDiscoverEveryNs;

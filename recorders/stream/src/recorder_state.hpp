@@ -39,6 +39,8 @@ struct Follow {
   std::uint64_t first_sequence = 0;          // where the run's ledger of the channel begins
   std::uint64_t stop_head = 0;               // the writer's head the stop's last row was measured against
   bool read_any = false;
+  bool awaiting_start = false;  // controlled run: skipping blocks before the run's start; first_sequence not known
+  bool run_done = false;        // controlled run: met its stop (stop_head is where the run's ledger ends)
   std::uint64_t done_blocks = 0, done_samples = 0;  // in segments already closed
   std::uint64_t gaps = 0, gap_blocks = 0;
 };
@@ -130,6 +132,12 @@ class Recorder {
   void drain_and_close();
   void stop_on_error(const core::Error& error);
   void publish_counters();
+  // controlled runs (recorder_run.cpp)
+  [[nodiscard]] bool before_run(Follow& f, const core::BlockView& view);  // skip a block before the run's start
+  [[nodiscard]] bool past_run(Follow& f, const core::BlockView& view);    // a block at or after its stop
+  void watch_run();       // notices the run's stop
+  [[nodiscard]] bool run_finished() const noexcept;  // every channel met the stop (or its wait ran out)
+  void finish_run();      // writes the run's last rows and closes
 
   const core::Arena& arena_;
   const RecordOptions& options_;
@@ -172,6 +180,13 @@ class Recorder {
   std::uint32_t host_pid_ = 0;
   std::uint64_t start_ticks_ = 0;
   std::string host_;
+  std::optional<core::RunControl> run_control_;  // controlled runs only
+  std::uint32_t run_changes_ = 0;                // the run control's change counter when last looked at
+  bool run_looked_ = false;                      // the run control was looked at once (the first loop turn)
+  std::int64_t run_stop_ns_ = 0;                 // the run's stop (CLOCK_REALTIME), 0 until known
+  std::int64_t run_stop_deadline_ = 0;           // monotonic: channels that met no block past the stop end here
+  bool marks_due_ = false;                       // a channel's first sequence became known: update the record
+  bool first_block_seen_ = false;
   std::string stopped_by_;
   std::string error_;
   bool disk_low_ = false;  // free space fell below reserve_bytes_ (writing itself still works)

@@ -55,6 +55,7 @@ struct RecordArgs {
   double fsync_interval_s = 10;
   bool require_mount = false;
   std::string missing_before = "before_start";
+  bool controlled = false;  // record only inside the arena's runs (weir runctl)
   bool json = false;
   KafkaRecordArgs kafka;  // --from-kafka: the file-writer
 };
@@ -207,6 +208,24 @@ int fault_status(const rec::RecordSummary& s) {
   return s.disk_fault ? kExitDiskFault : kExitError;
 }
 
+// --controlled: one recording per run of the arena's run control, until SIGINT or SIGTERM.
+int run_controlled(const RecordArgs& args, const core::Arena& arena, const rec::RecordOptions& options,
+                   rec::RecordControl& control) {
+  if (args.run != 0) return report_usage("record: --run and --controlled: the arena's run control numbers the runs");
+  if (args.duration_s > 0) return report_usage("record: --duration and --controlled: a run ends at its stop");
+  auto runs = rec::record_runs(arena, options, control);
+  if (!runs) return report_error("record", runs.error());
+  print_unless_closed([&] {
+    fmt::print("record {}: {} run{} recorded\n", args.where, runs->runs, runs->runs == 1 ? "" : "s");
+    std::fflush(stdout);
+  });
+  if (runs->error) {
+    print_error(fmt::format("record: run {}: {}", runs->last.run, runs->last.error));
+    return fault_status(runs->last);
+  }
+  return kExitOk;
+}
+
 int run_record(const RecordArgs& args) {
   auto options = to_options(args);
   if (!options) return report_usage(options.error().what);
@@ -233,6 +252,7 @@ int run_record(const RecordArgs& args) {
   rec::RecordControl control;
   control.notice = [](std::string_view line) { print_error(fmt::format("record: {}", line)); };
   const RecordSignals signals(control);  // a closed stdout or stderr (EPIPE) is only a log no one reads
+  if (args.controlled) return run_controlled(args, *arena, *options, control);
   auto summary = rec::record(*arena, *options, control);
   if (!summary) return report_error("record", summary.error());
   print_unless_closed([&] {
@@ -313,6 +333,9 @@ void add_record_command(CLI::App& app, Action& action) {
   sub->add_option("--throttle-us", args->throttle_us, "testing: sleep this long after every block")
       ->check(CLI::Range(0U, kMaxThrottleUs))
       ->group("");  // hidden: it only makes a slow recorder for tests
+  sub->add_flag("--controlled", args->controlled,
+                "record only inside the arena's runs, each run into its own files, waiting between runs "
+                "(weir runctl start|stop ARENA)");
   add_json_flag(*sub, args->json);
   add_record_kafka_options(*sub, args->kafka);
   bind_action(*sub, action, args, &run_record);

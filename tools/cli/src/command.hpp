@@ -79,6 +79,8 @@ void add_replay_command(CLI::App& app, Action& action);
 void add_check_command(CLI::App& app, Action& action);
 /// Registers udp and udpgen. Requires: `action` outlives app.parse().
 void add_udp_commands(CLI::App& app, Action& action);
+/// Registers runctl (start, stop, abort, status, enable) and runs ls. Requires: `action` outlives app.parse().
+void add_runctl_commands(CLI::App& app, Action& action);
 /// Registers run and reload. Requires: `action` outlives app.parse().
 void add_run_commands(CLI::App& app, Action& action);
 /// Registers scpi and serial. Requires: `action` outlives app.parse().

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add_udp_commands(app, action);
   add_check_command(app, action);
   add_run_commands(app, action);
+  add_runctl_commands(app, action);
   add_instrument_commands(app, action);
   add_bridge_commands(app, action);
   add_kafka_commands(app, action);

@@ -90,7 +90,7 @@ struct alignas(kCacheLine) RunControlBlock {    //  off  size
   std::atomic<std::uint64_t> number;            //   16    8  the running run, or the last one
   std::atomic<std::uint64_t> highest;           //   24    8  the highest number ever started here
   std::atomic<std::int64_t> start_ns;           //   32    8  CLOCK_REALTIME of the run's start
-  std::atomic<std::int64_t> stop_ns;            //   40    8  of its stop; 0 while running
+  std::atomic<std::int64_t> stop_ns;            //   40    8  of the last stop (while running: the previous run's)
   std::atomic<std::uint32_t> ended;             //   48    4  RunEnd of the last run
   std::uint32_t reserved0;                      //   52    4  zero
   std::atomic<std::uint64_t> transitions;       //   56    8  transitions made

@@ -45,7 +45,7 @@ struct RunStatus {
   std::uint64_t number = 0;       // the running run, or the last one (0: none yet)
   std::uint64_t highest = 0;      // the highest number ever started in this arena
   std::int64_t start_ns = 0;      // CLOCK_REALTIME
-  std::int64_t stop_ns = 0;       // 0 while running
+  std::int64_t stop_ns = 0;       // of the last stop: while a run runs, the previous run's (0: none)
   RunEnd ended = RunEnd::none;    // of the last run, once idle
   std::uint64_t transitions = 0;
   std::uint32_t changes = 0;      // the futex word: pass it to RunControl::wait
@@ -92,6 +92,9 @@ class RunControl {
   /// Sets the directory run numbers are persisted in. Refuses another directory than the one set
   /// while a run is running. Thread: any.
   [[nodiscard]] Result<void> set_dir(std::string_view dir);
+
+  /// The change counter (RunStatus::changes) alone: one load, for a loop that looks every turn.
+  [[nodiscard]] std::uint32_t changes() const noexcept;
 
   /// Sleeps until a transition after `seen` (RunStatus::changes) or `timeout_ns`; returns the changes
   /// counter now. Thread: any. Never longer than timeout_ns.

@@ -30,6 +30,13 @@ struct SourceNexus {
   std::string name, type, probe;  // NXsource's name, type and probe ("" when not given)
 };
 
+struct NexusGroup {
+  std::string name;    // the group's name (h5::encode_name applies to the texts' names, not to this)
+  std::string parent;  // "" for /entry, else an earlier group's name
+  std::string nx_class;
+  std::vector<std::pair<std::string, std::string>> texts;  // scalar string datasets, by name
+};
+
 struct NexusMeta {
   std::string title;         // "": "<arena> run <run>"
   std::string definition;    // "": h5::kDefaultDefinition
@@ -39,6 +46,9 @@ struct NexusMeta {
   // More text fields of /entry, by name (a Kafka run's job_id, nexus_structure, metadata, ...): one
   // scalar string dataset each; a name the entry has already (title, ...) is an error at the file's start.
   std::vector<std::pair<std::string, std::string>> texts;
+  // Groups of /entry with text fields, made in order (a parent before its children): a controlled
+  // run's user (NXuser), sample (NXsample), notes (NXnote) and run_control (NXcollection).
+  std::vector<NexusGroup> groups;
 };
 
 }  // namespace weir::rec

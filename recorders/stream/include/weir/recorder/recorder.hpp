@@ -14,6 +14,7 @@
 #include "weir/core/arena.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/error.hpp"
+#include "weir/core/run_control.hpp"
 #include "weir/h5/recording_format.hpp"
 #include "weir/recorder/format.hpp"
 #include "weir/recorder/nexus_meta.hpp"
@@ -78,6 +79,12 @@ struct RecordOptions {
   // supervisor restarting a recorder that ran before in the run, disk_error (its files went with a
   // failed disk) or recorder_down.
   h5::GapReason missing_before = h5::GapReason::before_start;
+  // One controlled run (docs/design/runs.md), set by record_runs() for each run of the arena's run
+  // control: only blocks whose first sample is at or after run_start_ns and before the run's stop are
+  // recorded (a block's realtime_ns is its first sample's time), and the recording ends at that stop.
+  bool controlled = false;
+  std::int64_t run_start_ns = 0;
+  std::uint32_t run_row = core::kRunRecorderRows;  // the recorder's row in the run control (first block time)
 };
 
 /// --codec: comma-separated items, each "NAME" (every channel's codec: RecordOptions::codec) or
@@ -111,7 +118,7 @@ struct RecordSummary {
   std::vector<std::string> files;  // segments written by this recording, in order
   std::vector<ChannelSummary> channels;
   std::uint64_t blocks = 0, samples = 0, bytes = 0, gaps = 0, gap_blocks = 0;
-  std::string stopped_by;  // "request", "duration", "error"
+  std::string stopped_by;  // "request", "duration", "error", "run stop" (a controlled run ended)
   std::string error;       // set when recording stopped on an error (disk full, write failure)
   bool disk_full = false;  // the error is a full disk (ENOSPC, or below the free-space reserve)
   bool disk_fault = false; // the error is a disk fault: EIO, EROFS, the directory vanished or its filesystem changed
@@ -153,5 +160,21 @@ struct StartFault {
 /// Thread: one thread; HDF5 is used from this thread only.
 [[nodiscard]] core::Result<RecordSummary> record(const core::Arena& arena, const RecordOptions& options,
                                                  RecordControl& control);
+
+/// What record_runs() did.
+struct RunsSummary {
+  std::uint64_t runs = 0;      // runs recorded (closed)
+  RecordSummary last;          // the last run's summary (with its error, when one stopped recording)
+  bool error = false;          // a run ended on a write failure: recording stopped there
+};
+
+/// Controlled runs (`weir record --controlled`): takes a recorder row in the arena's run control, then, for
+/// as long as control.stop is not set, waits (costing nothing) for a run to start and records it
+/// into its own files (run number, metadata as NeXus fields, every key's value at start), closing
+/// them at the run's stop and marking the row closed. A run already running when it starts (a
+/// restart) is continued. `options.run` is ignored. Stops at the first run that ends on a write
+/// failure. Thread: one thread; HDF5 from this thread only.
+[[nodiscard]] core::Result<RunsSummary> record_runs(const core::Arena& arena, const RecordOptions& options,
+                                                    RecordControl& control);
 
 }  // namespace weir::rec
