@@ -21,7 +21,9 @@ using core::Result;
 namespace {
 
 constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "channels", "pool_mib", "channel_mb", "consumers",
-                                "vector_dim", "vectors", "numa_node", "mode", "attach", "replace"};
+                                "vector_dim", "vectors", "numa_node", "mode", "attach", "replace",
+                                "runs", "schedule"};
+constexpr std::array kScheduleKeys{"start", "stop_after_s", "stop_after_blocks", "channel", "restart", "runs"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms", "calibration"};
 constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge", "kafka"};
 constexpr std::array kBridgeKinds{"send"};
@@ -217,6 +219,35 @@ Result<void> load_arena(Fields f, ArenaDecl& a) {
     auto sized = core::sized_for_keys(static_cast<std::uint64_t>(vectors), o);
     if (!sized) return tl::make_unexpected(f.error(sized.error().what));
     o = *sized;
+  }
+  WEIR_TRY(runs, f.text("runs", "free"));
+  if (runs != "free" && runs != "controlled")
+    return tl::make_unexpected(f.error("'runs' = \"" + runs + "\" must be \"free\" (one run per weir run start) or "
+                                       "\"controlled\" (runs started and stopped by weir runctl, weir serve or a schedule)"));
+  a.controlled_runs = runs == "controlled";
+  if (f.has("schedule")) {
+    if (!a.controlled_runs) return tl::make_unexpected(f.error("'schedule' starts and stops runs: it needs runs = \"controlled\""));
+    WEIR_TRY(table, f.table("schedule", true));
+    RunScheduleDecl d;
+    d.origin = table.origin();
+    WEIR_TRY(start, table.boolean("start", false));
+    WEIR_TRY(stop_after_s, table.number("stop_after_s", 0.0));
+    WEIR_TRY(stop_after_blocks, table.integer("stop_after_blocks", 0, 1LL << 48, 0));
+    WEIR_TRY(channel, table.text("channel", ""));
+    WEIR_TRY(restart, table.boolean("restart", false));
+    WEIR_TRY(count, table.integer("runs", 0, 1LL << 48, 0));
+    if (!(stop_after_s >= 0)) return tl::make_unexpected(table.error("'stop_after_s' must be seconds >= 0"));
+    if (restart && stop_after_s == 0 && stop_after_blocks == 0)
+      return tl::make_unexpected(table.error("'restart' starts the next run after a scheduled stop: give "
+                                             "'stop_after_s' or 'stop_after_blocks'"));
+    if (auto ok = table.no_other_keys(kScheduleKeys); !ok) return ok;
+    d.start = start;
+    d.stop_after_s = stop_after_s;
+    d.stop_after_blocks = static_cast<std::uint64_t>(stop_after_blocks);
+    d.channel = channel;
+    d.restart = restart;
+    d.runs = static_cast<std::uint64_t>(count);
+    a.schedule = std::move(d);
   }
   return f.no_other_keys(kArenaKeys);
 }

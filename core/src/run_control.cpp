@@ -207,7 +207,8 @@ Result<RunStatus> RunControl::start(const RunMeta& meta, std::string_view door, 
   }
   b.number.store(*number, std::memory_order_relaxed);
   b.highest.store(*number, std::memory_order_relaxed);
-  b.start_ns.store(realtime_ns(), std::memory_order_relaxed);
+  // A run begins no earlier than the last one's stop (a stop may be set ahead: RunControl::stop).
+  b.start_ns.store(std::max(realtime_ns(), b.stop_ns.load(std::memory_order_relaxed)), std::memory_order_relaxed);
   b.ended.store(static_cast<std::uint32_t>(RunEnd::none), std::memory_order_relaxed);
   put_field(b.door, kRunDoorBytes, door);
   put_field(b.title, kRunTitleBytes, meta.title);
@@ -221,7 +222,7 @@ Result<RunStatus> RunControl::start(const RunMeta& meta, std::string_view door, 
   return status();
 }
 
-Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint64_t expect) {
+Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint64_t expect, std::int64_t at_ns) {
   if (how != RunEnd::stopped && how != RunEnd::aborted && how != RunEnd::interrupted)
     return fail(Errc::invalid_argument, "a run ends stopped, aborted or interrupted");
   auto claimed = lock();
@@ -244,7 +245,15 @@ Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint6
     return fail(Errc::conflict, verb + " of run " + std::to_string(expect) + " refused: run " +
                                     std::to_string(number) + " (started by " + by + ") is the one running");
   }
-  b.stop_ns.store(realtime_ns(), std::memory_order_relaxed);
+  const std::int64_t now = realtime_ns();
+  const std::int64_t started = b.start_ns.load(std::memory_order_relaxed);
+  if (at_ns != 0 && (at_ns < started || at_ns > now + kRunStopAheadNs)) {
+    unlock(*claimed);
+    return fail(Errc::invalid_argument, verb + " of run " + std::to_string(number) + " at " + std::to_string(at_ns) +
+                                            " ns refused: a stop lies between the run's start and " +
+                                            std::to_string(kRunStopAheadNs / kNsPerSecond) + " s from now");
+  }
+  b.stop_ns.store(at_ns != 0 ? at_ns : now, std::memory_order_relaxed);
   b.ended.store(static_cast<std::uint32_t>(how), std::memory_order_relaxed);
   put_field(b.door, kRunDoorBytes, door);
   b.transitions.fetch_add(1, std::memory_order_relaxed);

@@ -71,9 +71,9 @@ core::Result<core::RunStatus> start_run(const core::Arena& arena, const core::Ru
 }
 
 core::Result<Stopped> stop_run(const core::Arena& arena, std::string_view door, core::RunEnd how, std::uint64_t expect,
-                               std::int64_t wait_ns) {
+                               std::int64_t wait_ns, std::int64_t at_ns) {
   core::RunControl rc(arena);
-  auto stopped = rc.stop(door, how, expect);
+  auto stopped = rc.stop(door, how, expect, at_ns);
   if (!stopped) return tl::make_unexpected(stopped.error());
   return close_run(arena, *stopped, wait_ns);
 }

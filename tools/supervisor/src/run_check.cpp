@@ -1,5 +1,6 @@
 #include "run_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,40 @@ const std::map<std::string, std::string>* params_of(const config::Pipeline& p, c
   return nullptr;
 }
 
+// runs = "controlled": the run numbers and the run log live in the first recorder's directory, every
+// recorder takes its run from the arena (no `run = N`), and a schedule counts a channel that exists.
+Result<void> check_controlled(const config::Pipeline& p, const config::Resolved& resolved,
+                              const std::vector<RecorderTarget>& recorders) {
+  const config::ArenaDecl& a = p.arena;
+  if (!a.controlled_runs) return {};
+  if (recorders.empty())
+    return tl::make_unexpected(config::error_at(
+        a.origin, "runs = \"controlled\": declare a recorder (record \"hdf5\" { out = DIR }): its directory keeps the "
+                  "run numbers and the run log"));
+  for (const RecorderTarget& t : recorders) {
+    if (!t.is_dir)
+      return tl::make_unexpected(config::error_at(
+          t.origin, fmt::format("record \"{}\": runs = \"controlled\" writes each run into its own files: 'out' must "
+                                "be a directory, not a FILE.h5",
+                                t.part)));
+    if (t.run != 0)
+      return tl::make_unexpected(config::error_at(
+          t.origin, fmt::format("record \"{}\": 'run' = {}: with runs = \"controlled\" the arena numbers its runs",
+                                t.part, t.run)));
+  }
+  if (a.schedule && a.schedule->stop_after_blocks > 0) {
+    const std::string& ch = a.schedule->channel;
+    const bool known = std::any_of(resolved.channels.begin(), resolved.channels.end(),
+                                   [&](const core::ChannelSpec& c) { return ch.empty() || c.name == ch; });
+    if (!known || resolved.channels.empty())
+      return tl::make_unexpected(config::error_at(
+          a.schedule->origin, fmt::format("schedule: stop_after_blocks counts the blocks of channel '{}', which no "
+                                          "part makes",
+                                          ch.empty() ? std::string("(the first)") : ch)));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args, bool for_run) {
@@ -139,6 +174,7 @@ Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args
   if (!parts) return tl::make_unexpected(parts.error());
   auto recorders = recorder_targets(*pipeline, pipeline->arena.name);
   if (!recorders) return tl::make_unexpected(recorders.error());
+  if (auto ok = check_controlled(*pipeline, *resolved, *recorders); !ok) return tl::make_unexpected(ok.error());
   if (parse_args)
     for (const PartPlan& plan : *parts) {
       if (plan.thread && plan.role == PartRole::shard) continue;  // the shard host checked it (resolve)

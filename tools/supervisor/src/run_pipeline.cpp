@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "run_check.hpp"
 #include "run_ledger.hpp"
 #include "run_plan.hpp"
+#include "run_schedule.hpp"
 #include "run_start.hpp"
 #include "run_status.hpp"
 #include "run_supervisor.hpp"
@@ -26,6 +28,8 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/core/run_control.hpp"
+#include "weir/runctl/doors.hpp"
 
 namespace weir::supervisor {
 namespace {
@@ -188,6 +192,41 @@ int allowed_cpus() noexcept {
   return CPU_COUNT(&set);
 }
 
+// runs = "controlled": the arena takes runs, numbered and logged in the first recorder's directory.
+core::Result<void> prepare_controlled(const core::Arena& arena, const std::filesystem::path& dir) {
+  return runctl::enable(arena, dir);
+}
+
+// Runs the log still shows running whose `weir run` died with them (killed, a power cut): closed now,
+// as interrupted, with what their files hold. Lines to log.
+std::vector<std::string> interrupted_note(const core::Arena& arena, const std::filesystem::path& dir, bool controlled) {
+  std::vector<std::string> lines;
+  if (!controlled) return lines;
+  const core::RunStatus now = core::RunControl(arena).status();
+  auto closed = runctl::close_interrupted(dir, arena.location().name,
+                                          now.state == core::RunState::running ? now.number : 0,
+                                          "its weir run ended while it ran (killed or lost power); closed at the next start");
+  if (!closed) {
+    lines.push_back(fmt::format("run log: {}", closed.error().what));
+    return lines;
+  }
+  for (const std::uint64_t n : *closed)
+    lines.push_back(fmt::format("run {} was interrupted (its weir run ended while it ran): closed in the run log", n));
+  return lines;
+}
+
+// Before the parts stop: a run still running ends here, its files closed by the recorders while
+// they still run, and its row written.
+void stop_controlled(const core::Arena& arena, const std::function<void(const std::string&)>& log) {
+  const core::RunStatus s = core::RunControl(arena).status();
+  if (s.state != core::RunState::running) return;
+  auto stopped = runctl::stop_run(arena, "weir run", core::RunEnd::stopped, s.number);
+  if (stopped)
+    log(fmt::format("stopping: {}", runctl::ledger_line(stopped->row)));
+  else
+    log(fmt::format("stopping: run {}: {}", s.number, stopped.error().what));
+}
+
 }  // namespace
 
 core::Result<RunReport> run_pipeline(const RunOptions& args) {
@@ -198,8 +237,11 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   // One run per pipeline start: every recorder, and every restart of one, writes this run.
   auto targets = recorder_targets(loaded->pipeline, arena->location().name);
   if (!targets) return tl::make_unexpected(targets.error());
-  const std::uint64_t run = next_run(*targets);
+  const bool controlled = loaded->pipeline.arena.controlled_runs;
+  const std::uint64_t run = controlled ? 0 : next_run(*targets);
   assign_run(loaded->parts, loaded->pipeline, run);
+  if (controlled)
+    if (auto ok = prepare_controlled(*arena, targets->front().dir); !ok) return tl::make_unexpected(ok.error());
   const bool remove_at_end = !args.keep && !loaded->pipeline.arena.attach &&
                              loaded->pipeline.arena.name.find('/') == std::string::npos;
   core::KvStore kv(*arena);
@@ -220,10 +262,15 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   const double cpu_at_start = process_cpu_s();
   Console console(args.log);
   Supervisor supervisor([&console](const std::string& line) { console.log(line); }, args.weir_exe);
-  console.log(fmt::format("weir run {}: arena '{}', {} part(s), run {}", args.file, loaded->pipeline.arena.name,
-                          loaded->parts.size(), run));
+  console.log(fmt::format("weir run {}: arena '{}', {} part(s), {}", args.file, loaded->pipeline.arena.name,
+                          loaded->parts.size(),
+                          controlled ? fmt::format("controlled runs (weir runctl start {}), numbers and run log in {}",
+                                                   arena->location().name, targets->front().dir.string())
+                                     : fmt::format("run {}", run)));
   const auto log = [&console](const std::string& line) { console.log(line); };
-  RunLedger ledger(*targets, run, args.file, log);
+  for (const std::string& line : interrupted_note(*arena, targets->front().dir, controlled)) console.log(line);
+  // Controlled runs keep their run records themselves (the recorders, per run); a free run's are kept here.
+  RunLedger ledger(controlled ? std::vector<RecorderTarget>{} : *targets, run, args.file, log);
   supervisor.on_change([&](const PartState& part) {
     publish_part(kv, part);
     if (part.status == PartStatus::given_up || part.status == PartStatus::config_error) ledger.parts(supervisor);
@@ -235,6 +282,14 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
     ledger.parts(supervisor);
   }, log);
 
+  std::optional<RunSchedule> schedule;
+  if (controlled && loaded->pipeline.arena.schedule) {
+    const config::RunScheduleDecl& d = *loaded->pipeline.arena.schedule;
+    std::string counted = d.channel;
+    if (counted.empty() && !loaded->resolved.channels.empty()) counted = loaded->resolved.channels.front().name;
+    schedule.emplace(*arena, d, counted, log);
+    schedule->start();
+  }
   std::set<std::string> sources;
   for (const auto& [channel, writer] : loaded->resolved.channel_writer)
     if (writer.rfind("driver", 0) == 0) sources.insert(channel);
@@ -276,6 +331,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   report.run = run;
   // What was wrong as the stop began: an essential part down then is a failure of the run.
   report.failures = run_failures(supervisor, true);
+  if (schedule) schedule->stop();
+  if (controlled) stop_controlled(*arena, log);
   console.log("stopping: drivers first, then shards and recorders once they have read everything");
   // A second SIGINT while stopping kills every part at once.
   std::atomic<bool> stopped{false};
@@ -345,7 +402,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   for (const std::string& f : run_failures(supervisor, false))
     if (std::find(report.failures.begin(), report.failures.end(), f) == report.failures.end()) report.failures.push_back(f);
   if (report.failures.empty())
-    console.log(fmt::format("run {} ok: every part ran as asked", run));
+    console.log(controlled ? std::string("weir run ok: every part ran as asked")
+                           : fmt::format("run {} ok: every part ran as asked", run));
   else
     for (const std::string& f : report.failures) console.log(fmt::format("RUN FAILED: {}", f));
   (void)kv.del(kRunPidKey);

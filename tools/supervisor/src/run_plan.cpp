@@ -118,6 +118,7 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
   // before the recorder registered is recorded too.
   plan.args.insert(plan.args.end(), {"--out", r.out, "--policy", r.policy, "--pipeline", p.file, "--from-oldest",
                                      "--wait-for-channels"});
+  if (p.arena.controlled_runs) plan.args.emplace_back("--controlled");  // each run of the arena, into its own files
   add_params(plan.args, r.params);
   return plan;
 }
@@ -181,6 +182,7 @@ Result<void> check_cpu(const PartPlan& plan) {
 }  // namespace
 
 void assign_run(std::vector<PartPlan>& parts, const config::Pipeline& p, std::uint64_t run) {
+  if (p.arena.controlled_runs) return;  // the arena's run control numbers the runs
   for (PartPlan& plan : parts) {
     if (plan.role != PartRole::record) continue;
     const auto it = std::find_if(p.records.begin(), p.records.end(), [&](const auto& r) { return r.name == plan.name; });

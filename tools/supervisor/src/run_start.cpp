@@ -9,6 +9,7 @@
 #include "run_threads.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/core/run_control.hpp"
 #include "weir/recorder/recorder.hpp"
 
 namespace weir::supervisor {
@@ -76,6 +77,28 @@ void wait_registered(const core::Arena& arena, const Loaded& l, Supervisor& s,
   }
 }
 
+// Controlled runs: the recorders register on their channels only inside a run, so what the drivers
+// wait for is every running recorder holding its row in the run control (a run started from then on is
+// recorded from its first block), or the timeout.
+void wait_joined(const core::Arena& arena, Supervisor& s, const std::function<void(const std::string&)>& log) {
+  const std::int64_t deadline = core::monotonic_ns() + kRegisterTimeoutNs;
+  const core::RunControl rc(arena);
+  for (;;) {
+    std::size_t running = 0, joined = 0;
+    for (const auto& p : s.parts())
+      if (p->plan.role == PartRole::record && p->status == PartStatus::running) ++running;
+    for (const core::RunRecorderSeen& r : rc.recorders()) joined += r.alive ? 1 : 0;
+    if (joined >= running) return;
+    if (core::monotonic_ns() >= deadline) {
+      log(fmt::format("WARNING: {} of {} recorder(s) have not joined the run control after {:.0f} s; starting the "
+                      "drivers anyway",
+                      running - joined, running, static_cast<double>(kRegisterTimeoutNs) / 1e9));
+      return;
+    }
+    s.tick(20);
+  }
+}
+
 }  // namespace
 
 void start_part(Supervisor& s, const Loaded& l, const PartPlan& plan, const std::function<void(const std::string&)>& log) {
@@ -120,7 +143,10 @@ void start_in_order(Supervisor& s, const Loaded& l, const core::Arena& arena, st
         plan.role == PartRole::ann)
       start_part(s, l, plan, log);
   if (recorders_started) recorders_started();
-  wait_registered(arena, l, s, log);
+  if (l.pipeline.arena.controlled_runs)
+    wait_joined(arena, s, log);
+  else
+    wait_registered(arena, l, s, log);
   for (const PartPlan& plan : l.parts)
     if (plan.role == PartRole::driver) start_part(s, l, plan, log);
   for (const PartPlan& plan : l.parts)

@@ -23,12 +23,31 @@ struct Origin {
   [[nodiscard]] std::string where() const { return file + ":" + std::to_string(line); }
 };
 
+/// `schedule = { start = true, stop_after_s = 60, stop_after_blocks = 1000, channel = "adc0", restart = true,
+/// runs = 10 }` in the arena of a pipeline with controlled runs: `weir run` starts and stops runs itself
+/// (the door "schedule"), as MIDAS's auto-restart and areaDetector's NumCapture do. A run ends at the first
+/// of its limits; stop_after_blocks ends it exactly after that many blocks of `channel`.
+struct RunScheduleDecl {
+  Origin origin;
+  bool start = false;                   // start a run as soon as the pipeline runs
+  double stop_after_s = 0;              // stop each run after this long (0: no time limit)
+  std::uint64_t stop_after_blocks = 0;  // ... or once `channel` holds this many blocks of the run (0: no limit)
+  std::string channel;                  // the channel counted; default: the first declared channel
+  bool restart = false;                 // start the next run as soon as a scheduled stop has closed one
+  std::uint64_t runs = 0;               // start no more than this many runs (0: no limit)
+};
+
 struct ArenaDecl {
   Origin origin;
   std::string name;                 // shm name, file path containing '/', or memfd:NAME
   core::ArenaOptions options;       // slots, channels, pool_mib, consumers, numa_node, ...
   bool pool_given = false;          // `pool_mib` (or `channel_mb`) was written; else resolve() sizes the pool
   bool attach = false;              // attach to an existing arena instead of creating one
+  /// `runs = "controlled"`: the recorders record only inside the arena's runs (docs/design/runs.md), which
+  /// doors start and stop (weir runctl, weir serve, the schedule) while everything else keeps running.
+  /// "free" (the default): one run per `weir run` start.
+  bool controlled_runs = false;
+  std::optional<RunScheduleDecl> schedule;
 };
 
 /// A channel's calibration, `calibration = { scale = S, offset = O, units = "U" }` in its declaration:

@@ -75,15 +75,19 @@ class RunControl {
   /// Thread: any; processes: any. Never blocks for long (a seqlock read, retried).
   [[nodiscard]] RunStatus status() const;
 
-  /// idle -> running. Refuses (Errc::busy) a start while a run is running, naming it and the door that
+  /// idle -> running. Refuses (Errc::conflict) a start while a run is running, naming it and the door that
   /// started it; refuses bad metadata; calls `allocate` under the lock and refuses a number not above
   /// every number the arena has seen. Returns the new status. Waits at most kRunLockWaitNs for another
   /// transition to finish (one whose holder died is taken over).
   [[nodiscard]] Result<RunStatus> start(const RunMeta& meta, std::string_view door, const RunNumberAllocator& allocate);
 
-  /// running -> idle, ending the run `how` (stopped or aborted). Refuses (Errc::busy) when idle, and
-  /// when `expect` is not 0 and another run is running (a door that stops only the run it saw).
-  [[nodiscard]] Result<RunStatus> stop(std::string_view door, RunEnd how, std::uint64_t expect = 0);
+  /// running -> idle, ending the run `how` (stopped or aborted). Refuses (Errc::conflict) when idle, and
+  /// when `expect` is not 0 and another run is running (a door that stops only the run it saw). The stop
+  /// time is now, or `at_ns` when not 0: between the run's start and kRunStopAheadNs from now. A stop
+  /// ahead (a schedule ending a run after a number of blocks) is idle at once, and the recorders record
+  /// the run's blocks up to that time; the next run starts no earlier.
+  [[nodiscard]] Result<RunStatus> stop(std::string_view door, RunEnd how, std::uint64_t expect = 0,
+                                       std::int64_t at_ns = 0);
 
   /// Marks the running run `number` interrupted (its owner died and a restart found it); no-op when
   /// idle or another run runs.
@@ -119,5 +123,6 @@ class RunControl {
 };
 
 inline constexpr std::int64_t kRunLockWaitNs = 2'000'000'000;  // a transition waits this long for another
+inline constexpr std::int64_t kRunStopAheadNs = 60'000'000'000;  // a stop may be set at most this far ahead
 
 }  // namespace weir::core

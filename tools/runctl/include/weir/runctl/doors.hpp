@@ -40,10 +40,12 @@ struct Stopped {
   std::vector<std::uint32_t> late;  // pids of recorders that had not closed them when the wait ran out
 };
 
-/// Stops (`how` stopped) or aborts the running run (only run `expect` when not 0), then close_run().
+/// Stops (`how` stopped) or aborts the running run (only run `expect` when not 0; at `at_ns` when not 0:
+/// core::RunControl::stop), then close_run().
 /// Thread: any.
 [[nodiscard]] core::Result<Stopped> stop_run(const core::Arena& arena, std::string_view door, core::RunEnd how,
-                                             std::uint64_t expect = 0, std::int64_t wait_ns = kDefaultCloseWaitNs);
+                                             std::uint64_t expect = 0, std::int64_t wait_ns = kDefaultCloseWaitNs,
+                                             std::int64_t at_ns = 0);
 
 /// For a run that has just ended (`ended`: the status after its stop): waits until every live
 /// recorder of the arena has closed its files (or wait_ns), then writes its row to the run log
