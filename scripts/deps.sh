@@ -22,7 +22,7 @@ build=(
 command -v npm >/dev/null || build+=(npm)
 test=(
   libbenchmark-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch
-  python3-h5py python3-numpy python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
+  python3-h5py python3-numpy python3-pandas python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
   jupyter-nbconvert python3-nbconvert python3-ipykernel
   procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket

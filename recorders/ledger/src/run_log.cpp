@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <map>
 #include <system_error>
 
 #include "durable_file.hpp"
 #include "weir/ledger/audit.hpp"
+#include "weir/ledger/run_record.hpp"
 #include "weir/h5/attribute.hpp"
 
 namespace weir::ledger {
@@ -204,6 +206,46 @@ core::Result<void> fill_from_audit(const std::filesystem::path& dir, std::string
   }
   row.exact = audit->exact();
   return {};
+}
+
+std::vector<std::uint64_t> recorded_runs(const std::filesystem::path& dir, std::string_view prefix) {
+  std::vector<std::uint64_t> runs;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::uint64_t run = run_in_name(name, prefix);
+    if (run != 0 && name.ends_with(kRunRecordSuffix)) runs.push_back(run);
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
+core::Result<std::vector<BetweenRuns>> between_runs(const std::filesystem::path& dir, std::string_view prefix) {
+  struct Span {
+    std::uint64_t run, first, end, created;
+  };
+  std::map<std::string, std::vector<Span>> spans;  // per channel, in run order
+  for (const std::uint64_t run : recorded_runs(dir, prefix)) {
+    auto record = read_run_record(run_record_path(dir, prefix, run));
+    if (!record) return tl::make_unexpected(record.error());
+    if (!record->has_value()) continue;
+    for (const ChannelMark& m : (*record)->channels)
+      spans[m.channel].push_back(Span{run, m.first_sequence, std::max(m.written, m.first_sequence), m.arena_created_ns});
+  }
+  std::vector<BetweenRuns> out;
+  for (const auto& [channel, list] : spans)
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      const Span& a = list[i - 1];
+      const Span& b = list[i];
+      if (a.created != b.created) continue;  // the arena was made anew: its sequences began again
+      if (b.first < a.end)
+        return core::fail(core::Errc::invalid_argument,
+                          "channel '" + channel + "': run " + std::to_string(b.run) + " begins at block " +
+                              std::to_string(b.first) + ", inside run " + std::to_string(a.run) + " (to " +
+                              std::to_string(a.end) + "): a block in two runs");
+      if (b.first > a.end) out.push_back(BetweenRuns{channel, a.run, b.run, a.end, b.first});
+    }
+  return out;
 }
 
 core::Result<std::vector<RunLogRow>> read_run_log(const std::filesystem::path& path) {

@@ -3,7 +3,9 @@
 // duplicated, gaps by reason and unaccounted, and the run record's stop, faults and parts.
 // Exit 0 when the ledger is exact, 5 (kExitUnaccounted) when a block is duplicated or unaccounted
 // or a file cannot be read, 1 when there is no run to audit.
+#include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -11,6 +13,9 @@
 #include "command.hpp"
 #include "weir/h5/recording_format.hpp"
 #include "weir/ledger/audit.hpp"
+#include "weir/ledger/run_log.hpp"
+#include "weir/ledger/run_record.hpp"
+#include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::tools {
@@ -20,6 +25,7 @@ struct AuditArgs {
   std::string dir;
   std::uint64_t run = 0;
   std::string arena;
+  bool all_runs = false;
   bool json = false;
 };
 
@@ -113,7 +119,75 @@ void print_json_lines(const ledger::Audit& audit) {
   print_json(last.boolean("exact", audit.exact()));
 }
 
+// --all-runs: every run of the arena in the directory, one line each, and the blocks between runs
+// (controlled runs): in no run, lost by none.
+int run_audit_all(const AuditArgs& args) {
+  std::string prefix = args.arena;
+  if (prefix.empty()) {  // the only arena whose run records are there
+    std::set<std::string> arenas;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(args.dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const std::size_t at = name.rfind("_run");
+      if (at != std::string::npos && at > 0 && name.ends_with(ledger::kRunRecordSuffix)) arenas.insert(name.substr(0, at));
+    }
+    if (arenas.size() != 1)
+      return report_usage(fmt::format("audit --all-runs {}: {} arenas' runs there; name one with --arena", args.dir,
+                                      arenas.size()));
+    prefix = *arenas.begin();
+  }
+  const std::vector<std::uint64_t> runs = ledger::recorded_runs(args.dir, prefix);
+  if (runs.empty()) return report_usage(fmt::format("audit --all-runs: no run of '{}' in {}", prefix, args.dir));
+  bool exact = true;
+  for (const std::uint64_t run : runs) {
+    auto audit = ledger::audit_run(args.dir, ledger::AuditOptions{run, prefix});
+    if (!audit) {
+      print_error(fmt::format("run {}: {}", run, audit.error().what));
+      exact = false;
+      continue;
+    }
+    std::uint64_t written = 0, recorded = 0, lost = 0;
+    for (const ledger::ChannelLedger& c : audit->channels) {
+      written += c.written;
+      recorded += c.recorded;
+      lost += ledger::lost_blocks(c);
+    }
+    exact = exact && audit->exact();
+    if (args.json)
+      print_json(JsonObject()
+                     .number("run", run)
+                     .number("files", audit->files.size())
+                     .number("written", written)
+                     .number("recorded", recorded)
+                     .number("lost", lost)
+                     .boolean("exact", audit->exact()));
+    else
+      fmt::print("run {}: {} file(s), {} blocks written, {} recorded, {} lost, {}\n", run, audit->files.size(), written,
+                 recorded, lost, audit->exact() ? "exact" : "NOT exact");
+  }
+  auto between = ledger::between_runs(args.dir, prefix);
+  if (!between) {
+    print_error(between.error().what);
+    return kExitUnaccounted;
+  }
+  for (const ledger::BetweenRuns& b : *between) {
+    if (args.json)
+      print_json(JsonObject()
+                     .text("channel", b.channel)
+                     .number("between_runs", b.blocks())
+                     .number("after_run", b.after_run)
+                     .number("before_run", b.before_run)
+                     .number("first", b.first)
+                     .number("end", b.end));
+    else
+      fmt::print("  {}: {} block(s) between runs {} and {} (sequences {}..{}): in no run, not lost\n", b.channel,
+                 b.blocks(), b.after_run, b.before_run, b.first, b.end - 1);
+  }
+  return exact ? kExitOk : kExitUnaccounted;
+}
+
 int run_audit(const AuditArgs& args) {
+  if (args.all_runs) return run_audit_all(args);
   ledger::AuditOptions options;
   options.run = args.run;
   options.arena = args.arena;
@@ -141,6 +215,9 @@ void add_audit_command(CLI::App& app, Action& action) {
       ->required();
   sub->add_option("--run", args->run, "the run to audit (default: the only one there)")->check(CLI::PositiveNumber);
   sub->add_option("--arena", args->arena, "the arena whose run to audit (default: the only one there)");
+  sub->add_flag("--all-runs", args->all_runs,
+                "every run of the arena (--arena) in the directory, a line each, then the blocks published between "
+                "runs (controlled runs): in no run and lost by none");
   sub->add_flag("--json", args->json,
                 "print one JSON object per line per channel, then one for the run ({\"run\", \"files\", \"exact\"})");
   bind_action(*sub, action, args, &run_audit);

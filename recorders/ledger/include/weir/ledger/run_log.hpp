@@ -70,6 +70,23 @@ struct RunLogRow {
 /// writes its row). Thread: any; processes: any.
 [[nodiscard]] core::Result<bool> add_run_log_row(const std::filesystem::path& path, const RunLogRow& row);
 
+/// A stretch of a channel's blocks that no run answers for: published between two runs of the same
+/// arena incarnation (controlled runs), so in no run's files and lost by none.
+struct BetweenRuns {
+  std::string channel;
+  std::uint64_t after_run = 0, before_run = 0;  // the runs on either side
+  std::uint64_t first = 0, end = 0;             // sequences [first, end)
+  [[nodiscard]] std::uint64_t blocks() const noexcept { return end > first ? end - first : 0; }
+};
+
+/// The run numbers of `prefix` in `dir` that have a run record, ascending. Thread: any.
+[[nodiscard]] std::vector<std::uint64_t> recorded_runs(const std::filesystem::path& dir, std::string_view prefix);
+
+/// Every stretch between consecutive runs of `prefix` in `dir`, per channel, from the runs' records
+/// (each channel's first_sequence and final written), within one arena incarnation. Fails naming a
+/// record that cannot be read, and refuses two runs whose ranges overlap (a block in two runs).
+[[nodiscard]] core::Result<std::vector<BetweenRuns>> between_runs(const std::filesystem::path& dir, std::string_view prefix);
+
 /// The run log's time text, "2026-12-06T05:12:00.123456789Z" (UTC; "" for 0), as nanoseconds since the
 /// epoch (0 for ""); fails naming the text otherwise.
 [[nodiscard]] core::Result<std::int64_t> parse_iso_time(std::string_view text);
