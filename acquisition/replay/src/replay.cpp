@@ -11,6 +11,7 @@
 
 #include "replay_channels.hpp"
 #include "replay_keys.hpp"
+#include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 
 namespace weir::acq {
@@ -82,6 +83,36 @@ bool selected(const std::string& name, const std::vector<std::string>& patterns)
                      [&](const std::string& p) { return fnmatch(p.c_str(), name.c_str(), 0) == 0; });
 }
 
+// Waits until every replayed channel has options.wait_consumers live lossless consumers (of
+// options.wait_kind), the deadline, or a stop; fails naming the channels still short of them.
+core::Result<void> wait_for_consumers(const core::Arena& arena, const std::vector<detail::Lane>& lanes,
+                                      const ReplayOptions& options, const std::atomic<bool>& stop) {
+  if (options.wait_consumers == 0) return {};
+  const std::int64_t deadline = monotonic_ns() + options.wait_consumers_ns;
+  constexpr std::int64_t kLookNs = 10'000'000;
+  for (;;) {
+    std::string short_of;
+    const std::vector<core::ChannelInfo> channels = core::list_channels(arena);
+    for (const detail::Lane& lane : lanes) {
+      std::uint32_t ready = 0;
+      for (const core::ChannelInfo& c : channels)
+        if (c.name == lane.channel->name)
+          for (const core::ConsumerInfo& k : c.consumers)
+            ready += k.alive && k.policy == core::ConsumerPolicy::lossless &&
+                     (options.wait_kind.empty() || k.kind == options.wait_kind);
+      if (ready < options.wait_consumers)
+        short_of += (short_of.empty() ? "" : ", ") + lane.channel->name + " (" + std::to_string(ready) + ")";
+    }
+    if (short_of.empty() || stop.load(std::memory_order_relaxed)) return {};
+    if (monotonic_ns() >= deadline)
+      return core::fail(core::Errc::not_found,
+                        "replay: after " + std::to_string(options.wait_consumers_ns / 1'000'000'000) + " s, channels "
+                            "still without " + std::to_string(options.wait_consumers) + " lossless " +
+                            (options.wait_kind.empty() ? "" : "'" + options.wait_kind + "' ") + "consumer(s): " + short_of);
+    (void)core::sleep_until(monotonic_ns() + kLookNs, &stop);
+  }
+}
+
 }  // namespace
 
 core::Result<ReplayReport> run_replay(const core::Arena& arena, const Recording& recording,
@@ -113,6 +144,7 @@ core::Result<ReplayReport> run_replay(const core::Arena& arena, const Recording&
   }
   auto lanes = detail::open_lanes(arena, recording, chosen, options);
   if (!lanes) return tl::make_unexpected(lanes.error());
+  if (auto ready = wait_for_consumers(arena, *lanes, options, stop); !ready) return tl::make_unexpected(ready.error());
   std::vector<detail::KeyLane> key_lanes;
   key_lanes.reserve(logged.size());
   for (const RecordedKey& k : logged) key_lanes.emplace_back(arena, recording, k);

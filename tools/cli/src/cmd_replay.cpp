@@ -27,6 +27,9 @@ struct ReplayArgs {
   std::vector<std::string> keys;
   bool loop = false;
   std::uint64_t loops = 0;
+  std::uint32_t wait_consumers = 0;
+  std::string wait_kind = "record:hdf5";
+  double wait_consumers_s = 30;
   ChannelWriterArgs writer;
   bool json = false;
 };
@@ -115,6 +118,9 @@ int run_replay_command(const ReplayArgs& args) {
   o.keys = args.keys;
   o.loop = args.loop || args.loops > 0;
   o.max_loops = args.loops;
+  o.wait_consumers = args.wait_consumers;
+  o.wait_kind = args.wait_kind == "any" ? std::string() : args.wait_kind;
+  o.wait_consumers_ns = static_cast<std::int64_t>(args.wait_consumers_s * 1e9);
   args.writer.apply_to(o);
 
   auto recording = acq::open_recording(files);  // refuses a bad file before the arena is touched
@@ -154,6 +160,14 @@ void add_replay_command(CLI::App& app, Action& action) {
                   "default: no keys");
   sub->add_flag("--loop", args->loop, "start over at the end until Ctrl-C");
   sub->add_option("--loops", args->loops, "replay this many passes (implies --loop)")->check(CLI::PositiveNumber);
+  sub->add_option("--wait-consumers", args->wait_consumers,
+                  "before the first block, wait until each replayed channel has this many lossless consumers of "
+                  "--wait-kind (a recorder started first: --speed max then records every block)");
+  sub->add_option("--wait-kind", args->wait_kind, "the consumers --wait-consumers waits for: a kind, or any")
+      ->capture_default_str();
+  sub->add_option("--wait-consumers-s", args->wait_consumers_s, "how long --wait-consumers waits before failing")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_channel_writer_options(*sub, args->writer, "replay");
   add_json_flag(*sub, args->json);
   bind_action(*sub, action, args, &run_replay_command);

@@ -29,6 +29,12 @@ struct ReplayOptions {
   std::uint32_t ring_blocks = core::kDefaultRingBlocks;
   core::FullPolicy full_policy = core::FullPolicy::wait;
   std::int64_t wait_timeout_ns = core::kDefaultWriterWaitNs;
+  // Before the first block: wait until each replayed channel has this many live lossless consumers
+  // (of kind `wait_kind` when not empty, "record:hdf5" for recorders), at most wait_consumers_ns; a
+  // replay at full speed then cannot outrun a recorder that registers as the channel appears.
+  std::uint32_t wait_consumers = 0;
+  std::string wait_kind;
+  std::int64_t wait_consumers_ns = 30'000'000'000;
 };
 
 struct ReplayChannelReport {
