@@ -18,6 +18,8 @@
 #include "weir/core/clock.hpp"
 #include "weir/kafka/run_control.hpp"
 #include "weir/kafka/run_messages.hpp"
+#include "weir/kafka_run_door/run_door.hpp"
+#include "weir/tools/stop_signals.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/output.hpp"
 
@@ -162,6 +164,28 @@ void add_common(CLI::App& sub, RunArgs& a) {
   add_json_flag(sub, a.json);
 }
 
+struct ControlArgs {
+  RunArgs client;
+  std::string where;
+};
+
+// `weir kafka control ARENA`: the control topic's pl72 and 6s4t start and stop the arena's runs.
+int run_control(const ControlArgs& args) {
+  auto o = control_options(args.client);
+  if (!o) return report_usage(o.error().what);
+  if (o->name.empty()) o->name = "control";
+  auto arena = open_arena(args.where, Access::read_write);
+  if (!arena) return kExitError;
+  const StopSignals signals;
+  auto counts = kafka::follow_run_control(*arena, *o, StopSignals::flag(), [](const std::string& line) {
+    print_error(fmt::format("kafka control: {}", line));
+  });
+  if (!counts) return report_error("kafka control", counts.error());
+  fmt::print("kafka control {}: {} run(s) started, {} stopped, {} refused, {} malformed message(s)\n", args.where,
+             counts->starts, counts->stops, counts->refused, counts->malformed);
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_kafka_run_commands(CLI::App& kafka, Action& action) {
@@ -192,6 +216,20 @@ void add_kafka_run_commands(CLI::App& kafka, Action& action) {
                                                "now)");
   p->add_option("--command-id", stop->command_id, "this command's id (default: random)");
   bind_action(*p, action, stop, &run_stop);
+
+  auto control = std::make_shared<ControlArgs>();
+  CLI::App* c = kafka.add_subcommand(
+      "control", "Follow a control topic: a pl72 starts a run of the arena (its controlled runs), the 6s4t of the same "
+                 "job stops it; refusals are logged; Ctrl-C stops");
+  add_name_option(*c, control->where);
+  c->add_option("--brokers", control->client.o.brokers, "bootstrap servers: HOST:PORT,...")->required();
+  c->add_option("--topic", control->client.o.topic, "the control topic")->required();
+  c->add_option("--name", control->client.o.name, "client.id weir-NAME (default: control)");
+  c->add_option("--timeout-s", control->client.timeout_s, "longest wait for the topic's metadata")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c->add_option("-X,--property", control->client.properties, "librdkafka property KEY=VALUE, over weir's defaults");
+  bind_action(*c, action, control, &run_control);
 }
 
 }  // namespace weir::tools
