@@ -238,6 +238,30 @@ TEST_CASE("a recorder killed with SIGKILL mid-run is restarted and the run goes 
   CHECK(rows[0].exact);
 }
 
+TEST_CASE("a reload while a run runs is a configuration event in the run's record; the pipeline at the stop is kept") {
+  Controlled p(std::string(R"(arena { name = "ARENA", channels = 8, pool_mib = 64, runs = "controlled" })") + kFourChannels);
+  BackgroundWeir run({"run", p.path});
+  REQUIRE_MESSAGE(eventually([&] { return p.joined(); }, 30s), run.output());
+  const std::uint64_t n = start_run(p);
+  REQUIRE(eventually([&] { return p.recording(n); }, 10s));
+  std::ofstream(p.path, std::ios::app) << "-- gain changed to 4\n";
+  const RunResult reload = run_weir({"reload", p.arena});
+  REQUIRE_MESSAGE(reload.exit_code == 0, reload.err);
+  REQUIRE_MESSAGE(eventually([&] { return run.output().find("is a configuration event") != std::string::npos; }, 20s),
+                  run.output());
+  const RunResult stop = run_weir({"runctl", "stop", p.arena});
+  CHECK_MESSAGE(stop.exit_code == 0, stop.out, stop.err);
+  auto record = ledger::read_run_record(ledger::run_record_path(p.out, p.arena, n));
+  REQUIRE(record);
+  REQUIRE(record->has_value());
+  REQUIRE((*record)->config_events.size() == 1);
+  CHECK((*record)->config_events[0].what == "reload");
+  CHECK((*record)->config_events[0].pipeline.find("gain changed to 4") != std::string::npos);
+  CHECK((*record)->pipeline_at_end.find("gain changed to 4") != std::string::npos);
+  REQUIRE(run.signal(SIGINT));
+  CHECK_MESSAGE(run.wait_exit(60s) == 0, run.output());
+}
+
 TEST_CASE("weir run killed with SIGKILL mid-run: the restart closes the run as interrupted and numbers the next above it") {
   Controlled p(std::string(R"(arena { name = "ARENA", channels = 8, pool_mib = 64, runs = "controlled", replace = true })") +
                kFourChannels);

@@ -92,6 +92,12 @@ std::string to_json(const RunRecord& r) {
                            {"what", f.what},
                            {"errno", f.error_number},
                            {"realtime_ns", f.realtime_ns}});
+  if (!r.pipeline_at_end.empty()) j["pipeline_at_end"] = r.pipeline_at_end;
+  if (!r.config_events.empty()) {
+    j["config_events"] = json::array();
+    for (const ConfigEvent& e : r.config_events)
+      j["config_events"].push_back({{"realtime_ns", e.realtime_ns}, {"what", e.what}, {"pipeline", e.pipeline}});
+  }
   return j.dump(2) + "\n";
 }
 
@@ -124,6 +130,10 @@ core::Result<RunRecord> from_json(std::string_view text, const std::string& wher
     for (const json& f : j.value("faults", json::array()))
       r.faults.push_back(Fault{f.value("part", ""), f.value("reason", ""), f.value("what", ""), f.value("errno", 0),
                                f.value("realtime_ns", std::uint64_t{0})});
+    r.pipeline_at_end = j.value("pipeline_at_end", "");
+    for (const json& e : j.value("config_events", json::array()))
+      r.config_events.push_back(ConfigEvent{e.value("realtime_ns", std::uint64_t{0}), e.value("what", ""),
+                                            e.value("pipeline", "")});
   } catch (const json::exception& e) {
     return core::fail(core::Errc::invalid_argument, "run record " + where + ": " + e.what());
   }

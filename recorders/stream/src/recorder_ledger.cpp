@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "process_info.hpp"
 #include "recorder_state.hpp"
@@ -110,6 +112,10 @@ void Recorder::update_record(bool at_stop) {
         m.final = true;
       }
       m.dropped_at_source = std::max(m.dropped_at_source, d.dropped_at_source.load(std::memory_order_relaxed));
+    }
+    if (run_stopped && !options_.pipeline_file.empty()) {  // the configuration in force at the run's end
+      std::ifstream in(options_.pipeline_file, std::ios::binary);
+      if (in) r.pipeline_at_end.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     if (at_stop && (disk_full_ || disk_fault_))
       r.faults.push_back(ledger::Fault{kRecorderPart, "disk_error", error_, fault_errno_, realtime_ns()});

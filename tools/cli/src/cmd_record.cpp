@@ -145,6 +145,7 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
     std::ifstream in(a.pipeline, std::ios::binary);
     if (!in) return core::fail(core::Errc::not_found, fmt::format("--pipeline {}: cannot read it", a.pipeline));
     o.pipeline_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    o.pipeline_file = a.pipeline;
     // The entry's title, definition, source, parts and calibrations; a file that is not a pipeline
     // is still stored as it is, its recordings with the recorder's own entry fields.
     if (auto nexus = rec::nexus_from_pipeline(o.pipeline_text, a.pipeline, supervisor::pipeline_shard_resolver()))

@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -29,6 +31,7 @@
 #include "weir/core/clock.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/run_control.hpp"
+#include "weir/ledger/run_record.hpp"
 #include "weir/runctl/doors.hpp"
 
 namespace weir::supervisor {
@@ -215,6 +218,23 @@ std::vector<std::string> interrupted_note(const core::Arena& arena, const std::f
   return lines;
 }
 
+// A reload while a controlled run runs: a configuration event in the run's record, with the text.
+void note_reload(const core::Arena& arena, const std::vector<RecorderTarget>& targets, const std::string& file,
+                 const std::function<void(const std::string&)>& log) {
+  const core::RunStatus s = core::RunControl(arena).status();
+  if (s.state != core::RunState::running) return;
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto now = static_cast<std::uint64_t>(core::realtime_ns());
+  for (const RecorderTarget& t : targets) {
+    auto ok = ledger::update_run_record(ledger::run_record_path(t.dir, t.prefix, s.number), [&](ledger::RunRecord& r) {
+      r.config_events.push_back(ledger::ConfigEvent{now, "reload", text});
+    });
+    if (!ok) log(fmt::format("run {}: {}", s.number, ok.error().what));
+  }
+  log(fmt::format("run {}: the reload is a configuration event in its record", s.number));
+}
+
 // Before the parts stop: a run still running ends here, its files closed by the recorders while
 // they still run, and its row written.
 void stop_controlled(const core::Arena& arena, const std::function<void(const std::string&)>& log) {
@@ -316,7 +336,10 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
       mark_ns = core::monotonic_ns();
     }
     if (args.duration_s > 0 && static_cast<double>(now - start) / 1e9 >= args.duration_s) break;
-    if (reload_requested.exchange(false, std::memory_order_relaxed)) reload(args, *loaded, supervisor, console, grace_ns, run);
+    if (reload_requested.exchange(false, std::memory_order_relaxed)) {
+      reload(args, *loaded, supervisor, console, grace_ns, run);
+      if (controlled) note_reload(*arena, *targets, args.file, log);
+    }
     if (console.tty() && now >= next_status) {
       console.status(RunStatus::line(status.sample(), supervisor, static_cast<double>(now - start) / 1e9));
       next_status = now + 1'000'000'000;

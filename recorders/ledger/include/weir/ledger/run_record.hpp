@@ -54,6 +54,13 @@ struct Fault {
   std::uint64_t realtime_ns = 0;
 };
 
+/// A change of a controlled run's configuration while it ran (a pipeline reloaded under `weir run`).
+struct ConfigEvent {
+  std::uint64_t realtime_ns = 0;
+  std::string what;      // "reload"
+  std::string pipeline;  // the pipeline file's text from then on
+};
+
 struct RunRecord {
   std::string format = kRunRecordFormat;
   std::uint64_t run = 0;
@@ -68,6 +75,8 @@ struct RunRecord {
   std::vector<ChannelMark> channels;
   std::vector<PartMark> parts;
   std::vector<Fault> faults;
+  std::string pipeline_at_end;             // a controlled run: the pipeline file's text when it stopped
+  std::vector<ConfigEvent> config_events;  // a controlled run: every reload while it ran
 
   /// The channel's mark, added (with `first_sequence` = `written` = 0) when it has none.
   ChannelMark& channel(std::string_view name);

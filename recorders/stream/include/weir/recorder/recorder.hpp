@@ -62,6 +62,7 @@ struct RecordOptions {
   unsigned encode_threads = 0;        // threads that encode chunks (0: one per CPU, at most 8)
   std::uint64_t run = 0;              // run number; 0: one more than the highest found
   std::string pipeline_text;          // stored as the pipeline attribute
+  std::string pipeline_file;          // where it came from: a controlled run keeps its text at the stop too
   NexusMeta nexus;                    // the pipeline's entry, source and channel metadata (empty: defaults)
   double duration_s = 0;              // clean stop after this long (0: until asked)
   bool wait_for_channels = false;     // a pattern matching nothing waits instead of refusing
