@@ -21,6 +21,7 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/channel_activity.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/core/run_control.hpp"
 
 namespace weir::serve {
 
@@ -210,6 +211,17 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
       .sample("", std::uint64_t{g.consumer_capacity});
   Family(out, "weir_arena_attached_processes", "gauge", "Live processes in the arena's attach table.")
       .sample("", std::uint64_t{core::attached_pids(arena).size()});
+  {
+    // The arena's runs (core::RunControl): the running run, or the last one once idle.
+    const core::RunStatus run = core::RunControl(arena).status();
+    Family(out, "weir_run_number", "gauge", "The running run's number, or the last run's (0: no run yet).")
+        .sample("", run.number);
+    Family(out, "weir_run_state", "gauge", "1 while a run is running, 0 when idle.")
+        .sample("", std::uint64_t{run.state == core::RunState::running ? 1U : 0U});
+    Family(out, "weir_run_started_timestamp_seconds", "gauge",
+           "When the running (or last) run started, in seconds since the epoch (0: no run yet).")
+        .sample("", static_cast<double>(run.start_ns) / 1e9);
+  }
 
   {
     // The parts of a `weir run` on this arena, from the keys it keeps (weir.part.<NAME>.state,

@@ -1,7 +1,7 @@
 #pragma once
 // The arena as Prometheus metrics (text exposition format 0.0.4), from the counters the arena
 // already holds: channel descriptors, consumer rows (read, lost, lag, and the part-level counters
-// shard hosts and recorders keep there), the header's geometry.
+// shard hosts and recorders keep there), the header's geometry and its run control.
 #include <cstdint>
 #include <string>
 #include <string_view>
