@@ -23,6 +23,7 @@ struct RunArgs {
   supervisor::RunOptions run;
   std::string serve;             // ADDR:PORT for weir serve beside the run; "" for none
   std::string serve_token_file;
+  bool serve_allow_control = false;
 };
 
 constexpr double kServeArenaWait = 60;  // seconds the server waits for the run to create its arena
@@ -47,6 +48,12 @@ std::optional<serve::ServeOptions> serve_options(const RunArgs& args) {
       return std::nullopt;
     }
     o.token = *token;
+  }
+  o.allow_control = args.serve_allow_control;
+  if (o.allow_control && o.token.empty()) {
+    report_usage("run: refusing --serve-allow-control without a token: anyone who reaches the server could start "
+                 "and stop runs; give --serve-token-file F with it");
+    return std::nullopt;
   }
   auto pipeline = config::load_pipeline(args.run.file);
   if (!pipeline) {
@@ -122,6 +129,8 @@ void add_run_commands(CLI::App& app, Action& action) {
   sub->add_option("--serve", all->serve,
                   "also serve the arena (web view, JSON API, Prometheus /metrics) on ADDR:PORT, e.g. 127.0.0.1:9100");
   sub->add_option("--serve-token-file", all->serve_token_file, "token for --serve (needed off loopback)");
+  sub->add_flag("--serve-allow-control", all->serve_allow_control,
+                "let --serve start and end runs (POST /api/run/start|stop|abort); needs --serve-token-file");
   bind_action(*sub, action, all, &run_run);
 
   auto rargs = std::make_shared<ReloadArgs>();

@@ -46,6 +46,9 @@ void add_serve_command(CLI::App& app, Action& action) {
                                 "secret every request must present (?token=, Bearer header or cookie)");
   sub->add_option("--token-file", args->token_file, "read the token from this file's first line")->excludes(token);
   sub->add_flag("--allow-set", args->options.allow_set, "allow POST /api/set to write keys (read-only without)");
+  sub->add_flag("--allow-control", args->options.allow_control,
+                "allow POST /api/run/start, /api/run/stop and /api/run/abort to start and end runs (needs --token "
+                "or --token-file)");
   sub->add_option("--fps", args->options.frames_per_s, "WebSocket frames per second")->capture_default_str();
   sub->add_option("--allow-host", args->options.allow_hosts,
                   "a name requests may give as their Host (repeatable); localhost and IP addresses always may")

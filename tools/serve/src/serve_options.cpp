@@ -64,6 +64,10 @@ core::Result<void> check_options(const ServeOptions& o) {
                       fmt::format("serve: refusing to listen on {} without a token: anyone who reaches it could read "
                                   "the arena; give --token T or --token-file F (or bind 127.0.0.1)",
                                   o.bind));
+  if (o.allow_control && o.token.empty())
+    return core::fail(core::Errc::invalid_argument,
+                      "serve: refusing --allow-control without a token: anyone who reaches the server could start "
+                      "and stop runs; give --token T or --token-file F with it");
   if (!(o.frames_per_s > 0 && o.frames_per_s <= 1000))
     return core::fail(core::Errc::invalid_argument,
                       fmt::format("serve: frames per second {} is outside (0, 1000]", o.frames_per_s));

@@ -25,6 +25,7 @@
 #include "api.hpp"
 #include "channel_feed.hpp"
 #include "request_text.hpp"
+#include "run_api.hpp"
 #include "view_request.hpp"
 #include "web_assets.hpp"
 #include "weir/core/arena.hpp"
@@ -96,6 +97,24 @@ class Hub {
   [[nodiscard]] const core::Arena& arena() const noexcept { return arena_; }
   [[nodiscard]] std::uint32_t channel_count() const noexcept { return arena_.geometry().channel_capacity; }
   void on_stop(std::function<void()> fn) { stop_ = std::move(fn); }
+  /// Runs `job` on the control thread (a run transition may wait seconds for a lock or the
+  /// recorders), then `done` with its answer on the I/O thread. Jobs run one at a time, in order; the
+  /// arena is not replaced while one is queued or running. Thread: the I/O thread.
+  void control(std::function<RunAnswer(const core::Arena&)> job, std::function<void(RunAnswer)> done) {
+    ++controlling_;
+    net::post(control_thread_, [this, job = std::move(job), done = std::move(done)]() mutable {
+      RunAnswer answer;
+      try {
+        answer = job(arena_);
+      } catch (const std::exception& e) {  // nothing may leave the pool's thread
+        answer = run_error(500, e.what());
+      }
+      net::post(io_, [this, answer = std::move(answer), done = std::move(done)]() mutable {
+        --controlling_;
+        done(std::move(answer));
+      });
+    });
+  }
 
  private:
   void tick();
@@ -115,6 +134,8 @@ class Hub {
   std::function<void()> stop_;
   std::chrono::steady_clock::time_point next_tick_{};
   std::chrono::steady_clock::time_point next_arena_check_{};
+  int controlling_ = 0;                  // control jobs queued or running (I/O thread only)
+  net::thread_pool control_thread_{1};   // last: joined before anything a job uses goes away
 };
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
@@ -235,13 +256,13 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 // path: when the path no longer leads to the mapped inode, the new arena is opened and the feeds of
 // the old one dropped. Until the new one opens (its creator may still be at work) the old one stays.
 void Hub::reattach_if_replaced(std::chrono::steady_clock::time_point now) {
-  if (now < next_arena_check_ || arena_.location().path.empty() || arena_.fd() < 0) return;
+  if (now < next_arena_check_ || arena_.location().path.empty() || arena_.fd() < 0 || controlling_ > 0) return;
   next_arena_check_ = now + kArenaCheck;
   struct stat named{}, mapped{};
   if (::stat(arena_.location().path.c_str(), &named) != 0 || ::fstat(arena_.fd(), &mapped) != 0) return;
   if (named.st_ino == mapped.st_ino && named.st_dev == mapped.st_dev) return;
   core::OpenOptions open;
-  open.read_only = !options_.allow_set;
+  open.read_only = !options_.allow_set && !options_.allow_control;
   open.ready_timeout_ns = kReopenReadyNs;
   auto fresh = core::Arena::open(options_.where, open);
   if (!fresh) return;  // not ready yet: the next check tries again
@@ -340,7 +361,35 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       std::make_shared<WsSession>(stream_.release_socket(), hub_)->start(std::move(req));
       return;
     }
+    if (target.path.starts_with("/api/run/")) return control(std::move(req), target);
     send(handle(req, target));
+  }
+  // POST /api/run/start|stop|abort: checked here, done on the hub's control thread, answered then.
+  void control(Request req, const Target& t) {
+    const ServeOptions& o = hub_.options();
+    if (!presents_token(req, t, o.token)) return send(error(req, http::status::unauthorized, "a token is needed\n"));
+    const auto refuse = [&](unsigned status, std::string_view why) {
+      send(json(req, run_error(status, why).body, static_cast<http::status>(status)));
+    };
+    const std::string verb = t.path.substr(std::string_view("/api/run/").size());
+    if (verb != "start" && verb != "stop" && verb != "abort")
+      return refuse(404, fmt::format("no such page: {} (POST /api/run/start, /api/run/stop or /api/run/abort)", t.path));
+    if (req.method() != http::verb::post) return refuse(405, "POST only");
+    if (!o.allow_control)
+      return refuse(403, "run control is not allowed: start weir serve with --allow-control and a token (--token or "
+                         "--token-file), or weir run with --serve-allow-control and --serve-token-file");
+    if (!origin_allowed(req)) return refuse(403, "cross-origin POST refused");
+    if (!req.body().empty() && sv(req[http::field::content_type]).substr(0, 16) != "application/json")
+      return refuse(415, "send application/json");
+    const core::RunEnd how = verb == "abort" ? core::RunEnd::aborted : core::RunEnd::stopped;
+    auto job = [start = verb == "start", how, body = req.body()](const core::Arena& arena) {
+      return start ? run_start(arena, body) : run_stop(arena, how, body);
+    };
+    hub_.control(std::move(job),  // made before req moves into the answer's lambda
+                 [self = shared_from_this(), req = std::move(req)](RunAnswer a) {
+                   self->stream_.expires_after(kHttpTimeout);  // the read's deadline may have passed meanwhile
+                   self->send(json(req, std::move(a.body), static_cast<http::status>(a.status)));
+                 });
   }
   void send(Response res) {
     auto shared = std::make_shared<Response>(std::move(res));
@@ -399,9 +448,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (t.path == "/api/channels") return json(req, hub_.api().channels());
     if (t.path == "/api/keys") return json(req, hub_.api().keys());
     if (t.path == "/api/mca") return json(req, hub_.api().mca());
+    if (t.path == "/api/run") return json(req, run_status_json(hub_.arena()));
     if (t.path == "/api/server")
-      return json(req, fmt::format(R"({{"allow_set":{},"frames_per_s":{},"token":{}}})", o.allow_set ? "true" : "false",
-                                   o.frames_per_s, o.token.empty() ? "false" : "true"));
+      return json(req, fmt::format(R"({{"allow_set":{},"allow_control":{},"frames_per_s":{},"token":{}}})",
+                                   o.allow_set, o.allow_control, o.frames_per_s, !o.token.empty()));
     if (t.path == "/api/key") {
       const auto name = t.query.find("name");
       if (name == t.query.end()) return error(req, http::status::bad_request, "give ?name=KEY\n");
@@ -436,7 +486,7 @@ void accept(tcp::acceptor& acceptor, Hub& hub) {
 
 core::Result<core::Arena> open_arena(const ServeOptions& o, const std::atomic<bool>& stop) {
   core::OpenOptions open;
-  open.read_only = !o.allow_set;
+  open.read_only = !o.allow_set && !o.allow_control;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.wait_for_arena_s);
   for (;;) {
     auto arena = core::Arena::open(o.where, open);
@@ -483,8 +533,9 @@ core::Result<void> run_serve(const ServeOptions& options, const std::atomic<bool
   hub.start_ticks();
   if (!options.quiet) {
     const bool v6 = endpoint.address().is_v6();
-    std::printf("weir serve: listening on http://%s%s%s:%u/ (%s%s)\n", v6 ? "[" : "", options.bind.c_str(),
-                v6 ? "]" : "", port, described.c_str(), options.allow_set ? ", keys writable" : "");
+    std::printf("weir serve: listening on http://%s%s%s:%u/ (%s%s%s)\n", v6 ? "[" : "", options.bind.c_str(),
+                v6 ? "]" : "", port, described.c_str(), options.allow_set ? ", keys writable" : "",
+                options.allow_control ? ", runs controllable" : "");
     std::fflush(stdout);
   }
   io.run();

@@ -19,6 +19,7 @@ struct ServeOptions {
   std::uint16_t port = 8080;            // 0: any free port (the one taken is printed)
   std::string token;                    // "" for none; else every request must present it
   bool allow_set = false;               // POST /api/set writes keys; read-only without it
+  bool allow_control = false;           // POST /api/run/start|stop|abort make run transitions (needs a token)
   double frames_per_s = 30;             // WebSocket frames per second per view
   std::vector<std::string> disk_paths;  // directories whose free bytes /metrics reports
   std::vector<std::string> allow_hosts;  // names a request's Host may give besides localhost and IP addresses
@@ -29,7 +30,8 @@ struct ServeOptions {
 };
 
 /// Checks the options before anything is opened: a port, an address that parses, and a token when
-/// the address is not loopback (127.0.0.0/8, ::1). The error names the option and says what to do.
+/// the address is not loopback (127.0.0.0/8, ::1) or runs may be controlled (allow_control). The
+/// error names the option and says what to do.
 /// Thread: any.
 [[nodiscard]] core::Result<void> check_options(const ServeOptions& options);
 
