@@ -395,3 +395,33 @@ def test_views_follow_their_channels_by_name_when_the_arena_is_recreated_reorder
     assert browser.current_url.endswith("#view=b:scope:span=0.01&view=a:scope:span=0.01")
     browser.save_screenshot(str(scratch_dir("page") / "recreated.png"))
     assert console_errors(browser) == []
+
+
+def test_the_run_bar_starts_and_stops_a_run_and_is_disabled_without_control(arena, serve, browser, tmp_path):
+    run_weir("runctl", "enable", arena, tmp_path / "runs")
+    (tmp_path / "token").write_text("page-s3cret\n")
+    server = serve(arena, "--allow-control", "--token-file", tmp_path / "token")
+    browser.get(server.url + "?token=page-s3cret")  # the page's requests then carry the token's cookie
+
+    def bar(test="true"):
+        return js(browser, f"(r => r && r.status && ({test}) && r)(window.weirDebug && weirDebug.run())")
+
+    info = wait_for(lambda: bar("r.allowControl"), "the run bar to show the run state")
+    assert info["text"] == "no run yet · idle" and info["startEnabled"] and not info["stopEnabled"], info
+    browser.find_element("css selector", "#run-title").send_keys("from the page")
+    browser.find_element("css selector", "#run-start").click()
+    running = wait_for(lambda: bar("r.status.state === 'running'"), "the run to start")
+    assert running["status"]["run"] == 1 and running["status"]["door"] == "http", running
+    assert running["status"]["title"] == "from the page" and running["stopEnabled"] and not running["startEnabled"]
+    assert browser.find_element("css selector", "#run-state").text.startswith("run 1 · running · 0:0")
+    browser.save_screenshot(str(scratch_dir("page") / "run_bar.png"))
+    browser.find_element("css selector", "#run-stop").click()
+    stopped = wait_for(lambda: bar("r.status.state === 'idle' && r.message.includes('stopped')"), "the run to stop")
+    assert stopped["text"] == "run 1 · idle (stopped)" and stopped["message"].startswith("run 1 stopped: 0 file(s)")
+    assert json.loads(run_weir("runctl", "status", arena, "--json").stdout)["door"] == "http"
+    assert console_errors(browser) == []
+    # A server without --allow-control: the state shows, the buttons stay disabled.
+    browser.get(serve(arena).url)
+    plain = wait_for(lambda: bar("r.text.startsWith('run 1')"), "the run bar of a read-only server")
+    assert not plain["allowControl"] and not plain["startEnabled"] and not plain["stopEnabled"], plain
+    assert console_errors(browser) == []

@@ -1,8 +1,10 @@
 // weir serve's page: channel, consumer and key tables from the JSON API (polled once a second),
-// scope and spectrum views from binary WebSocket frames (frame_codec.hpp), an MCA panel from /api/mca.
+// scope and spectrum views from binary WebSocket frames (frame_codec.hpp), an MCA panel from /api/mca,
+// the run bar from /api/run.
 // Views are bound to channel names and kept in the URL (#view=det0:scope:span=0.01&view=fft0:spectrum),
 // so a view can be shared and survives a restart that reorders the channels.
 import { createMca } from './mca.js';
+import { createRunBar } from './run.js';
 import { createScope } from './scope.js';
 import { createSpectrum } from './spectrum.js';
 import { el, si, td } from './util.js';
@@ -30,6 +32,7 @@ function keepSource(key, value, context) {
 }
 
 const mca = createMca(document.getElementById('mca-panel'));
+const runBar = createRunBar(document.getElementById('run-bar'));
 
 async function refresh() {
   try {
@@ -278,8 +281,11 @@ debug.pos = (name, t) => (view(name) && view(name).pos ? view(name).pos(t) : nul
 debug.views = () => state.views.map((v) => ({ name: v.name, kind: v.kind, index: state.byName.has(v.name) ? state.byName.get(v.name).index : null }));
 debug.channels = () => state.channels.map((c) => c.name);
 debug.mca = () => mca.info();
+debug.run = () => runBar.info();
 
 restoreHash();
 refresh().then(connect);
 setInterval(refresh, 1000);
+api('api/server').then((s) => runBar.setAllowControl(s.allow_control)).catch(() => {}).then(runBar.refresh);
+setInterval(runBar.refresh, 1000);
 requestAnimationFrame(frameLoop);
