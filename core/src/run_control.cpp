@@ -93,6 +93,26 @@ std::string describe_run(const RunStatus& s) {
   return "run " + std::to_string(s.number) + " (started by " + (s.door.empty() ? "?" : s.door) + ")";
 }
 
+// Every field as it is: consistent while the caller holds the word, or between two equal even reads.
+RunStatus fields(const RunControlBlock& b) {
+  RunStatus s;
+  s.state = static_cast<RunState>(b.state.load(std::memory_order_relaxed));
+  s.number = b.number.load(std::memory_order_relaxed);
+  s.highest = b.highest.load(std::memory_order_relaxed);
+  s.start_ns = b.start_ns.load(std::memory_order_relaxed);
+  s.stop_ns = b.stop_ns.load(std::memory_order_relaxed);
+  s.ended = static_cast<RunEnd>(b.ended.load(std::memory_order_relaxed));
+  s.transitions = b.transitions.load(std::memory_order_relaxed);
+  s.changes = b.changes.load(std::memory_order_relaxed);
+  s.door = field_text(b.door, kRunDoorBytes);
+  s.meta.title = field_text(b.title, kRunTitleBytes);
+  s.meta.operator_name = field_text(b.operator_name, kRunOperatorBytes);
+  s.meta.sample = field_text(b.sample, kRunSampleBytes);
+  s.meta.comment = field_text(b.comment, kRunCommentBytes);
+  s.dir = field_text(b.dir, kRunDirBytes);
+  return s;
+}
+
 }  // namespace
 
 std::string_view run_state_name(RunState state) noexcept {
@@ -126,20 +146,7 @@ RunStatus RunControl::status() const {
       if (attempt > 64) run_sleep_ns(kLockPollNs / 4);
       continue;
     }
-    s.state = static_cast<RunState>(block_->state.load(std::memory_order_relaxed));
-    s.number = block_->number.load(std::memory_order_relaxed);
-    s.highest = block_->highest.load(std::memory_order_relaxed);
-    s.start_ns = block_->start_ns.load(std::memory_order_relaxed);
-    s.stop_ns = block_->stop_ns.load(std::memory_order_relaxed);
-    s.ended = static_cast<RunEnd>(block_->ended.load(std::memory_order_relaxed));
-    s.transitions = block_->transitions.load(std::memory_order_relaxed);
-    s.changes = block_->changes.load(std::memory_order_relaxed);
-    s.door = field_text(block_->door, kRunDoorBytes);
-    s.meta.title = field_text(block_->title, kRunTitleBytes);
-    s.meta.operator_name = field_text(block_->operator_name, kRunOperatorBytes);
-    s.meta.sample = field_text(block_->sample, kRunSampleBytes);
-    s.meta.comment = field_text(block_->comment, kRunCommentBytes);
-    s.dir = field_text(block_->dir, kRunDirBytes);
+    s = fields(*block_);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (block_->word.load(std::memory_order_relaxed) == before) return s;
   }
@@ -217,9 +224,11 @@ Result<RunStatus> RunControl::start(const RunMeta& meta, std::string_view door, 
   put_field(b.comment, kRunCommentBytes, meta.comment);
   b.transitions.fetch_add(1, std::memory_order_relaxed);
   b.state.store(static_cast<std::uint32_t>(RunState::running), std::memory_order_relaxed);
+  RunStatus made = fields(b);  // as this transition left it: another may follow at once
   unlock(*claimed);
   announce(b);
-  return status();
+  made.changes += 1;
+  return made;
 }
 
 Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint64_t expect, std::int64_t at_ns) {
@@ -258,9 +267,11 @@ Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint6
   put_field(b.door, kRunDoorBytes, door);
   b.transitions.fetch_add(1, std::memory_order_relaxed);
   b.state.store(static_cast<std::uint32_t>(RunState::idle), std::memory_order_relaxed);
+  RunStatus made = fields(b);  // the run just ended, whatever a door does next
   unlock(*claimed);
   announce(b);
-  return status();
+  made.changes += 1;
+  return made;
 }
 
 Result<RunStatus> RunControl::interrupt(std::uint64_t number, std::string_view door) {

@@ -77,7 +77,7 @@ class RunControl {
 
   /// idle -> running. Refuses (Errc::conflict) a start while a run is running, naming it and the door that
   /// started it; refuses bad metadata; calls `allocate` under the lock and refuses a number not above
-  /// every number the arena has seen. Returns the new status. Waits at most kRunLockWaitNs for another
+  /// every number the arena has seen. Returns the status this transition made (not a later one). Waits at most kRunLockWaitNs for another
   /// transition to finish (one whose holder died is taken over).
   [[nodiscard]] Result<RunStatus> start(const RunMeta& meta, std::string_view door, const RunNumberAllocator& allocate);
 
