@@ -37,7 +37,8 @@ def main():
                 "end_time": text(e["end_time"]),
                 "run_start_time": text(e["run_control/start_time"]),
                 "pipeline_at_start": text(e["run_control/pipeline_at_start"]),
-                "keys_at_start": {k: text(v) for k, v in e["run_control/keys_at_start"].items()},
+                "keys_at_start": dict(zip([n.decode() for n in e["run_control/keys_at_start/name"][:]],
+                                          [v.decode() for v in e["run_control/keys_at_start/value"][:]])),
             })
     log = pandas.read_csv(f"{directory}/{arena}_runs.csv", parse_dates=["start", "stop"], keep_default_na=False)
     out["log"] = {

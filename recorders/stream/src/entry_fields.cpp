@@ -61,6 +61,15 @@ core::Result<void> create_groups(hid_t entry, const std::vector<NexusGroup>& gro
       if (auto ok = scalar_text(group->get(), encoded.c_str(), text, here + "/" + encoded); !ok)
         return tl::make_unexpected(ok.error());
     }
+    if (!g.table.empty()) {
+      std::vector<std::string> names, values;
+      for (const auto& [name, value] : g.table) {
+        names.push_back(name);
+        values.push_back(value);
+      }
+      if (auto ok = text_list(group->get(), "name", names, here + "/name"); !ok) return ok;
+      if (auto ok = text_list(group->get(), "value", values, here + "/value"); !ok) return ok;
+    }
     made.emplace(g.name, std::make_pair(std::move(*group), here));
   }
   return {};

@@ -66,6 +66,23 @@ core::Result<h5::Dataset> scalar_text(hid_t group, const char* name, const std::
   return d;
 }
 
+core::Result<void> text_list(hid_t group, const char* name, const std::vector<std::string>& values,
+                             const std::string& what) {
+  auto type = text_type(what);
+  if (!type) return tl::make_unexpected(type.error());
+  const hsize_t rows = values.size();
+  auto space = h5::check<h5::Space>(H5Screate_simple(1, &rows, nullptr), "H5Screate_simple", what);
+  if (!space) return tl::make_unexpected(space.error());
+  auto d = h5::check<h5::Dataset>(H5Dcreate2(group, name, type->get(), space->get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                  "H5Dcreate2", what);
+  if (!d) return tl::make_unexpected(d.error());
+  if (values.empty()) return {};
+  std::vector<const char*> pointers;
+  pointers.reserve(values.size());
+  for (const std::string& v : values) pointers.push_back(v.c_str());
+  return h5::check(H5Dwrite(d->get(), type->get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()), "H5Dwrite", what);
+}
+
 core::Result<h5::Dataset> scalar_f64(hid_t group, const char* name, double value, const std::string& what) {
   return scalar_number(group, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, value, what);
 }

@@ -22,6 +22,9 @@ namespace weir::rec {
 [[nodiscard]] core::Result<h5::Dataset> scalar_f64(hid_t group, const char* name, double value, const std::string& what);
 [[nodiscard]] core::Result<h5::Dataset> scalar_u32(hid_t group, const char* name, std::uint32_t value,
                                                    const std::string& what);
+/// A 1-D dataset of variable-length UTF-8 texts (one row each), written at once.
+[[nodiscard]] core::Result<void> text_list(hid_t group, const char* name, const std::vector<std::string>& values,
+                                           const std::string& what);
 /// Variable-length UTF-8 text, as every text of the format.
 [[nodiscard]] core::Result<h5::Type> text_type(const std::string& what);
 [[nodiscard]] core::Result<void> write_text(hid_t dataset, hid_t type, const std::string& value, const std::string& what);

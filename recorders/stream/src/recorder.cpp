@@ -310,10 +310,11 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
     first_loss = previous_ && previous_->stopped ? GapReason::recorder_stopped : GapReason::recorder_down;
     opening.push_back(GapRow{from, 0, static_cast<std::uint8_t>(GapReason::recorder_restart), realtime_ns()});
   } else if (options_.controlled) {
-    // A controlled run answers for the blocks from its start: read from the oldest block in the ring
-    // and skip those that begin before it (before_run); the first one that does not is first_sequence.
-    from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
-    first = from;
+    // A controlled run answers for the blocks from its start: from the first block in the ring that
+    // begins at or after it (or the next to come), where the reader registers, so the writer cannot
+    // lap it there; a block published later that still begins before the start is skipped
+    // (before_run) and first_sequence moves past it.
+    from = first = run_boundary(c.name, head);
   } else {
     from = head;  // from now on
     if (start == core::StartAt::oldest) from = head > c.ring_blocks ? head - c.ring_blocks + 1 : 0;
@@ -349,6 +350,22 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   follow.awaiting_start = options_.controlled && !resumes;
   follows_.push_back(std::move(follow));
   return {};
+}
+
+std::uint64_t Recorder::run_boundary(const std::string& channel, std::uint64_t head) const {
+  auto scan = core::ChannelReader::open(arena_, channel, core::ConsumerPolicy::lossy, "recorder scan", core::StartAt::oldest);
+  if (!scan) return head;
+  core::BlockView view;
+  std::uint64_t lost = 0;
+  for (;;) {
+    const core::NextStatus status = scan->next(view, lost);
+    if (status == core::NextStatus::empty) return scan->cursor();
+    if (status == core::NextStatus::lost) continue;
+    const std::uint64_t t0 = view.realtime_ns;
+    const std::uint64_t at = view.sequence;
+    if (!scan->done(view)) continue;  // overwritten while looked at: a newer block is there now
+    if (static_cast<std::int64_t>(t0) >= options_.run_start_ns) return at;
+  }
 }
 
 void Recorder::follow_key(std::string_view key, const core::ValueInfo& info) {

@@ -118,22 +118,23 @@ std::string value_text(const core::ValueInfo& info, std::span<const std::byte> b
 void add_run_nexus(RecordOptions& o, const core::RunStatus& s, const core::Arena& arena) {
   if (!s.meta.title.empty()) o.nexus.title = s.meta.title;
   o.nexus.texts.emplace_back("entry_identifier", std::to_string(s.number));
-  o.nexus.groups.push_back(NexusGroup{"user", "", "NXuser", {{"name", s.meta.operator_name}}});
-  o.nexus.groups.push_back(NexusGroup{"sample", "", "NXsample", {{"name", s.meta.sample}}});
+  o.nexus.groups.push_back(NexusGroup{"user", "", "NXuser", {{"name", s.meta.operator_name}}, {}});
+  o.nexus.groups.push_back(NexusGroup{"sample", "", "NXsample", {{"name", s.meta.sample}}, {}});
   o.nexus.groups.push_back(
-      NexusGroup{"notes", "", "NXnote", {{"type", "text/plain"}, {"description", "operator's comment"}, {"data", s.meta.comment}}});
+      NexusGroup{"notes", "", "NXnote", {{"type", "text/plain"}, {"description", "operator's comment"}, {"data", s.meta.comment}}, {}});
   o.nexus.groups.push_back(NexusGroup{"run_control", "", "NXcollection",
                                       {{"number", std::to_string(s.number)},
                                        {"start_time", h5::iso8601_ns(static_cast<std::uint64_t>(s.start_ns))},
                                        {"started_by", s.door},
-                                       {"pipeline_at_start", o.pipeline_text}}});
-  NexusGroup keys{"keys_at_start", "run_control", "NXcollection", {}};
+                                       {"pipeline_at_start", o.pipeline_text}},
+                                      {}});
+  NexusGroup keys{"keys_at_start", "run_control", "NXcollection", {}, {}};
   core::KvStore kv(arena);
   std::vector<std::byte> buffer(std::max<std::size_t>(kv.value_bytes(), kKeyTextBytes));
   kv.for_each_key([&](std::string_view key, const core::ValueInfo&) {
     core::ValueInfo info;
     if (kv.get(key, buffer, info) != core::KvStatus::ok) return;
-    keys.texts.emplace_back(std::string(key), value_text(info, std::span(buffer.data(), std::min<std::size_t>(info.length, buffer.size()))));
+    keys.table.emplace_back(std::string(key), value_text(info, std::span(buffer.data(), std::min<std::size_t>(info.length, buffer.size()))));
   });
   o.nexus.groups.push_back(std::move(keys));
 }

@@ -87,6 +87,9 @@ class Recorder {
   void pick_run();
   [[nodiscard]] core::Result<void> continue_run();
   [[nodiscard]] core::Result<void> follow_channel(const core::ChannelInfo& channel, core::StartAt start);
+  /// A controlled run: the first block of `channel` in its ring that begins at or after the run's start,
+  /// else the next to come (a temporary lossy reader looks at the block headers).
+  [[nodiscard]] std::uint64_t run_boundary(const std::string& channel, std::uint64_t head) const;
   void follow_key(std::string_view key, const core::ValueInfo& info);
   /// The text of `key`'s units key (key + kUnitsSuffix) in the arena; empty when it has none.
   std::string key_units(const std::string& key, std::vector<std::byte>& buffer) const;

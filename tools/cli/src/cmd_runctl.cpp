@@ -55,6 +55,20 @@ JsonObject status_json(const core::RunStatus& s) {
   return o;
 }
 
+JsonArray recorders_json(const core::Arena& arena) {
+  JsonArray rows;
+  for (const core::RunRecorderSeen& r : core::RunControl(arena).recorders())
+    rows.raw(JsonObject()
+                 .number("pid", r.pid)
+                 .boolean("alive", r.alive)
+                 .number("open_run", r.open_run)
+                 .number("closed_run", r.closed_run)
+                 .number("first_block_ns", r.first_block_ns)
+                 .number("closed_ns", r.closed_ns)
+                 .str());
+  return rows;
+}
+
 JsonObject row_json(const ledger::RunLogRow& r) {
   JsonObject o;
   o.number("run", r.run)
@@ -77,7 +91,9 @@ JsonObject row_json(const ledger::RunLogRow& r) {
 int print_status(const RunctlArgs& a, const core::Arena& arena) {
   const core::RunStatus s = core::RunControl(arena).status();
   if (a.json) {
-    print_json(status_json(s));
+    JsonObject o = status_json(s);
+    o.raw("recorders", recorders_json(arena).str());
+    print_json(o);
     return kExitOk;
   }
   if (s.state == core::RunState::running) {

@@ -35,6 +35,9 @@ struct NexusGroup {
   std::string parent;  // "" for /entry, else an earlier group's name
   std::string nx_class;
   std::vector<std::pair<std::string, std::string>> texts;  // scalar string datasets, by name
+  // A table of two text columns, as the 1-D datasets `name` and `value` (every key's value at a run's
+  // start: one pair of datasets, however many keys).
+  std::vector<std::pair<std::string, std::string>> table;
 };
 
 struct NexusMeta {
