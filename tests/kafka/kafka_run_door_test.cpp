@@ -50,8 +50,8 @@ TEST_CASE("pl72 starts the arena's run and its job's 6s4t stops it; every other 
   kafka_run({"stop", "--job-id", "job-other"});
   REQUIRE_MESSAGE(eventually(
                       [&] {
-                        return door.output().find("6s4t job job-other: refused: run 1 (started by kafka) is not this "
-                                                  "job's") != std::string::npos;
+                        return door.output().find("6s4t job job-other: refused: run 1 (started by kafka) is running, "
+                                                  "not this job's") != std::string::npos;
                       },
                       kSettle),
                   door.output());

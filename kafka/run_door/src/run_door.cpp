@@ -83,8 +83,10 @@ core::Result<RunDoorCounts> follow_run_control(const core::Arena& arena, const C
           const core::RunStatus now = core::RunControl(arena).status();
           log(fmt::format("6s4t job {}: refused: {}", s.job_id,
                           now.state == core::RunState::running
-                              ? fmt::format("run {} (started by {}) is not this job's", now.number, now.door)
-                              : std::string("no run of this job is running")));
+                              ? fmt::format("run {} (started by {}) is running, not this job's", now.number, now.door)
+                          : now.number == 0 ? std::string("no run is running (none has run in this arena)")
+                                            : fmt::format("no run is running (run {} was {} by {})", now.number,
+                                                          core::run_end_name(now.ended), now.door)));
           break;
         }
         end_run(stop_at(s.stop_time_ms));
