@@ -15,6 +15,7 @@
 #include "weir/json/json.hpp"
 #include "weir/ledger/run_log.hpp"
 #include "weir/runctl/doors.hpp"
+#include "weir/runctl/run_json.hpp"
 #include "weir/tools/arena_access.hpp"
 #include "weir/tools/exit_codes.hpp"
 #include "weir/tools/output.hpp"
@@ -37,63 +38,10 @@ struct RunctlArgs {
 
 std::string when(std::int64_t ns) { return ns > 0 ? h5::iso8601_ns(static_cast<std::uint64_t>(ns)) : "-"; }
 
-JsonObject status_json(const core::RunStatus& s) {
-  JsonObject o;
-  o.text("state", core::run_state_name(s.state))
-      .number("run", s.number)
-      .number("highest", s.highest)
-      .number("start_ns", s.start_ns)
-      .number("stop_ns", s.stop_ns)
-      .text("ended", core::run_end_name(s.ended))
-      .text("door", s.door)
-      .text("title", s.meta.title)
-      .text("operator", s.meta.operator_name)
-      .text("sample", s.meta.sample)
-      .text("comment", s.meta.comment)
-      .number("transitions", s.transitions)
-      .text("dir", s.dir);
-  return o;
-}
-
-JsonArray recorders_json(const core::Arena& arena) {
-  JsonArray rows;
-  for (const core::RunRecorderSeen& r : core::RunControl(arena).recorders())
-    rows.raw(JsonObject()
-                 .number("pid", r.pid)
-                 .boolean("alive", r.alive)
-                 .number("open_run", r.open_run)
-                 .number("closed_run", r.closed_run)
-                 .number("first_block_ns", r.first_block_ns)
-                 .number("closed_ns", r.closed_ns)
-                 .str());
-  return rows;
-}
-
-JsonObject row_json(const ledger::RunLogRow& r) {
-  JsonObject o;
-  o.number("run", r.run)
-      .text("start", r.start_ns != 0 ? when(r.start_ns) : "")
-      .text("stop", r.stop_ns != 0 ? when(r.stop_ns) : "")
-      .text("title", r.title)
-      .text("operator", r.operator_name)
-      .text("sample", r.sample)
-      .number("files", r.files)
-      .number("blocks_written", r.blocks_written)
-      .number("blocks_recorded", r.blocks_recorded)
-      .number("blocks_lost", r.blocks_lost)
-      .boolean("exact", r.exact)
-      .text("ended", r.ended)
-      .text("door", r.door)
-      .text("note", r.note);
-  return o;
-}
-
 int print_status(const RunctlArgs& a, const core::Arena& arena) {
   const core::RunStatus s = core::RunControl(arena).status();
   if (a.json) {
-    JsonObject o = status_json(s);
-    o.raw("recorders", recorders_json(arena).str());
-    print_json(o);
+    print_json(runctl::status_json(s, core::RunControl(arena).recorders()));
     return kExitOk;
   }
   if (s.state == core::RunState::running) {
@@ -130,7 +78,7 @@ int run_runctl(const RunctlArgs& a) {
     auto s = runctl::start_run(*arena, a.meta, kDoor, a.number);
     if (!s) return report_error("runctl start", s.error());
     if (a.json)
-      print_json(status_json(*s));
+      print_json(runctl::status_json(*s, core::RunControl(*arena).recorders()));
     else
       fmt::print("{}\n", s->number);
     return kExitOk;
@@ -139,7 +87,7 @@ int run_runctl(const RunctlArgs& a) {
   auto stopped = runctl::stop_run(*arena, kDoor, how, a.number, static_cast<std::int64_t>(a.wait_s * 1e9));
   if (!stopped) return report_error("runctl " + a.verb, stopped.error());
   if (a.json) {
-    JsonObject o = row_json(stopped->row);
+    JsonObject o = runctl::row_json(stopped->row);
     o.boolean("closed", stopped->closed);
     print_json(o);
   } else {
@@ -177,7 +125,7 @@ int run_runs_ls(const RunsArgs& a) {
   if (!rows) return report_error("runs ls", rows.error());
   if (a.json) {
     JsonArray all;
-    for (const ledger::RunLogRow& r : *rows) all.raw(row_json(r).str());
+    for (const ledger::RunLogRow& r : *rows) all.raw(runctl::row_json(r).str());
     JsonObject o;
     o.text("arena", prefix).raw("runs", all.str());
     print_json(o);

@@ -9,6 +9,7 @@
 
 #include "weir/core/clock.hpp"
 #include "weir/runctl/doors.hpp"
+#include "weir/runctl/run_json.hpp"
 #include "weir/tools/output.hpp"
 
 namespace weir::serve {
@@ -52,59 +53,6 @@ core::Result<std::uint64_t> positive(std::string_view verb, const nlohmann::json
     return core::fail(core::Errc::invalid_argument,
                       fmt::format("{}: \"{}\" must be a positive integer, not {}", verb, name, v.dump()));
   return v.get<std::uint64_t>();
-}
-
-JsonObject row_json(const ledger::RunLogRow& r) {
-  const auto when = [](std::int64_t ns) { return ns > 0 ? tools::iso8601_utc(static_cast<std::uint64_t>(ns)) : ""; };
-  JsonObject o;
-  o.number("run", r.run)
-      .number("start_ns", r.start_ns)
-      .number("stop_ns", r.stop_ns)
-      .text("start", when(r.start_ns))
-      .text("stop", when(r.stop_ns))
-      .text("title", r.title)
-      .text("operator", r.operator_name)
-      .text("sample", r.sample)
-      .number("files", r.files)
-      .number("blocks_written", r.blocks_written)
-      .number("blocks_recorded", r.blocks_recorded)
-      .number("blocks_lost", r.blocks_lost)
-      .boolean("exact", r.exact)
-      .text("ended", r.ended)
-      .text("door", r.door)
-      .text("note", r.note);
-  return o;
-}
-
-// The status `s` and the recorders taking part now.
-std::string status_json(const core::RunStatus& s, const core::RunControl& rc) {
-  const bool running = s.state == core::RunState::running;
-  JsonArray recorders;
-  for (const core::RunRecorderSeen& r : rc.recorders()) {
-    JsonObject o;
-    o.number("pid", r.pid).boolean("alive", r.alive).number("open_run", r.open_run).number("closed_run", r.closed_run);
-    recorders.raw(o.str());
-  }
-  JsonObject o;
-  o.text("state", core::run_state_name(s.state))
-      .number("run", s.number)
-      .number("highest", s.highest)
-      .number("start_ns", s.start_ns)
-      .number("stop_ns", s.stop_ns);
-  if (running)
-    o.real("elapsed_s", static_cast<double>(core::realtime_ns() - s.start_ns) / 1e9);
-  else
-    o.raw("elapsed_s", "null");
-  o.text("ended", core::run_end_name(s.ended))
-      .text("door", s.door)
-      .text("title", s.meta.title)
-      .text("operator", s.meta.operator_name)
-      .text("sample", s.meta.sample)
-      .text("comment", s.meta.comment)
-      .text("dir", s.dir)
-      .boolean("enabled", !s.dir.empty())
-      .raw("recorders", recorders.str());
-  return o.str();
 }
 
 }  // namespace
@@ -185,7 +133,7 @@ RunAnswer run_error(const core::Error& error) {
 
 std::string run_status_json(const core::Arena& arena) {
   const core::RunControl rc(arena);
-  return status_json(rc.status(), rc);
+  return runctl::status_json(rc.status(), rc.recorders()).str();
 }
 
 RunAnswer run_start(const core::Arena& arena, std::string_view body) {
@@ -193,7 +141,7 @@ RunAnswer run_start(const core::Arena& arena, std::string_view body) {
   if (!ask) return run_error(ask.error());
   auto started = runctl::start_run(arena, ask->meta, kHttpDoor, ask->number);
   if (!started) return run_error(started.error());
-  return {200, status_json(*started, core::RunControl(arena))};
+  return {200, runctl::status_json(*started, core::RunControl(arena).recorders()).str()};
 }
 
 RunAnswer run_stop(const core::Arena& arena, core::RunEnd how, std::string_view body) {
@@ -205,7 +153,7 @@ RunAnswer run_stop(const core::Arena& arena, core::RunEnd how, std::string_view 
   if (!stopped) return run_error(stopped.error());
   JsonArray late;
   for (const std::uint32_t pid : stopped->late) late.number(pid);
-  JsonObject o = row_json(stopped->row);
+  JsonObject o = runctl::row_json(stopped->row);
   o.boolean("closed", stopped->closed).raw("late", late.str());
   return {200, o.str()};
 }

@@ -202,9 +202,8 @@ core::Result<void> prepare_controlled(const core::Arena& arena, const std::files
 
 // Runs the log still shows running whose `weir run` died with them (killed, a power cut): closed now,
 // as interrupted, with what their files hold. Lines to log.
-std::vector<std::string> interrupted_note(const core::Arena& arena, const std::filesystem::path& dir, bool controlled) {
+std::vector<std::string> interrupted_note(const core::Arena& arena, const std::filesystem::path& dir) {
   std::vector<std::string> lines;
-  if (!controlled) return lines;
   const core::RunStatus now = core::RunControl(arena).status();
   auto closed = runctl::close_interrupted(dir, arena.location().name,
                                           now.state == core::RunState::running ? now.number : 0,
@@ -288,7 +287,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
                                                    arena->location().name, targets->front().dir.string())
                                      : fmt::format("run {}", run)));
   const auto log = [&console](const std::string& line) { console.log(line); };
-  for (const std::string& line : interrupted_note(*arena, targets->front().dir, controlled)) console.log(line);
+  if (controlled)  // check_controlled: a controlled pipeline has a recorder, whose directory keeps the runs
+    for (const std::string& line : interrupted_note(*arena, targets->front().dir)) console.log(line);
   // Controlled runs keep their run records themselves (the recorders, per run); a free run's are kept here.
   RunLedger ledger(controlled ? std::vector<RecorderTarget>{} : *targets, run, args.file, log);
   supervisor.on_change([&](const PartState& part) {
