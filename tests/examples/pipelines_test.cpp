@@ -156,6 +156,29 @@ TEST_CASE("the pulse similarity pipeline embeds every captured pulse and answers
   if (!contains(out, "started ann")) MESSAGE(out);
 }
 
+TEST_CASE("the beamtime pipeline's schedule takes five runs of exactly 250 blocks while everything keeps running") {
+  ScratchPipeline p("beamtime_runs.lua", "beamtime", "runs/");
+  weir::test::BackgroundWeir run({"run", p.path, "--status-every", "0"});
+  const std::string out = p.dir + "/runs";
+  const auto log = [&] { return run_weir({"runs", "ls", out, "--json"}).out; };
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; at += what.size()) ++n;
+    return n;
+  };
+  REQUIRE_MESSAGE(weir::test::eventually([&] { return count(log(), "\"ended\":\"stopped\"") == 5; },
+                                         std::chrono::seconds(90)),
+                  log(), run.output());
+  REQUIRE(run.signal(SIGINT));
+  CHECK_MESSAGE(run.wait_exit(std::chrono::seconds(60)) == 0, run.output());
+  const std::string rows = log();
+  CHECK_MESSAGE(count(rows, "\"blocks_written\":250,\"blocks_recorded\":250,\"blocks_lost\":0,\"exact\":true") == 5, rows);
+  CHECK(count(rows, "\"door\":\"schedule\"") == 5);
+  CHECK(count(rows, "\"run\":") == 5);  // the schedule's limit: no sixth run
+  const auto audit = run_weir({"audit", out, "--all-runs"});
+  CHECK_MESSAGE(audit.exit_code == 0, audit.out, audit.err);
+}
+
 TEST_CASE("the slow-control logger runs its sensors, stats and rotating recorder") {
   ScratchPipeline p("slow_control.lua", "logger", "logs/");
   // The thermometers give one block a second: long enough for a few of them.

@@ -9,6 +9,7 @@
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/run_control.hpp"
+#include "weir/core/signals.hpp"
 #include "weir/runctl/doors.hpp"
 
 namespace weir::supervisor {
@@ -18,40 +19,60 @@ namespace {
 constexpr std::int64_t kLookNs = 5'000'000;  // the schedule looks at its run and channel this often at most
 constexpr std::string_view kDoor = "schedule";
 
-// Ends a run after `limit` blocks of one channel: finds the run's first block of the channel (a lossy
-// reader of block headers, from the oldest block in the ring) and sets the stop half a block period
-// before the block after the last one, ahead of time, so every recorder knows it before that block is
-// published and the run holds exactly `limit` blocks of the channel (of a channel whose blocks keep
-// their period; a late or early block moves the count, never the ledger).
+// Ends a run after `limit` blocks of one channel: counts the channel's blocks that begin inside the
+// run (a lossy reader of block headers from the oldest block in the ring, woken by every publish),
+// and once the last of them is published sets the stop half a block period after its first sample:
+// before the next block begins, and before it is published, so no recorder has read it. The run then
+// holds exactly `limit` blocks of the channel, unless this thread was held off the CPU for a whole
+// block period (the count moves then, never the ledger).
 class BlockCounter {
  public:
   static std::optional<BlockCounter> open(const core::Arena& arena, const std::string& channel, std::int64_t start_ns) {
     auto reader = core::ChannelReader::open(arena, channel, core::ConsumerPolicy::lossy, "run schedule",
                                             core::StartAt::oldest);
     if (!reader) return std::nullopt;
-    return BlockCounter(std::move(*reader), start_ns);
+    std::optional<core::Watcher> watcher;
+    if (auto w = core::Watcher::create(arena); w && w->subscribe_channel(channel)) watcher.emplace(std::move(*w));
+    return BlockCounter(std::move(*reader), std::move(watcher), start_ns);
   }
-  /// The run's stop time once its first block of the channel is known, else 0.
+  /// Reads what is new; the run's stop time once its `limit`-th block of the channel is there, else 0.
   std::int64_t stop_time(std::uint64_t limit) {
     core::BlockView view;
     std::uint64_t lost = 0;
     for (;;) {
       const core::NextStatus status = reader_.next(view, lost);
       if (status == core::NextStatus::empty) return 0;
-      if (status == core::NextStatus::lost) continue;
+      if (status == core::NextStatus::lost) {
+        if (counted_ > 0) counted_ += lost;  // inside the run: they count, whatever their time
+        continue;
+      }
       const auto t = static_cast<std::int64_t>(view.realtime_ns);
-      if (!reader_.done(view) || t < start_ns_) continue;
-      const core::ChannelDesc& d = reader_.desc();
-      const double rate = std::bit_cast<double>(d.rate_bits);
-      const double period_ns = rate > 0 ? d.samples_per_block / rate * 1e9 : 0;
-      return t + static_cast<std::int64_t>(std::llround((static_cast<double>(limit) - 0.5) * period_ns));
+      const bool whole = reader_.done(view);
+      if (t < start_ns_ && counted_ == 0) continue;
+      ++counted_;
+      if (whole && counted_ >= limit) {
+        const core::ChannelDesc& d = reader_.desc();
+        const double rate = std::bit_cast<double>(d.rate_bits);
+        const double half_period_ns = rate > 0 ? 0.5 * d.samples_per_block / rate * 1e9 : 1;
+        return t + std::max<std::int64_t>(1, std::llround(half_period_ns));
+      }
     }
+  }
+  /// Sleeps until the channel publishes again, or timeout_ns.
+  void wait(std::int64_t timeout_ns) {
+    if (watcher_)
+      (void)watcher_->wait(timeout_ns);
+    else
+      (void)core::sleep_until(core::monotonic_ns() + timeout_ns);
   }
 
  private:
-  BlockCounter(core::ChannelReader reader, std::int64_t start_ns) : reader_(std::move(reader)), start_ns_(start_ns) {}
+  BlockCounter(core::ChannelReader reader, std::optional<core::Watcher> watcher, std::int64_t start_ns)
+      : reader_(std::move(reader)), watcher_(std::move(watcher)), start_ns_(start_ns) {}
   core::ChannelReader reader_;
+  std::optional<core::Watcher> watcher_;
   std::int64_t start_ns_;
+  std::uint64_t counted_ = 0;
 };
 
 }  // namespace
@@ -108,6 +129,10 @@ void RunSchedule::loop() {
       }
       if (counter) stop_at = counter->stop_time(decl_.stop_after_blocks);
       by_blocks = stop_at != 0;
+      if (counter && stop_at == 0) {
+        counter->wait(kLookNs);  // the channel's next block, or a look at the run again
+        continue;
+      }
     }
     if (stop_at != 0) {
       auto stopped = runctl::stop_run(arena_, kDoor, core::RunEnd::stopped, s.number, runctl::kDefaultCloseWaitNs,

@@ -1,7 +1,7 @@
 #pragma once
 // The pipeline's own door into its runs (`schedule = {...}` in the arena of a pipeline with controlled
 // runs): a thread of `weir run` that starts a run when the pipeline starts, stops each run after a time
-// or exactly after a number of blocks of a channel, and starts the next one (MIDAS's auto-restart,
+// or after exactly a number of blocks of a channel, and starts the next one (MIDAS's auto-restart,
 // areaDetector's NumCapture). Its limits apply to every run, whichever door started it.
 #include <atomic>
 #include <cstdint>
