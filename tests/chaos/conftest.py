@@ -66,7 +66,7 @@ def staged():
 
 
 PIPELINE = """
-arena {{ name = "{arena}", channels = 8, channel_mb = 16, consumers = 16 }}
+arena {{ name = "{arena}", channels = 8, channel_mb = 16, consumers = 16{arena_extra} }}
 channel "a" {{ dtype = "f32", rate = {rate}, block = 1024, ring = {ring} }}
 driver "sim" {{ channels = {{"a"}}, signal = "sine", frequency = 1000, restarts = 1000 }}
 {shard}record "hdf5" {{ channels = {{{channels}}}, out = "{out}", rotate_s = {rotate_s}, flush_ms = 200, restarts = 1000{record_extra} }}
@@ -79,14 +79,14 @@ class Pipeline:
     f32 samples by default), optionally the fft shard in its own process (channel a.psd), and a
     lossless HDF5 recorder rotating every `rotate_s` into `out`."""
 
-    def __init__(self, workdir, out, *, shard=True, rate=102400, ring=256, rotate_s=1, record_extra=""):
+    def __init__(self, workdir, out, *, shard=True, rate=102400, ring=256, rotate_s=1, record_extra="", arena_extra=""):
         self.arena = private_name("")
         self.out = Path(out)
         self.path = Path(workdir) / f"{self.arena}.lua"
         channels = '"a", "a.psd"' if shard else '"a"'
         self.path.write_text(PIPELINE.format(arena=self.arena, rate=rate, ring=ring, shard=FFT if shard else "",
                                              channels=channels, out=self.out, rotate_s=rotate_s,
-                                             record_extra=record_extra))
+                                             record_extra=record_extra, arena_extra=arena_extra))
         self.kinds = ["driver", "recorder"] + (["shard"] if shard else [])
         self.runs = []
 

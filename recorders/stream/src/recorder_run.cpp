@@ -8,6 +8,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "process_info.hpp"
 #include "recorder_state.hpp"
@@ -139,11 +140,27 @@ void add_run_nexus(RecordOptions& o, const core::RunStatus& s, const core::Arena
   o.nexus.groups.push_back(std::move(keys));
 }
 
-// The run was recorded and closed before (its record says it stopped): never written again.
-bool run_closed_before(const RecordOptions& o, const core::Arena& arena, std::uint64_t run) {
+std::optional<ledger::RunRecord> record_of(const RecordOptions& o, const core::Arena& arena, std::uint64_t run) {
   const OutTarget target = parse_out(o.out);
   auto r = ledger::read_run_record(ledger::run_record_path(target.dir, target.is_dir ? arena.location().name : target.stem, run));
-  return r && r->has_value() && (*r)->stopped_ns != 0;
+  if (!r || !r->has_value()) return std::nullopt;
+  return std::move(**r);
+}
+
+// The run was recorded and closed before (its record says it stopped at the run's end): never
+// written again.
+bool run_closed_before(const RecordOptions& o, const core::Arena& arena, std::uint64_t run) {
+  const auto r = record_of(o, arena, run);
+  return r && r->stopped_ns != 0 && std::all_of(r->channels.begin(), r->channels.end(),
+                                                [](const ledger::ChannelMark& m) { return m.final; });
+}
+
+// The run this recorder's files hold that ended while no recorder of them ran (it stopped on a fault
+// and was restarted after the run's stop): its ledger still has to be finished up to the stop.
+bool run_unfinished(const RecordOptions& o, const core::Arena& arena, std::uint64_t run) {
+  const auto r = record_of(o, arena, run);
+  return r && !r->channels.empty() &&
+         !std::all_of(r->channels.begin(), r->channels.end(), [](const ledger::ChannelMark& m) { return m.final; });
 }
 
 }  // namespace
@@ -168,11 +185,14 @@ core::Result<RunsSummary> record_runs(const core::Arena& arena, const RecordOpti
   control.started.store(true, std::memory_order_release);  // nothing to wait for before a run starts
   while (!control.stop.load(std::memory_order_relaxed)) {
     const core::RunStatus s = rc.status();
-    if (s.state != core::RunState::running && s.number > done) {  // ended before this recorder took part
-      rc.recorder_closed(*row, s.number);                          // nothing of it is open here
+    // The last run ended while no recorder of these files ran (this one is a restart after a fault):
+    // finish its ledger up to its stop, from its files' end.
+    const bool finish = s.state != core::RunState::running && s.number > done && run_unfinished(options, arena, s.number);
+    if (s.state != core::RunState::running && s.number > done && !finish) {  // ended before this recorder took part
+      rc.recorder_closed(*row, s.number);                                     // nothing of it is open here
       done = s.number;
     }
-    if (s.state != core::RunState::running || s.number == done) {
+    if (!finish && (s.state != core::RunState::running || s.number == done)) {
       if (!waiting) say("waiting for a run to start (weir runctl start " + arena.location().name + ")");
       waiting = true;
       (void)rc.wait(s.changes, kWaitSliceNs);  // a futex: no CPU between runs; slices to see a stop
@@ -192,7 +212,8 @@ core::Result<RunsSummary> record_runs(const core::Arena& arena, const RecordOpti
     o.run_row = *row;
     o.duration_s = 0;
     add_run_nexus(o, s, arena);
-    say("run " + std::to_string(s.number) + " started" + (s.meta.title.empty() ? "" : " (" + s.meta.title + ")"));
+    say("run " + std::to_string(s.number) + (finish ? " ended while no recorder ran: finishing its ledger"
+                                                    : " started" + (s.meta.title.empty() ? "" : " (" + s.meta.title + ")")));
     auto r = record(arena, o, control);
     if (!r) return tl::make_unexpected(r.error());
     out.last = std::move(*r);

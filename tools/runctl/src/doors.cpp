@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "weir/core/clock.hpp"
+#include "weir/ledger/run_record.hpp"
 
 namespace weir::runctl {
 
@@ -31,6 +32,14 @@ ledger::RunLogRow row_of(const core::RunStatus& s, std::uint64_t run) {
   row.sample = s.meta.sample;
   row.door = s.door;
   return row;
+}
+
+// Whether the run's record (when the run has one) says every channel's ledger ends at the run's stop.
+bool record_final(const std::filesystem::path& dir, const std::string& prefix, std::uint64_t run) {
+  auto r = ledger::read_run_record(ledger::run_record_path(dir, prefix, run));
+  if (!r || !r->has_value()) return true;  // no recorder wrote anything of it
+  const auto& marks = (*r)->channels;
+  return std::all_of(marks.begin(), marks.end(), [](const ledger::ChannelMark& m) { return m.final; });
 }
 
 }  // namespace
@@ -86,20 +95,24 @@ core::Result<Stopped> close_run(const core::Arena& arena, const core::RunStatus&
   out.status = ended;
   const std::uint64_t run = ended.number;
   const std::int64_t deadline = core::monotonic_ns() + wait_ns;
+  const std::string prefix = prefix_of(arena);
+  bool unfinished = false;
   for (;;) {
     out.late.clear();
     for (const core::RunRecorderSeen& r : rc.recorders())
       if (r.alive && r.closed_run < run) out.late.push_back(r.pid);
+    unfinished = !record_final(*dir, prefix, run);  // a recorder restarting after a fault finishes it
     const std::int64_t left = deadline - core::monotonic_ns();
-    if (out.late.empty() || left <= 0) break;
+    if ((out.late.empty() && !unfinished) || left <= 0) break;
     (void)rc.wait(rc.changes(), std::min(left, kRecorderLookNs));  // a recorder that closes rings it
   }
-  out.closed = out.late.empty();
+  out.closed = out.late.empty() && !unfinished;
   ledger::RunLogRow row = row_of(ended, run);
   row.stop_ns = ended.stop_ns;
   row.ended = std::string(core::run_end_name(ended.ended));
-  if (!out.closed) row.note = std::to_string(out.late.size()) + " recorder(s) had not closed the run's files";
-  const std::string prefix = prefix_of(arena);
+  if (!out.late.empty()) row.note = std::to_string(out.late.size()) + " recorder(s) had not closed the run's files";
+  if (unfinished)
+    row.note += std::string(row.note.empty() ? "" : "; ") + "no recorder finished the run's ledger (its record is not final)";
   if (auto ok = ledger::fill_from_audit(*dir, prefix, row); !ok) {
     row.exact = false;
     row.note += (row.note.empty() ? "" : "; ") + ok.error().what;
