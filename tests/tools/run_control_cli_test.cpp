@@ -325,7 +325,8 @@ TEST_CASE("doors racing for 200 transitions: two command lines and the schedule;
       ++refusals;
       // Each refusal says which run holds the state: "run N (started by D) is running", or the last run.
       const bool named = r.err.find("refused: run ") != std::string::npos ||
-                         r.err.find("refused: no run is running (run ") != std::string::npos;
+                         r.err.find("refused: no run is running (run ") != std::string::npos ||
+                         r.err.find("refused: no run is running (none has run in this arena)") != std::string::npos;
       if (!named) {
         ++unnamed;
         const std::lock_guard lock(odd_lock);

@@ -24,7 +24,7 @@ channel "adc0" {{ dtype = "i16", rate = 1e6, block = 4096, ring = 256 }}
 driver "sim" {{ channels = {{"adc0"}}, signal = "noise" }}
 record "hdf5" {{ channels = {{"adc*"}}, out = "{out}" }}
 """
-NAMED = re.compile(r"refused: (run \d+ \(started by [^)]+\) is|no run is running \(run \d+ was)")
+NAMED = re.compile(r"refused: (run \d+ \(started by [^)]+\) is|no run is running \((run \d+ was|none has run in this arena))")
 
 
 def status(arena):
