@@ -558,6 +558,12 @@ void Recorder::drain_and_close() {
       if (auto ok = add_gap(f, f.reader.cursor(), head - f.reader.cursor(), GapReason::shutdown); !ok)
         return stop_on_error(ok.error());
   }
+  close_last_segment();
+}
+
+// A stop's end: the keys' last values, the counters, and the open file closed (a failure to close is
+// the stop's fault).
+void Recorder::close_last_segment() {
   if (auto ok = sample_keys(); !ok) return stop_on_error(ok.error());
   publish_counters();
   if (auto ok = close_segment(); !ok) {

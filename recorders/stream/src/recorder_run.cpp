@@ -84,13 +84,7 @@ void Recorder::finish_run() {
       f.first_sequence = f.stop_head;
     }
   }
-  if (auto ok = sample_keys(); !ok) return stop_on_error(ok.error());
-  publish_counters();
-  if (auto ok = close_segment(); !ok) {
-    stopped_by_ = "error";
-    note_fault(ok.error(), false);
-  }
-  publish_counters();
+  close_last_segment();
 }
 
 namespace {

@@ -133,6 +133,7 @@ class Recorder {
   [[nodiscard]] core::Result<void> drain();
   [[nodiscard]] bool writers_publishing(std::int64_t deadline);
   void drain_and_close();
+  void close_last_segment();  // the keys' last values, the counters, the file closed
   void stop_on_error(const core::Error& error);
   void publish_counters();
   // controlled runs (recorder_run.cpp)
