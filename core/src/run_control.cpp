@@ -232,13 +232,13 @@ Result<RunStatus> RunControl::start(const RunMeta& meta, std::string_view door, 
 }
 
 Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint64_t expect, std::int64_t at_ns) {
-  if (how != RunEnd::stopped && how != RunEnd::aborted && how != RunEnd::interrupted)
-    return fail(Errc::invalid_argument, "a run ends stopped, aborted or interrupted");
+  if (how != RunEnd::stopped && how != RunEnd::aborted)
+    return fail(Errc::invalid_argument, "a door stops or aborts a run");
   auto claimed = lock();
   if (!claimed) return tl::make_unexpected(claimed.error());
   RunControlBlock& b = *block_;
   const std::uint64_t number = b.number.load(std::memory_order_relaxed);
-  const std::string verb = how == RunEnd::aborted ? "abort" : how == RunEnd::stopped ? "stop" : "interrupt";
+  const std::string verb = how == RunEnd::aborted ? "abort" : "stop";
   if (static_cast<RunState>(b.state.load(std::memory_order_relaxed)) != RunState::running) {
     const auto ended = static_cast<RunEnd>(b.ended.load(std::memory_order_relaxed));
     const std::string last = field_text(b.door, kRunDoorBytes);
@@ -272,12 +272,6 @@ Result<RunStatus> RunControl::stop(std::string_view door, RunEnd how, std::uint6
   announce(b);
   made.changes += 1;
   return made;
-}
-
-Result<RunStatus> RunControl::interrupt(std::uint64_t number, std::string_view door) {
-  const RunStatus now = status();
-  if (now.state != RunState::running || now.number != number) return now;
-  return stop(door, RunEnd::interrupted, number);
 }
 
 Result<void> RunControl::set_dir(std::string_view dir) {

@@ -85,4 +85,47 @@ TEST_CASE("pl72 starts the arena's run and its job's 6s4t stops it; every other 
   CHECK((*rows)[1].door == "cli");
 }
 
+TEST_CASE("a pl72's stop time ends the run there: the recorder records the run's blocks up to it, none past" *
+          doctest::timeout(120)) {
+  const std::string control = "weir.runs.stop_time";
+  kafka::MockCluster cluster = make_cluster(control);
+  ArenaGuard name(unique_name("kdoorst"));
+  core::Arena arena = make_arena(name.where());
+  constexpr double kRate = 1e5;
+  constexpr std::uint32_t kBlock = 1000;  // 100 blocks a second
+  make_channel(arena, "adc0", kBlock, 256, kRate);
+  ScratchDir dir("kafka-door-stop");
+  REQUIRE(run_weir({"runctl", "enable", name.where(), dir.str()}).exit_code == 0);
+  BackgroundWeir sim({"sim", name.where(), "adc0", "--rate", "1e5", "--block", "1000", "--signal", "noise"});
+  BackgroundWeir recorder({"record", name.where(), "--channels", "adc0", "--out", dir.str(), "--controlled"});
+  BackgroundWeir door({"kafka", "control", name.where(), "--brokers", cluster.bootstraps(), "--topic", control});
+  const core::RunControl rc(arena);
+  REQUIRE_MESSAGE(eventually([&] { return door.output().find("following run control") != std::string::npos &&
+                                          !rc.recorders().empty(); },
+                             kSettle),
+                  door.output(), recorder.output());
+  // The stop time lies 3 s ahead; the door sets it shortly before it comes, and the recorder must go
+  // on recording until then.
+  const RunResult started = run_weir({"kafka", "run", "start", "--brokers", cluster.bootstraps(), "--topic", control,
+                                      "--job-id", "job-st", "--run-name", "timed", "--stop-time", "now+3"});
+  REQUIRE_MESSAGE(started.exit_code == 0, started.err);
+  const auto rows = [&] {
+    auto r = ledger::read_run_log(ledger::run_log_path(dir.path(), name.where()));
+    return r ? *r : std::vector<ledger::RunLogRow>{};
+  };
+  REQUIRE_MESSAGE(eventually([&] { const auto r = rows(); return r.size() == 1 && r[0].ended == "stopped"; }, kSettle),
+                  door.output(), recorder.output());
+  const ledger::RunLogRow row = rows()[0];
+  CHECK(row.exact);
+  CHECK(row.blocks_lost == 0);
+  const double seconds = static_cast<double>(row.stop_ns - row.start_ns) / 1e9;
+  CHECK_MESSAGE(seconds > 2.0, "the run lasted ", seconds, " s");
+  // Every block that began inside the run is in it: the run's length in block periods, give or take
+  // the two blocks the start and the stop cut.
+  const double periods = seconds * kRate / kBlock;
+  CHECK_MESSAGE(static_cast<double>(row.blocks_recorded) >= periods - 2, row.blocks_recorded, " blocks for ", periods,
+                " block periods");
+  CHECK(static_cast<double>(row.blocks_recorded) <= periods + 2);
+}
+
 }  // TEST_SUITE

@@ -13,6 +13,7 @@ namespace weir::kafka {
 namespace {
 
 constexpr int kPollMs = 100;
+constexpr std::int64_t kStopLeadNs = 1'000'000'000;  // a pl72's stop time is set this long before it comes
 constexpr std::string_view kDoor = "kafka";
 
 // The stop time a message asks for, as the run control takes it: 0 (now) for none or one already past.
@@ -56,8 +57,8 @@ core::Result<RunDoorCounts> follow_run_control(const core::Arena& arena, const C
     pending = 0;
   };
   while (!stop.load(std::memory_order_relaxed)) {
-    // A pl72's stop time, set once it is within the run control's reach.
-    if (pending != 0 && pending - core::realtime_ns() < core::kRunStopAheadNs) end_run(pending);
+    // A pl72's stop time, set shortly before it comes (end_run waits for the recorders to close the run).
+    if (pending != 0 && pending - core::realtime_ns() < kStopLeadNs) end_run(pending);
     auto message = reader->poll(kPollMs);
     if (!message) continue;
     switch (message->kind) {

@@ -1,7 +1,8 @@
 // Controlled runs (docs/design/runs.md): the recorder records only inside the arena's runs. Per run,
-// a Recorder reads each channel from the oldest block in its ring, skips the blocks that begin before
-// the run's start, records those that begin before its stop, and closes at the first block of each
-// channel that begins at or after it. record_runs() waits between runs, costing nothing.
+// a Recorder registers on each channel at the first block in its ring that begins at or after the
+// run's start (run_boundary), skips later blocks that still begin before it, records those that begin
+// before the stop, and closes at the first block of each channel that begins at or after it.
+// record_runs() waits between runs, costing nothing.
 #include <hdf5.h>
 
 #include <algorithm>
@@ -63,7 +64,9 @@ void Recorder::watch_run() {
   for (const Follow& f : follows_)
     if (f.info.rate_hz > 0) longest_period_s = std::max(longest_period_s, f.info.samples_per_block / f.info.rate_hz);
   const auto periods = static_cast<std::int64_t>(std::llround(kBlockPeriodsAtStop * longest_period_s * 1e9));
-  run_stop_deadline_ = core::monotonic_ns() + std::max(kRunStopWaitNs, periods);
+  // A stop set ahead (a Kafka stop time) counts from that time, not from now.
+  const std::int64_t ahead = std::max<std::int64_t>(0, run_stop_ns_ - core::realtime_ns());
+  run_stop_deadline_ = core::monotonic_ns() + ahead + std::max(kRunStopWaitNs, periods);
   notice("run " + std::to_string(run_) + " stopped at " + h5::iso8601_ns(static_cast<std::uint64_t>(run_stop_ns_)) +
          ": recording the blocks that begin before it");
 }

@@ -11,7 +11,6 @@
 #include "command.hpp"
 #include "weir/core/clock.hpp"
 #include "weir/core/run_control.hpp"
-#include "weir/h5/attribute.hpp"
 #include "weir/json/json.hpp"
 #include "weir/ledger/run_log.hpp"
 #include "weir/runctl/doors.hpp"
@@ -36,7 +35,7 @@ struct RunctlArgs {
   bool json = false;
 };
 
-std::string when(std::int64_t ns) { return ns > 0 ? h5::iso8601_ns(static_cast<std::uint64_t>(ns)) : "-"; }
+std::string when(std::int64_t ns) { return ns > 0 ? iso8601_utc(static_cast<std::uint64_t>(ns)) : "-"; }
 
 int print_status(const RunctlArgs& a, const core::Arena& arena) {
   const core::RunStatus s = core::RunControl(arena).status();
@@ -136,7 +135,7 @@ int run_runs_ls(const RunsArgs& a) {
   for (const ledger::RunLogRow& r : *rows) {
     const double seconds = r.stop_ns > r.start_ns ? static_cast<double>(r.stop_ns - r.start_ns) / 1e9 : 0.0;
     fmt::print("{:>6}  {:<11} {:<24} {:>8.1f} {:>5} {:>10} {:>10} {:>6}  {}{}\n", r.run, r.ended,
-               when(r.start_ns).substr(0, 23), seconds, r.files, r.blocks_written, r.blocks_recorded, r.blocks_lost,
+               when(r.start_ns), seconds, r.files, r.blocks_written, r.blocks_recorded, r.blocks_lost,
                r.title, r.exact ? "" : "  (NOT exact)");
   }
   return kExitOk;

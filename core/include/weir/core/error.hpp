@@ -18,7 +18,7 @@ enum class Errc : std::uint16_t {
   not_ready,             // creator never finished publishing the header
   io_error,              // read, write, rename or msync failed
   conflict,              // the state forbids it: a run start while one runs, a stop while idle
-  busy,                  // a shared lock stayed held past the wait's deadline
+  busy,                  // a shared lock held past the wait's deadline, or every shared row taken
 };
 
 struct Error {

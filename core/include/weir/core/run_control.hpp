@@ -20,7 +20,8 @@ namespace weir::core {
 
 enum class RunState : std::uint32_t { idle = 0, running = 1 };
 /// How the last run ended: stopped (its data kept, the normal end), aborted (an operator's "this run
-/// is no good": its files are kept and flagged), interrupted (the process that held it died).
+/// is no good": its files are kept and flagged), interrupted (its door died with it: the run log's word
+/// for a run closed at the next start, never a transition).
 enum class RunEnd : std::uint32_t { none = 0, stopped = 1, aborted = 2, interrupted = 3 };
 
 [[nodiscard]] std::string_view run_state_name(RunState state) noexcept;  // "idle", "running"
@@ -88,10 +89,6 @@ class RunControl {
   /// the run's blocks up to that time; the next run starts no earlier.
   [[nodiscard]] Result<RunStatus> stop(std::string_view door, RunEnd how, std::uint64_t expect = 0,
                                        std::int64_t at_ns = 0);
-
-  /// Marks the running run `number` interrupted (its owner died and a restart found it); no-op when
-  /// idle or another run runs.
-  [[nodiscard]] Result<RunStatus> interrupt(std::uint64_t number, std::string_view door);
 
   /// Sets the directory run numbers are persisted in. Refuses another directory than the one set
   /// while a run is running. Thread: any.
