@@ -11,7 +11,11 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 # Paths below the checkout are hashed relative to it, and the working directory not at all: a fresh
 # clone anywhere else hits the cache that an earlier build filled.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_WERROR=ON "${launcher[@]}" >/dev/null
+# EPICS base, when the environment names one (scripts/test.sh passes what scripts/epics_base.sh prints):
+# weir-epics is built beside weir. Unset, the build keeps what it was configured with (none at first).
+epics=()
+[[ -n ${EPICS_BASE:-} ]] && epics=(-DWEIR_EPICS_BASE="$EPICS_BASE")
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_WERROR=ON "${launcher[@]}" "${epics[@]}" >/dev/null
 targets=()
 (($#)) && targets=(--target "$@")
 cmake --build build -j "$(nproc)" "${targets[@]}"

@@ -44,14 +44,15 @@ mkdir -p "$cache"
 if [[ ! -d $base ]]; then
   if ! apt-get source --print-uris epics-base >/dev/null 2>&1 ||
      [[ -z $(apt-get source --print-uris epics-base 2>/dev/null | grep -F "epics-base_$version") ]]; then
-    echo "epics_base: adding a deb-src entry for Debian's archive (/etc/apt/sources.list.d/weir-deb-src.sources)" >&2
-    "${sudo[@]}" tee /etc/apt/sources.list.d/weir-deb-src.sources >/dev/null <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+    # The same archive the machine's binary packages come from: its first `deb` source's URI.
+    uri=$(awk '/^URIs:/ && !done { print $2; done = 1 }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+    [[ -n $uri ]] || uri=$(awk '$1 == "deb" && !done { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; done = 1; break } }' \
+                             /etc/apt/sources.list 2>/dev/null || true)
+    [[ -n $uri ]] || { echo "epics_base: no Debian archive among apt's sources to add a deb-src entry for" >&2; exit 1; }
+    suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+    echo "epics_base: adding a deb-src entry for $uri $suite (/etc/apt/sources.list.d/weir-deb-src.sources)" >&2
+    printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$uri" "$suite" | "${sudo[@]}" tee /etc/apt/sources.list.d/weir-deb-src.sources >/dev/null
     "${sudo[@]}" apt-get update -q >&2
   fi
   # What the build needs: a compiler and make (the build set has them), perl, readline for the IOC

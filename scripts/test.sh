@@ -23,8 +23,10 @@ stage() {  # ends the stage before (if any), begins $1
 
 stage "deps: the build and test sets"
 scripts/deps.sh build test
-stage "build: everything, RelWithDebInfo"
-scripts/build.sh
+stage "EPICS base: Debian's epics-base source, built once into a cache (or \$EPICS_BASE)"
+epics_base=$(scripts/epics_base.sh --pva)
+stage "build: everything, RelWithDebInfo, weir-epics with it"
+EPICS_BASE=$epics_base scripts/build.sh
 scripts/check_includes.sh
 stage "ctest: every test but the chaos suite"
 (cd build && ctest --output-on-failure -j 2 --timeout 300 -LE chaos)

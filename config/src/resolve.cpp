@@ -70,7 +70,7 @@ struct Builder {
 
 }  // namespace
 
-Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
+Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver, const DriverChannels& driver_channels) {
   Builder b{p, {}, {}};
   std::map<std::string, Origin> declared;
   for (const auto& c : p.channels) {
@@ -102,6 +102,15 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
       replayed.name = name;
       if (auto ok = b.add_channel(spec != nullptr ? *spec : replayed, "driver \"" + d.name + "\"", d.origin); !ok)
         return tl::make_unexpected(ok.error());
+    }
+    if (!driver_channels) continue;
+    auto implied = driver_channels(d);  // channels the driver makes from its own settings (an EPICS driver's)
+    if (!implied) return tl::make_unexpected(implied.error());
+    for (const auto& spec : *implied) {
+      if (const auto it = declared.find(spec.name); it != declared.end())
+        return tl::make_unexpected(error_at(d.origin, "driver \"" + d.name + "\" makes channel '" + spec.name +
+                                                          "', which is also declared at " + it->second.where()));
+      if (auto ok = b.add_channel(spec, "driver \"" + d.name + "\"", d.origin); !ok) return tl::make_unexpected(ok.error());
     }
   }
 
@@ -179,6 +188,9 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver) {
           matched.push_back(c.name);
     b.r.kafka_inputs[k.name] = matched;
   }
+
+  for (const auto& e : p.epics)
+    if (auto ok = unique_part(e); !ok) return tl::make_unexpected(ok.error());
 
   // An ann service indexes vectors: the arena must have them.
   for (const auto& a : p.anns) {

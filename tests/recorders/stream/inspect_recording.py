@@ -23,7 +23,7 @@ import numpy as np
 
 REASONS = ["lapped", "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error", "before_start",
            "recorder_down", "shutdown", "source_loss", "kernel_drop", "malformed", "late", "timeout",
-           "driver_error", "sink_overflow"]  # format 1.5, then sink_overflow; a row's name is read from reason_names
+           "driver_error", "sink_overflow", "disconnected"]  # format 1.5, then sink_overflow, disconnected; a row's name is read from reason_names
 TABLES = ["block_sequence", "block_offset", "block_samples", "block_realtime_ns", "block_monotonic_ns",
           "block_flags"]
 TABLE_TYPES = {"block_sequence": np.uint64, "block_offset": np.uint64, "block_samples": np.uint32,

@@ -19,6 +19,7 @@
 #include "weir/recorder/naming.hpp"
 #include "weir/recorder/pipeline_nexus.hpp"
 #include "weir/recorder/recorder.hpp"
+#include "weir/supervisor/pipeline_drivers.hpp"
 #include "weir/supervisor/pipeline_shards.hpp"
 #include "weir/tools/exit_codes.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -148,7 +149,8 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
     o.pipeline_file = a.pipeline;
     // The entry's title, definition, source, parts and calibrations; a file that is not a pipeline
     // is still stored as it is, its recordings with the recorder's own entry fields.
-    if (auto nexus = rec::nexus_from_pipeline(o.pipeline_text, a.pipeline, supervisor::pipeline_shard_resolver()))
+    if (auto nexus = rec::nexus_from_pipeline(o.pipeline_text, a.pipeline, supervisor::pipeline_shard_resolver(),
+                                                  supervisor::pipeline_driver_channels()))
       o.nexus = std::move(*nexus);
     else
       fmt::print(stderr, "record: --pipeline {}: no NeXus metadata from it ({})\n", a.pipeline, nexus.error().what);

@@ -158,7 +158,7 @@ Result<void> check_controlled(const config::Pipeline& p, const config::Resolved&
 Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args, bool for_run) {
   auto pipeline = config::load_pipeline(file);
   if (!pipeline) return tl::make_unexpected(pipeline.error());
-  auto resolved = config::resolve(*pipeline, pipeline_shard_resolver());
+  auto resolved = config::resolve(*pipeline, pipeline_shard_resolver(), pipeline_driver_channels());
   if (!resolved) return tl::make_unexpected(resolved.error());
   pipeline->arena.options.channel_data_bytes = resolved->pool_bytes;  // the arena weir run creates
   if (auto drivers = check_drivers(*pipeline); !drivers) return tl::make_unexpected(drivers.error());

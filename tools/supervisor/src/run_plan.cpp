@@ -1,6 +1,10 @@
 #include "run_plan.hpp"
 
 #include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <algorithm>
 #include <string_view>
@@ -22,11 +26,32 @@ const char* role_name(PartRole role) noexcept {
     case PartRole::bridge: return "bridge";
     case PartRole::kafka: return "kafka";
     case PartRole::ann: return "ann";
+    case PartRole::epics: return "epics";
   }
   return "part";
 }
 
 namespace {
+
+// The weir-epics program that runs a pipeline's EPICS parts: $WEIR_EPICS_PROGRAM, else beside this
+// weir (a build's tools/, an installation's bin/).
+Result<std::string> epics_program(const PartPlan& plan) {
+  if (const char* given = std::getenv("WEIR_EPICS_PROGRAM"); given != nullptr && *given != '\0') {
+    if (::access(given, X_OK) != 0)
+      return tl::make_unexpected(config::error_at(plan.origin, fmt::format("{}: WEIR_EPICS_PROGRAM={} is no program "
+                                                                           "this user may run",
+                                                                           plan.title, given)));
+    return std::string(given);
+  }
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path beside = self.parent_path() / "weir-epics";
+  if (!ec && ::access(beside.c_str(), X_OK) == 0) return beside.string();
+  return tl::make_unexpected(config::error_at(
+      plan.origin, fmt::format("{}: this weir has no EPICS parts (no weir-epics beside {}); build weir with EPICS base: "
+                               "scripts/build.sh with EPICS_BASE set, or scripts/epics_base.sh to build one",
+                               plan.title, self.empty() ? std::string("weir") : self.string())));
+}
 
 // A setting name as its command-line option: chirp_to -> --chirp-to.
 std::string option_of(const std::string& key) {
@@ -51,7 +76,7 @@ std::string number(double v) {
 }
 
 Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl& d) {
-  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), d.kind, {}, d.thread, d.cpu, d.max_restarts, d.essential, d.origin};
+  PartPlan plan{PartRole::driver, d.name, fmt::format("driver \"{}\"", d.name), d.kind, {}, d.thread, d.cpu, d.max_restarts, d.essential, d.origin, {}};
   if (const std::string subcommand = driver_subcommand(d.kind); !subcommand.empty()) {
     // "bridge recv": a subcommand of a subcommand.
     for (std::string_view rest = subcommand; !rest.empty();) {
@@ -60,6 +85,11 @@ Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl
       rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
     }
     plan.args.insert(plan.args.end(), {p.arena.name, "--pipeline", p.file, "--part", d.name});
+    if (d.kind == "epics") {  // a program of its own, built with EPICS base
+      auto program = epics_program(plan);
+      if (!program) return tl::make_unexpected(program.error());
+      plan.program = *program;
+    }
     return plan;
   }
   if (d.kind == "replay") {
@@ -98,7 +128,7 @@ Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl
 }
 
 PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
-  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), s.kind, {}, s.thread, s.cpu, s.max_restarts, s.essential, s.origin};
+  PartPlan plan{PartRole::shard, s.name, fmt::format("shard \"{}\"", s.name), s.kind, {}, s.thread, s.cpu, s.max_restarts, s.essential, s.origin, {}};
   plan.args = {"shard", p.arena.name, s.kind, "--input", s.input, "--policy", s.policy, "--instance", s.name};
   if (!s.output.empty()) plan.args.insert(plan.args.end(), {"--output", s.output});
   if (s.batch_ms >= 0) plan.args.insert(plan.args.end(), {"--batch-ms", number(s.batch_ms)});
@@ -107,7 +137,7 @@ PartPlan shard_plan(const config::Pipeline& p, const config::ShardDecl& s) {
 }
 
 PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
-  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), r.kind, {}, r.thread, r.cpu, r.max_restarts, r.essential, r.origin};
+  PartPlan plan{PartRole::record, r.name, fmt::format("record \"{}\"", r.name), r.kind, {}, r.thread, r.cpu, r.max_restarts, r.essential, r.origin, {}};
   plan.args = {"record", p.arena.name, "--channels"};
   plan.args.insert(plan.args.end(), r.channels.begin(), r.channels.end());
   if (!r.keys.empty()) {
@@ -136,19 +166,28 @@ std::vector<std::string> PartPlan::restart_args(int last_exit_code) const {
 namespace {
 
 PartPlan bridge_plan(const config::Pipeline& p, const config::BridgeDecl& b) {
-  PartPlan plan{PartRole::bridge, b.name, fmt::format("bridge \"{}\"", b.name), b.kind, {}, b.thread, b.cpu, b.max_restarts, b.essential, b.origin};
+  PartPlan plan{PartRole::bridge, b.name, fmt::format("bridge \"{}\"", b.name), b.kind, {}, b.thread, b.cpu, b.max_restarts, b.essential, b.origin, {}};
   plan.args = {"bridge", b.kind, p.arena.name, "--pipeline", p.file, "--part", b.name};
   return plan;
 }
 
 PartPlan kafka_plan(const config::Pipeline& p, const config::KafkaDecl& k) {
-  PartPlan plan{PartRole::kafka, k.name, fmt::format("kafka \"{}\"", k.name), k.kind, {}, k.thread, k.cpu, k.max_restarts, k.essential, k.origin};
+  PartPlan plan{PartRole::kafka, k.name, fmt::format("kafka \"{}\"", k.name), k.kind, {}, k.thread, k.cpu, k.max_restarts, k.essential, k.origin, {}};
   plan.args = {"kafka", k.kind, p.arena.name, "--pipeline", p.file, "--part", k.name};
   return plan;
 }
 
+Result<PartPlan> epics_plan(const config::Pipeline& p, const config::EpicsDecl& e) {
+  PartPlan plan{PartRole::epics, e.name, fmt::format("epics \"{}\"", e.name), e.kind, {}, false, e.cpu, e.max_restarts, e.essential, e.origin, {}};
+  plan.args = {e.kind, p.arena.name, "--pipeline", p.file, "--part", e.name};
+  auto program = epics_program(plan);
+  if (!program) return tl::make_unexpected(program.error());
+  plan.program = *program;
+  return plan;
+}
+
 PartPlan ann_plan(const config::Pipeline& p, const config::AnnDecl& a) {
-  PartPlan plan{PartRole::ann, a.name, fmt::format("ann \"{}\"", a.name), a.kind, {}, false, a.cpu, a.max_restarts, a.essential, a.origin};
+  PartPlan plan{PartRole::ann, a.name, fmt::format("ann \"{}\"", a.name), a.kind, {}, false, a.cpu, a.max_restarts, a.essential, a.origin, {}};
   plan.args = {"ann", p.arena.name, a.part};
   add_params(plan.args, a.params);
   return plan;
@@ -208,6 +247,11 @@ Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config
   for (const auto& b : p.bridges) out.push_back(bridge_plan(p, b));
   for (const auto& k : p.kafkas) out.push_back(kafka_plan(p, k));
   for (const auto& a : p.anns) out.push_back(ann_plan(p, a));
+  for (const auto& e : p.epics) {
+    auto plan = epics_plan(p, e);
+    if (!plan) return tl::make_unexpected(plan.error());
+    out.push_back(std::move(*plan));
+  }
   for (const PartPlan& plan : out)
     if (auto ok = check_cpu(plan); !ok) return tl::make_unexpected(ok.error());
   return out;

@@ -9,7 +9,7 @@
 
 namespace weir::supervisor {
 
-enum class PartRole : std::uint8_t { driver, shard, record, bridge, kafka, ann };
+enum class PartRole : std::uint8_t { driver, shard, record, bridge, kafka, ann, epics };
 
 struct PartPlan {
   PartRole role = PartRole::driver;
@@ -22,11 +22,14 @@ struct PartPlan {
   int max_restarts = 5;
   bool essential = false;         // restarted for as long as the run goes on; a configuration error stops the run
   config::Origin origin;
+  std::string program;            // empty: weir itself; else the program's path (weir-epics, for EPICS parts)
   /// True when the two plans would run the same thing (a reload leaves it running).
   /// What a restart adds to args: a recorder that ran before in this run says why blocks no file
   /// holds are missing (`--missing-before disk_error` after exit 3 or 4, else recorder_down).
   [[nodiscard]] std::vector<std::string> restart_args(int last_exit_code) const;
-  [[nodiscard]] bool same_as(const PartPlan& other) const { return role == other.role && args == other.args && thread == other.thread && cpu == other.cpu; }
+  [[nodiscard]] bool same_as(const PartPlan& other) const {
+    return role == other.role && args == other.args && program == other.program && thread == other.thread && cpu == other.cpu;
+  }
 };
 
 /// The parts of a resolved pipeline by role (drivers, shards, recorders, bridges; start_in_order() starts
@@ -40,7 +43,7 @@ struct PartPlan {
 /// Appends `--run N` to every recorder's arguments that does not name its run itself (`run = N`).
 void assign_run(std::vector<PartPlan>& parts, const config::Pipeline& pipeline, std::uint64_t run);
 
-/// "driver", "shard", "record", "bridge", "kafka", "ann".
+/// "driver", "shard", "record", "bridge", "kafka", "ann", "epics".
 [[nodiscard]] const char* role_name(PartRole role) noexcept;
 
 }  // namespace weir::supervisor

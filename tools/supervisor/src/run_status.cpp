@@ -131,7 +131,7 @@ const std::vector<std::string>& inputs_of(const std::map<std::string, std::vecto
 
 }  // namespace
 
-std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pipeline& pipeline,
+std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pipeline& /*pipeline*/,
                                  const config::Resolved& resolved, const std::vector<core::ChannelInfo>& channels) {
   std::vector<PartCost> out;
   for (const auto& p : supervisor.parts()) {
@@ -146,10 +146,9 @@ std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pip
     cost.cpu_s = p->cpu_s;
     switch (plan.role) {
       case PartRole::driver:
-        for (const auto& d : pipeline.drivers) {
-          if (d.name != plan.name) continue;
-          for (const auto& name : d.channels)
-            if (const core::ChannelInfo* c = find(channels, name)) {
+        for (const auto& [name, writer] : resolved.channel_writer) {  // declared channels and those it makes itself
+          if (writer != plan.title) continue;
+          if (const core::ChannelInfo* c = find(channels, name)) {
               cost.samples += c->samples_written;
               cost.blocks += c->blocks_written;
               cost.lost += c->dropped_at_source;
@@ -181,7 +180,9 @@ std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pip
             for (const auto& k : c->consumers)
               if (k.kind == "kafka:" + plan.name) add_consumer(cost, *c, k);
         break;
-      case PartRole::ann: break;  // follows keys, not channels: no blocks to count
+      case PartRole::ann:    // follows keys, not channels: no blocks to count
+      case PartRole::epics:  // serves keys and channel snapshots: no consumer rows
+        break;
     }
     out.push_back(std::move(cost));
   }

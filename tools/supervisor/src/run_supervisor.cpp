@@ -130,8 +130,9 @@ void Supervisor::start(PartState& part) {
   if (part.restarts > 0)  // it ran before in this run
     for (std::string& a : part.plan.restart_args(part.last_exit_code)) args.push_back(std::move(a));
   std::vector<char*> argv;
-  static char program[] = "weir";
-  argv.push_back(program);
+  static char weir_name[] = "weir";
+  std::string program_name = part.plan.program.empty() ? std::string() : std::filesystem::path(part.plan.program).filename().string();
+  argv.push_back(part.plan.program.empty() ? weir_name : program_name.data());
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t parent = getpid();
@@ -154,7 +155,7 @@ void Supervisor::start(PartState& part) {
         (void)!write(STDERR_FILENO, why.data(), why.size());
       }
     }
-    execv(weir_exe_.c_str(), argv.data());
+    execv(part.plan.program.empty() ? weir_exe_.c_str() : part.plan.program.c_str(), argv.data());
     _exit(127);
   }
   close(fds[1]);
@@ -167,8 +168,9 @@ void Supervisor::start(PartState& part) {
   part.pid = pid;
   part.out_fd = fds[0];
   part.status = PartStatus::running;
-  say(fmt::format("started {} (pid {}{}): weir {}", part.plan.title, pid,
-                  part.plan.cpu >= 0 ? fmt::format(", CPU {}", part.plan.cpu) : std::string{}, fmt::join(args, " ")));
+  say(fmt::format("started {} (pid {}{}): {} {}", part.plan.title, pid,
+                  part.plan.cpu >= 0 ? fmt::format(", CPU {}", part.plan.cpu) : std::string{},
+                  part.plan.program.empty() ? std::string("weir") : program_name, fmt::join(args, " ")));
   changed(part);
 }
 
@@ -323,7 +325,8 @@ void Supervisor::remove(const std::string& name, std::int64_t grace_ns) {
 void Supervisor::stop_all(std::int64_t grace_ns, const std::function<void()>& drained) {
   stopping_ = true;
   for (PartRole role :
-       {PartRole::driver, PartRole::shard, PartRole::record, PartRole::bridge, PartRole::kafka, PartRole::ann}) {
+       {PartRole::driver, PartRole::shard, PartRole::record, PartRole::bridge, PartRole::kafka, PartRole::ann,
+        PartRole::epics}) {
     for (auto& p : parts_)
       if (p->plan.role == role && (p->status == PartStatus::running || p->status == PartStatus::backoff))
         stop_part(*p, grace_ns);

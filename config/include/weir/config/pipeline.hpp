@@ -111,7 +111,7 @@ inline constexpr std::array<std::string_view, 7> kThreadShardKinds{"fft", "filte
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
-  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge" | "kafka"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge, kafka: "send"
+  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge" | "kafka" | "epics"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge, kafka: "send"; epics: "serve"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
   bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
   int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
@@ -162,6 +162,14 @@ struct KafkaDecl : PartDecl {
   std::map<std::string, Setting> settings;
 };
 
+/// `epics "serve" { prefix = "BL1:WEIR:", keys = { ... }, ... }`: serves the arena's status, keys, channels and
+/// run control as EPICS process variables (Channel Access, and pvAccess where EPICS base has it), run by the
+/// `weir-epics` program (epics/README.md). Every key but name, cpu and restarts is kept as written in
+/// `settings`; epics/config reads them.
+struct EpicsDecl : PartDecl {
+  std::map<std::string, Setting> settings;
+};
+
 /// `ann "pulses" { m = 16, ef = 64 }`: a `weir ann` service keeping an HNSW index over the vectors of
 /// the keys labelled "pulses" (the partition) and answering nearest-vector queries posted through the
 /// arena (ann/README.md). `params` are its options (ef_construction -> --ef-construction).
@@ -180,6 +188,7 @@ struct Pipeline {
   std::vector<BridgeDecl> bridges;
   std::vector<KafkaDecl> kafkas;
   std::vector<AnnDecl> anns;
+  std::vector<EpicsDecl> epics;
   EntryDecl entry;
   std::optional<SourceDecl> source;
 };
@@ -215,10 +224,16 @@ struct Resolved {
   std::uint32_t consumers_needed = 0;
 };
 
+/// The channels a driver makes from its own settings, undeclared in the file (an EPICS driver's PV log
+/// and waveform channels), or an error naming the driver.
+using DriverChannels = std::function<core::Result<std::vector<core::ChannelSpec>>(const DriverDecl&)>;
+
 /// Cross-checks: a shard input no channel provides, a recorder pattern matching nothing, two
 /// writers for one channel, geometry too small for the channels, consumers or keys declared.
-/// Each error is `file:line: what`. `resolver` may be empty: shards then have no known outputs.
-[[nodiscard]] core::Result<Resolved> resolve(const Pipeline& pipeline, const ShardResolver& resolver);
+/// Each error is `file:line: what`. `resolver` may be empty: shards then have no known outputs;
+/// `driver_channels` may be empty: drivers then make only the channels the file declares.
+[[nodiscard]] core::Result<Resolved> resolve(const Pipeline& pipeline, const ShardResolver& resolver,
+                                             const DriverChannels& driver_channels = {});
 
 /// The resolved pipeline as text for people: every part, its process, inputs, outputs, the arena.
 [[nodiscard]] std::string describe(const Pipeline& pipeline, const Resolved& resolved);

@@ -27,15 +27,17 @@ enum class GapReason : std::uint8_t {
   timeout = 12,           // an instrument did not answer in time
   driver_error = 13,      // the driver's own code failed (a Lua error, a parser error)
   sink_overflow = 14,     // a sink could not take them and dropped them on purpose (a lossy Kafka producer's full queue)
+  disconnected = 15,      // the source was unreachable (an EPICS PV whose server went away): what it sent then is unknown
 };
-inline constexpr std::size_t kGapReasonCount = 15;
+inline constexpr std::size_t kGapReasonCount = 16;
 inline constexpr std::array<std::string_view, kGapReasonCount> kGapReasonNames{
     "lapped",       "dropped_at_source", "recorder_restart", "recorder_stopped", "disk_error",
     "before_start", "recorder_down",     "shutdown",         "source_loss",      "kernel_drop",
-    "malformed",    "late",              "timeout",          "driver_error",     "sink_overflow"};
+    "malformed",    "late",              "timeout",          "driver_error",     "sink_overflow",
+    "disconnected"};
 inline constexpr std::string_view kGapReasonList =
     "lapped,dropped_at_source,recorder_restart,recorder_stopped,disk_error,before_start,recorder_down,shutdown,"
-    "source_loss,kernel_drop,malformed,late,timeout,driver_error,sink_overflow";
+    "source_loss,kernel_drop,malformed,late,timeout,driver_error,sink_overflow,disconnected";
 
 /// The name of a reason (kGapReasonNames), "unknown" past the list. Thread: any.
 [[nodiscard]] constexpr std::string_view gap_reason_name(GapReason reason) noexcept {

@@ -49,7 +49,8 @@ ChannelNexus shard_nexus(const config::ShardDecl& s) {
 }  // namespace
 
 core::Result<NexusMeta> nexus_from_pipeline(const std::string& text, const std::string& file,
-                                            const config::ShardResolver& resolver) {
+                                            const config::ShardResolver& resolver,
+                                            const config::DriverChannels& driver_channels) {
   auto p = config::load_pipeline_text(text, file);
   if (!p) return tl::make_unexpected(p.error());
   NexusMeta m;
@@ -59,7 +60,7 @@ core::Result<NexusMeta> nexus_from_pipeline(const std::string& text, const std::
   if (p->source) m.source = SourceNexus{p->source->name, p->source->type, p->source->probe};
   for (const config::DriverDecl& d : p->drivers)
     for (const std::string& ch : d.channels) m.channels[ch] = driver_nexus(d);
-  if (auto resolved = config::resolve(*p, resolver))
+  if (auto resolved = config::resolve(*p, resolver, driver_channels))
     for (const auto& [channel, part] : resolved->channel_writer) {
       if (m.channels.count(channel) != 0) continue;
       for (const config::ShardDecl& s : p->shards)

@@ -11,6 +11,10 @@ namespace weir::supervisor {
 /// sim and replay are checked when planned.
 [[nodiscard]] core::Result<void> check_drivers(const config::Pipeline& pipeline);
 
+/// The channels drivers make from their own settings, undeclared in the file (an EPICS driver's PV
+/// log and waveforms), for config::resolve().
+[[nodiscard]] config::DriverChannels pipeline_driver_channels();
+
 /// The `weir` subcommand that runs a driver of `kind` from its pipeline declaration
 /// (`weir SUBCOMMAND ARENA --pipeline FILE --part NAME`; "bridge recv" is two words); "" for sim and
 /// replay, which take options.

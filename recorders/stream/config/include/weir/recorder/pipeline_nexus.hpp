@@ -14,9 +14,11 @@ namespace weir::rec {
 /// are text: numbers in their shortest form that reads back the same ("5e-05"), nested tables
 /// flattened as "name.key" and "name[i]". A channel a shard writes is found by resolving the
 /// pipeline with `resolver` (supervisor::pipeline_shard_resolver() configures the real shards);
+/// `driver_channels` the channels drivers make themselves (supervisor::pipeline_driver_channels());
 /// when that fails, only the drivers' channels are named. Fails only when the text is not a pipeline.
 /// Thread: any.
 [[nodiscard]] core::Result<NexusMeta> nexus_from_pipeline(const std::string& text, const std::string& file,
-                                                          const config::ShardResolver& resolver);
+                                                          const config::ShardResolver& resolver,
+                                                          const config::DriverChannels& driver_channels = {});
 
 }  // namespace weir::rec

@@ -1,0 +1,236 @@
+"""driver "epics" against EPICS's own softIoc: every update of ai, longin, bi, mbbi and stringin
+records, changed with Debian's pyepics, is in the recording with the IOC's time stamp, units, alarm
+severity and status and enum state, exactly as an independent pyepics monitor saw it; a waveform
+over 16 kB becomes a channel, one frame per update, with a `disconnected` gap while its IOC is away;
+`weir check` refuses bad PV lists naming file and line."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+from conftest import SoftIoc, caget, ca_env, epics_bin, free_port, require_epics, wait_until
+from chaos import Supervised, private_name, remove_arena, weir
+from epics_files import channel_frames, pv_logs, text
+from ledger_check import check_run, run_files, runs_in
+
+epics = pytest.importorskip("epics", reason="SKIPPED LOUDLY: Debian's python3-pyepics is not installed")
+
+MENU_ALARM_STAT = ["NO_ALARM", "READ", "WRITE", "HIHI", "HIGH", "LOLO", "LOW", "STATE", "COS", "COMM", "TIMEOUT",
+                   "HWLIMIT", "CALC", "SCAN", "LINK", "SOFT", "BAD_SUB", "UDF", "DISABLE", "SIMM", "READ_ACCESS",
+                   "WRITE_ACCESS"]
+
+
+def records(p, wave_elements=4096):
+    return f"""
+record(ai, "{p}temp") {{ field(PINI, "YES") field(VAL, "20") field(EGU, "degC") field(PREC, "2")
+  field(HOPR, "100") field(LOPR, "-10") field(HIHI, "90") field(HHSV, "MAJOR") field(HIGH, "70") field(HSV, "MINOR")
+  field(LOW, "10") field(LSV, "MINOR") field(LOLO, "-5") field(LLSV, "MAJOR") }}
+record(longin, "{p}count") {{ field(PINI, "YES") field(EGU, "counts") field(HOPR, "1000") }}
+record(bi, "{p}shutter") {{ field(PINI, "YES") field(ZNAM, "Closed") field(ONAM, "Open") field(OSV, "MINOR") }}
+record(mbbi, "{p}mode") {{ field(PINI, "YES") field(ZRST, "Idle") field(ONST, "Ramping") field(TWST, "Stable") }}
+record(stringin, "{p}sample") {{ field(PINI, "YES") field(VAL, "none") }}
+record(waveform, "{p}spectrum") {{ field(PINI, "YES") field(NELM, "{wave_elements}") field(FTVL, "DOUBLE") }}
+"""
+
+
+def pipeline(path, arena, out, p, port, wave_elements=4096, extra_pvs=""):
+    text_ = f"""
+arena {{ name = "{arena}", slots = 512 }}
+driver "epics" {{ name = "bl", flush_ms = 50,
+  pvs = {{ {{ pv = "{p}temp", key = "temp" }}, {{ pv = "{p}count", key = "count" }}, {{ pv = "{p}shutter", key = "shutter" }},
+          {{ pv = "{p}mode", key = "mode" }}, {{ pv = "{p}sample", key = "sample" }},
+          {{ pv = "{p}spectrum", channel = "bl.spectrum", elements = {wave_elements}, rate = 10 }} {extra_pvs} }},
+  ca = {{ addr_list = "127.0.0.1", auto_addr_list = false, server_port = {port}, repeater_port = {port + 1} }} }}
+record "hdf5" {{ channels = {{ "bl.*" }}, keys = {{ "temp", "count" }}, out = "{out}", flush_ms = 200 }}
+"""
+    with open(path, "w") as f:
+        f.write(text_)
+    return path
+
+
+def key_number(arena, key):
+    r = weir("get", arena, key)
+    try:
+        return int(float(r.stdout.strip())) if r.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+class Monitor:
+    """An independent pyepics monitor of one PV: every update's (value, time stamp, severity, status, char_value)."""
+
+    def __init__(self, name):
+        self.seen = []
+        self.pv = epics.PV(name, form="time", auto_monitor=True, callback=self.update)
+
+    def update(self, value=None, timestamp=None, severity=None, status=None, char_value=None, **_):
+        self.seen.append((value.copy() if isinstance(value, np.ndarray) else value, timestamp, severity, status, char_value))
+
+
+@pytest.fixture
+def ioc_env(workdir):
+    require_epics()
+    port = free_port()
+    env = ca_env(port)
+    for k in ("EPICS_CA_SERVER_PORT", "EPICS_CA_ADDR_LIST", "EPICS_CA_AUTO_ADDR_LIST", "EPICS_CA_REPEATER_PORT",
+              "EPICS_CA_MAX_ARRAY_BYTES"):
+        os.environ[k] = env[k]  # pyepics, in this process, reads them when its context starts
+    os.environ["PATH"] = env["PATH"]
+    return port
+
+
+def test_every_update_recorded_with_ioc_time_units_alarms_and_states(workdir, ioc_env):
+    port = ioc_env
+    p = f"T{port}:"
+    ioc = SoftIoc(records(p), workdir, port).start(probe_pv=f"{p}temp")
+    arena = private_name("epv")
+    out = os.path.join(workdir, "rec")
+    os.makedirs(out)
+    monitors = {n: Monitor(p + n) for n in ("temp", "count", "shutter", "mode", "sample")}
+    wait_until("pyepics monitors to connect and see the first values", lambda: all(m.seen for m in monitors.values()))
+    path = pipeline(os.path.join(workdir, "bl.lua"), arena, out, p, port)
+    run = Supervised(path)
+    try:
+        wait_until("the EPICS driver to connect its 6 PVs",
+                   lambda: key_number(arena, "bl.pvs_connected") == 6 or (run.proc.poll() is not None and run.output()),
+                   timeout_s=30)
+        assert run.proc.poll() is None, run.output()
+        puts = [("temp", 20.5), ("temp", 75.0), ("temp", 95.0), ("temp", 50.0), ("temp", 5.0), ("temp", -7.25),
+                ("temp", 33.0)] + [("count", i) for i in range(1, 11)] + \
+               [("shutter", 1), ("shutter", 0), ("shutter", 1), ("mode", 1), ("mode", 2), ("mode", 0),
+                ("sample", "LaB6 standard"), ("sample", "Si 111")]
+        for name, value in puts:
+            assert epics.caput(p + name, value, wait=True, timeout=5) == 1, f"caput {p}{name} {value}"
+            time.sleep(0.01)
+        expected = sum(len(m.seen) for m in monitors.values())  # initial values + the puts, as pyepics saw them
+        assert expected >= 5 + len(puts), {n: len(m.seen) for n, m in monitors.items()}
+        wait_until(f"weir's driver to count the {expected} scalar updates pyepics saw (+ waveform frames)",
+                   lambda: (key_number(arena, "bl.updates") or 0) >= expected and key_number(arena, "bl.updates"))
+        time.sleep(0.3)  # one PV log flush (50 ms) and a recorder flush (200 ms) before the stop; the stop flushes too
+    finally:
+        rc = run.stop()
+        run.close()
+        ioc.stop()
+    assert rc == 0, run.output()[-3000:]
+    runs = runs_in(out, arena)
+    assert len(runs) == 1, (runs, os.listdir(out))
+    check_run(out, arena, runs[0])
+    files = run_files(out, arena, runs[0])
+    logs = pv_logs(files)
+    for name, m in monitors.items():
+        log = logs.get(p + name)
+        assert log is not None, f"no NXlog for {p}{name} in {files}; found {sorted(logs)}"
+        n = len(m.seen)
+        assert len(log["time"]) == n, f"{name}: {len(log['time'])} rows recorded, pyepics saw {n} updates: {m.seen}"
+        t = log["time"].astype(np.int64)
+        ioc_times = np.array([s[1] for s in m.seen])
+        assert np.all(np.abs(t / 1e9 - ioc_times) < 2e-6), f"{name}: times {t} vs the IOC's {ioc_times}"
+        values = log["value"]
+        if name == "sample":
+            got = [text(v).rstrip("\x00") for v in values]
+            assert got == [s[0] for s in m.seen], (got, m.seen)
+        elif name in ("shutter", "mode"):
+            assert [int(v) for v in values] == [int(s[0]) for s in m.seen], (values, m.seen)
+            states = [text(v).rstrip("\x00") for v in log["value_string"]]
+            assert states == [s[4] for s in m.seen], (states, m.seen)
+            enum = [text(s) for s in log["value_attrs"]["enum_strings"]]
+            assert enum[:2] == (["Closed", "Open"] if name == "shutter" else ["Idle", "Ramping"]), enum
+        else:
+            assert np.array_equal(values, np.array([s[0] for s in m.seen], dtype=values.dtype)), (values, m.seen)
+        # the alarm log: a row at each change of (severity, status), the first value's included
+        changes, last = [], None
+        for s in m.seen:
+            if (s[2], s[3]) != last:
+                changes.append((s[2], s[3], s[1]))
+                last = (s[2], s[3])
+        got = list(zip(log["alarm_severity"].tolist(), log["alarm_status"].tolist()))
+        assert got == [(c[0], c[1]) for c in changes], f"{name}: alarms {got}, the IOC's {changes}"
+        assert np.all(np.abs(log["alarm_time"].astype(np.int64) / 1e9 - np.array([c[2] for c in changes])) < 2e-6)
+        # connected once, never disconnected
+        assert log["connection_status"].tolist() == [1], f"{name}: {log['connection_status']}"
+    temp = logs[p + "temp"]
+    assert text(temp["value_attrs"]["units"]) == "degC"
+    sev = [int(s) for s in temp["alarm_severity"]]
+    assert 2 in sev and 1 in sev, sev  # MAJOR at 95 and -7.25, MINOR at 75 and 5
+    stat = [MENU_ALARM_STAT[int(s)] for s in temp["alarm_status"]]
+    assert "HIHI" in stat and "HIGH" in stat and "LOW" in stat and "LOLO" in stat, stat
+    assert text(logs[p + "count"]["value_attrs"]["units"]) == "counts"
+    remove_arena(arena)
+
+
+def test_waveform_frames_and_a_disconnect_gap(workdir, ioc_env):
+    port = ioc_env
+    p = f"W{port}:"
+    n = 6000  # 48 kB of f64: over CA's 16 kB default, so EPICS_CA_MAX_ARRAY_BYTES matters on both ends
+    ioc = SoftIoc(records(p, n), workdir, port).start(probe_pv=f"{p}temp")
+    arena = private_name("ewf")
+    out = os.path.join(workdir, "rec")
+    os.makedirs(out)
+    path = pipeline(os.path.join(workdir, "wf.lua"), arena, out, p, port, wave_elements=n)
+    run = Supervised(path)
+    rng = np.random.default_rng(7)
+    sent = []
+    try:
+        wait_until("the EPICS driver to connect its 6 PVs", lambda: key_number(arena, "bl.pvs_connected") == 6, timeout_s=30)
+        for _ in range(5):
+            a = rng.normal(size=n)
+            assert epics.caput(f"{p}spectrum", a, wait=True, timeout=5) == 1
+            sent.append(a)
+            time.sleep(0.02)
+        wait_until("6 frames (the first value and 5 puts)", lambda: (key_number(arena, "bl.updates") or 0) >= 5 + 6)
+        ioc.kill()
+        wait_until("the driver to see the disconnect", lambda: (key_number(arena, "bl.disconnects") or 0) >= 6)
+        time.sleep(3)
+        ioc.start(probe_pv=f"{p}temp")
+        wait_until("the driver to reconnect", lambda: key_number(arena, "bl.pvs_connected") == 6, timeout_s=60)
+        for _ in range(3):
+            a = rng.normal(size=n)
+            assert epics.caput(f"{p}spectrum", a, wait=True, timeout=5) == 1
+            sent.append(a)
+            time.sleep(0.02)
+        before = key_number(arena, "bl.updates")
+        wait_until("the last 3 frames", lambda: (key_number(arena, "bl.updates") or 0) >= before)
+        time.sleep(0.5)
+    finally:
+        rc = run.stop()
+        run.close()
+        ioc.stop()
+    assert rc == 0, run.output()[-3000:]
+    runs = runs_in(out, arena)
+    check_run(out, arena, runs[0])
+    data, seqs, flags, times, gaps, names = channel_frames(run_files(out, arena, runs[0]), "bl.spectrum")
+    gap_rows = [(int(s), int(b), names[int(r)]) for s, b, r, _ in gaps]
+    assert any(r == "disconnected" for _, _, r in gap_rows), gap_rows
+    frames = [data[i] for i in range(len(seqs))]
+    # Frames: the value at connection (zeros), 5 puts, then after the restart the IOC's fresh value
+    # (zeros again, PINI) and 3 puts; no frame for the 3 s the IOC was away.
+    for a in sent[:5]:
+        assert any(np.array_equal(f, a) for f in frames[:7]), "a put before the outage is missing"
+    for a in sent[5:]:
+        assert any(np.array_equal(f, a) for f in frames), "a put after the outage is missing"
+    assert len(frames) == 1 + 5 + 1 + 3, f"{len(frames)} frames: {[float(f[0]) for f in frames]}"
+    outage = [(int(times[i]), int(times[i + 1])) for i in range(len(times) - 1) if times[i + 1] - times[i] > 2.5e9]
+    assert len(outage) == 1, f"block times {times}"
+    remove_arena(arena)
+
+
+BAD = [
+    ('pvs = { "OK:PV", "BAD PV" }', 'PV name "BAD PV" has the character'),
+    ('pvs = { "A:B", "A:B" }', 'PV "A:B" is listed twice'),
+    ('pvs = { { pv = "A:W", channel = "w" } }', "'elements' is required"),
+    ('pvs = { { pv = "A:W", key = "k", elements = 4 } }', "'elements' is for a waveform PV"),
+    ('pvs = { }', "'pvs' is required"),
+    ('pvs = { "A:B" }, ca = { addr_lst = "x" }', "unknown key 'addr_lst' (did you mean 'addr_list'?)"),
+    ('pvs = { "' + "X" * 61 + '" }', "EPICS names have at most 60"),
+]
+
+
+@pytest.mark.parametrize("body,message", BAD)
+def test_check_refuses_bad_pv_lists(workdir, body, message):
+    path = os.path.join(workdir, "bad.lua")
+    with open(path, "w") as f:
+        f.write('arena { name = "epicscheck" }\n\n-- the driver\ndriver "epics" { name = "bl", ' + body + ' }\n')
+    r = weir("check", path)
+    assert r.returncode != 0, r.stdout
+    assert f"{path}:4:" in r.stderr and message in r.stderr, r.stderr
