@@ -3,6 +3,7 @@ loopback ports of their own, and the weir and weir-epics programs under test.
 
 Environment (set by tests/epics/CMakeLists.txt): WEIR_CLI (weir), WEIR_EPICS_PROGRAM (weir-epics),
 EPICS_BASE (the base weir-epics was built with). Without EPICS base the tests skip, saying why."""
+import atexit
 import os
 import shutil
 import signal
@@ -32,22 +33,47 @@ def require_epics():
 
 
 def free_port():
-    """A port free for both TCP and UDP on loopback (CA's server uses the same number for both)."""
-    for _ in range(100):
+    """A port free for TCP and UDP on loopback (CA's server uses the same number for both), whose
+    next port is free for UDP too (the tests' caRepeater takes it)."""
+    for _ in range(200):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
             t.bind(("127.0.0.1", 0))
             port = t.getsockname()[1]
+        if port >= 65535:
+            continue
         try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, \
+                    socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as r:
                 u.bind(("127.0.0.1", port))
+                r.bind(("127.0.0.1", port + 1))
         except OSError:
             continue
         return port
     raise RuntimeError("no free port")
 
 
+_repeaters = {}
+
+
+def ensure_repeater(port, env):
+    """A caRepeater on `port`, started here with its output discarded: a CA client that finds none
+    starts one itself, and that one would inherit (and hold open) the client's stdout and stderr."""
+    if port in _repeaters and _repeaters[port].poll() is None:
+        return
+    _repeaters[port] = subprocess.Popen([epics_bin("caRepeater")], env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+@atexit.register
+def _stop_repeaters():
+    for p in _repeaters.values():
+        if p.poll() is None:
+            p.kill()
+
+
 def ca_env(server_port, repeater_port=None, extra=None):
-    """The environment of a CA client or server on loopback at server_port (no broadcast search)."""
+    """The environment of a CA client or server on loopback at server_port (no broadcast search),
+    with a caRepeater of its own running."""
     env = dict(os.environ)
     env["PATH"] = os.path.join(EPICS_BASE, "bin", ARCH) + os.pathsep + env.get("PATH", "")
     env["EPICS_CA_SERVER_PORT"] = str(server_port)
@@ -60,6 +86,8 @@ def ca_env(server_port, repeater_port=None, extra=None):
     env["EPICS_PVA_AUTO_ADDR_LIST"] = "NO"
     if extra:
         env.update(extra)
+    if EPICS_BASE:
+        ensure_repeater(int(env["EPICS_CA_REPEATER_PORT"]), env)
     return env
 
 

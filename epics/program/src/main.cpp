@@ -2,6 +2,9 @@
 //   weir-epics driver ARENA --pipeline FILE --part NAME   driver "epics": PVs into keys, a PV log, waveforms
 //   weir-epics serve ARENA --pipeline FILE --part NAME    epics "serve": weir's status, keys, channels, runs as PVs
 // Each runs until SIGINT/SIGTERM (or --duration) and prints its counters when it stops.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 
@@ -77,6 +80,9 @@ void add(CLI::App& app, const char* name, const char* help, const std::shared_pt
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A CA client that finds no caRepeater starts one, which would inherit our stdout and stderr (the
+  // supervisor's pipe) and hold them open for as long as it lives: it gets them closed instead.
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   CLI::App app{"weir-epics: a pipeline's EPICS parts (weir run starts them)"};
   app.require_subcommand(1);
   int code = tools::kExitOk;

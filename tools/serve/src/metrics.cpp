@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "epics_metrics.hpp"
 #include "kafka_metrics.hpp"
 #include "metric_family.hpp"
 #include "process_metrics.hpp"
@@ -324,6 +325,7 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
         .sample("", server->frames_replaced);
   }
   append_kafka_metrics(out, kv);
+  append_epics_metrics(out, kv);
   append_process_metrics(out);
   return out;
 }

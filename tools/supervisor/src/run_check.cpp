@@ -178,6 +178,7 @@ Result<Loaded> load_checked(const std::string& file, const ArgsCheck& parse_args
   if (parse_args)
     for (const PartPlan& plan : *parts) {
       if (plan.thread && plan.role == PartRole::shard) continue;  // the shard host checked it (resolve)
+      if (!plan.program.empty()) continue;  // weir-epics's command line; its settings were checked above
       if (auto ok = parse_args(plan.args); !ok) {
         static const std::map<std::string, std::string> kNone;
         const auto* params = params_of(*pipeline, plan);

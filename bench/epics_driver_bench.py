@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""driver "epics" figures (epics/README.md), against EPICS's own tools on the same softIoc:
+
+- N scalar PVs (calc records counting at 10 Hz each: 20,000 updates/s for 2,000) monitored by
+  `camonitor` alone, then by weir-epics under `weir run` with a recorder: updates received, updates
+  the driver counted and the recorder's PV log recorded, dropped; CPU per update of each (utime +
+  stime from /proc/PID/stat over the measured window);
+- one waveform PV of M elements posted at 10 Hz into a channel: frames published, frames recorded,
+  frames lost (the ledger).
+
+    bench/epics_driver_bench.py [--weir build/tools/weir] [--pvs 2000] [--seconds 10] [--repeat 3]
+                                [--elements 100000]
+
+Needs EPICS_BASE (scripts/epics_base.sh) and WEIR_EPICS_PROGRAM or weir-epics beside weir.
+Prints medians over the repeats and one JSON object last.
+"""
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "epics"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "chaos"))
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def find_child(parent, name):
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                text = f.read()
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if int(text.rsplit(")", 1)[1].split()[1]) == parent and argv and argv[0].endswith(name.encode()):
+            return int(entry.name)
+    return None
+
+
+def main():
+    import conftest
+    from chaos import Supervised, remove_arena, weir as run_weir
+    from ledger_check import audit, run_files, runs_in
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--weir", default=os.environ.get("WEIR_CLI", "build/tools/weir"))
+    ap.add_argument("--pvs", type=int, default=2000)
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--elements", type=int, default=100000)
+    a = ap.parse_args()
+    os.environ["WEIR_CLI"] = os.path.abspath(a.weir)
+    os.environ.setdefault("WEIR_EPICS_PROGRAM", os.path.join(os.path.dirname(os.path.abspath(a.weir)), "weir-epics"))
+    conftest.WEIR_EPICS = os.environ["WEIR_EPICS_PROGRAM"]
+    conftest.require_epics = lambda: None
+    work = tempfile.mkdtemp(prefix="weir-epics-bench-")
+    port = conftest.free_port()
+    p = f"B{port}:"
+    db = "".join(f'record(calc, "{p}c{i}") {{ field(SCAN, ".1 second") field(CALC, "A+1") field(INPA, "{p}c{i} NPP") }}\n'
+                 for i in range(a.pvs))
+    db += f'record(waveform, "{p}wave") {{ field(SCAN, ".1 second") field(NELM, "{a.elements}") field(FTVL, "DOUBLE") }}\n'
+    ioc = conftest.SoftIoc(db, work, port)
+    ioc.env["EPICS_CA_MAX_ARRAY_BYTES"] = str(a.elements * 8 + 65536)
+    ioc.start(probe_pv=f"{p}c0")
+    env = ioc.env
+    names = [f"{p}c{i}" for i in range(a.pvs)]
+    results = {"camonitor": [], "weir": [], "waveform": []}
+    try:
+        for rep in range(a.repeat):
+            # camonitor alone, its output counted
+            out_path = os.path.join(work, "camonitor.out")
+            with open(out_path, "w") as out:
+                cam = subprocess.Popen([conftest.epics_bin("camonitor"), *names], env=env, stdout=out,
+                                       stderr=subprocess.DEVNULL)
+                time.sleep(3)  # connect and take the first values
+                lines0, c0 = sum(1 for _ in open(out_path)), cpu_s(cam.pid)
+                time.sleep(a.seconds)
+                lines1, c1 = sum(1 for _ in open(out_path)), cpu_s(cam.pid)
+                cam.send_signal(signal.SIGINT)
+                cam.wait(10)
+            n = lines1 - lines0
+            results["camonitor"].append({"updates": n, "updates_per_s": n / a.seconds, "cpu_s": c1 - c0,
+                                         "cpu_us_per_update": (c1 - c0) * 1e6 / max(n, 1)})
+            # weir: the same PVs and the waveform, recorded
+            arena = f"epb{os.getpid()}x{rep}"
+            rec = os.path.join(work, f"rec{rep}")
+            os.makedirs(rec)
+            pvs = ", ".join(f'"{n_}"' for n_ in names)
+            pipeline = os.path.join(work, f"bench{rep}.lua")
+            with open(pipeline, "w") as f:
+                f.write(f"""
+arena {{ name = "{arena}", slots = {4 * a.pvs + 512}, value_bytes = 1024 }}
+driver "epics" {{ name = "bl", log_block = 1024,
+  pvs = {{ {pvs}, {{ pv = "{p}wave", channel = "bl.wave", elements = {a.elements}, rate = 10 }} }},
+  ca = {{ addr_list = "127.0.0.1", auto_addr_list = false, server_port = {port}, repeater_port = {port + 1},
+          max_array_bytes = {a.elements * 8 + 65536} }} }}
+record "hdf5" {{ channels = {{ "bl.*" }}, out = "{rec}", flush_ms = 500 }}
+""")
+            run = Supervised(pipeline)
+            try:
+                conftest.wait_until("weir-epics to connect every PV",
+                                    lambda: run_weir("get", arena, "bl.pvs_connected").stdout.strip() == str(a.pvs + 1),
+                                    timeout_s=60)
+                driver = find_child(run.proc.pid, "weir-epics")
+                time.sleep(2)
+                def counter(k):
+                    return int(run_weir("get", arena, f"bl.{k}").stdout.strip() or 0)
+                u0, c0 = counter("updates"), cpu_s(driver)
+                time.sleep(a.seconds)
+                u1, c1 = counter("updates"), cpu_s(driver)
+                dropped = counter("dropped")
+            finally:
+                rc = run.stop()
+                run.close()
+            n = u1 - u0
+            rc_a, channels, _, text = audit(rec)
+            by = {c["channel"]: c for c in channels}
+            log, wave = by.get("bl.pvlog", {}), by.get("bl.wave", {})
+            results["weir"].append({"updates": n, "updates_per_s": n / a.seconds, "cpu_s": c1 - c0,
+                                    "cpu_us_per_update": (c1 - c0) * 1e6 / max(n, 1), "dropped": dropped,
+                                    "log_blocks_recorded": log.get("recorded"), "log_blocks_lost": log.get("lost"),
+                                    "audit_exit": rc_a, "weir_run_exit": rc})
+            results["waveform"].append({"frames_written": wave.get("written"), "frames_recorded": wave.get("recorded"),
+                                        "frames_lost": wave.get("lost")})
+            print(json.dumps({"repeat": rep, "camonitor": results["camonitor"][-1], "weir": results["weir"][-1],
+                              "waveform": results["waveform"][-1]}), flush=True)
+            remove_arena(arena)
+    finally:
+        ioc.stop()
+
+    def med(rows, k):
+        vals = [r[k] for r in rows if r.get(k) is not None]
+        return statistics.median(vals) if vals else None
+    summary = {
+        "pvs": a.pvs, "seconds": a.seconds, "repeat": a.repeat, "waveform_elements": a.elements,
+        "camonitor_updates_per_s": med(results["camonitor"], "updates_per_s"),
+        "camonitor_cpu_us_per_update": med(results["camonitor"], "cpu_us_per_update"),
+        "weir_updates_per_s": med(results["weir"], "updates_per_s"),
+        "weir_cpu_us_per_update": med(results["weir"], "cpu_us_per_update"),
+        "weir_dropped": max(r["dropped"] for r in results["weir"]),
+        "waveform_frames_lost": max((r["frames_lost"] or 0) for r in results["waveform"]),
+    }
+    if summary["camonitor_cpu_us_per_update"] and summary["weir_cpu_us_per_update"]:
+        summary["cpu_ratio_weir_to_camonitor"] = summary["weir_cpu_us_per_update"] / summary["camonitor_cpu_us_per_update"]
+    print(f"camonitor: {summary['camonitor_updates_per_s']:.0f} updates/s, {summary['camonitor_cpu_us_per_update']:.2f} us CPU/update")
+    print(f"weir-epics (recorded): {summary['weir_updates_per_s']:.0f} updates/s, {summary['weir_cpu_us_per_update']:.2f} us "
+          f"CPU/update, {summary['weir_dropped']} dropped; waveform frames lost {summary['waveform_frames_lost']}")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
