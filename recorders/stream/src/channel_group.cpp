@@ -109,6 +109,11 @@ core::Result<ChannelGroup> ChannelGroup::create(hid_t entry, const ChannelStatic
     if (!events) return tl::make_unexpected(events.error());
     g.events_ = std::move(*events);
   }
+  if (core::is_pv_log_channel(channel.dtype, channel.frame) && channel.pv_log != nullptr) {
+    auto logs = PvLogGroup::create(entry, link, channel.frame.frames_per_block, *channel.pv_log, file);
+    if (!logs) return tl::make_unexpected(logs.error());
+    g.pv_logs_ = std::move(*logs);
+  }
 
   const std::uint64_t unwritten = h5::kUnwrittenSequence;
   const auto table = [&](Column& out, const char* name, hid_t type, std::size_t bytes) -> core::Result<void> {
@@ -180,6 +185,7 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
     events_.commit(meta.realtime_ns, data_.stage_end(), rows);
   } else {
     for (std::uint32_t r = 0; r < rows; ++r) time_.push(block_s + r * row_seconds_);
+    if (pv_logs_.valid()) pv_logs_.commit(data_.stage_end(), rows);  // a row is one entry
   }
   data_.commit(rows);
   samples_committed_ += samples;
@@ -211,7 +217,7 @@ void ChannelGroup::commit_block(const BlockMeta& meta) noexcept {
 
 bool ChannelGroup::pending() const noexcept {
   return first_pending_ || clock_seen_ != clock_written_ || data_.chunk_ready() || time_.chunk_ready() ||
-         (events_.valid() && events_.chunk_ready()) ||
+         (events_.valid() && events_.chunk_ready()) || (pv_logs_.valid() && pv_logs_.pending()) ||
          sequence_.chunk_ready() || gaps_.chunk_ready() || steps_.chunk_ready();
 }
 
@@ -283,6 +289,8 @@ core::Result<void> ChannelGroup::write_pending() {
   if (auto ok = time_.write_chunks(); !ok) return ok;
   if (events_.valid())
     if (auto ok = events_.write_chunks(); !ok) return ok;
+  if (pv_logs_.valid())
+    if (auto ok = pv_logs_.write_chunks(); !ok) return ok;
   if (sequence_.chunk_ready()) {
     // The sequence table says a block is there: every data chunk it covers goes to HDF5 first.
     if (auto ok = data_.drain(); !ok) return ok;
@@ -320,6 +328,8 @@ core::Result<void> ChannelGroup::flush() {
   if (auto ok = time_.write_partial(); !ok) return ok;
   if (events_.valid())
     if (auto ok = events_.write_partial(); !ok) return ok;
+  if (pv_logs_.valid())
+    if (auto ok = pv_logs_.write_partial(); !ok) return ok;
   if (auto ok = write_tables(true); !ok) return ok;
   if (auto ok = steps_.write_partial(); !ok) return ok;
   return gaps_.write_partial();
@@ -329,6 +339,7 @@ void ChannelGroup::mark_durable() noexcept {
   for (Column* c : {&data_, &time_, &sequence_, &offset_, &samples_, &realtime_, &monotonic_, &flags_, &gaps_, &steps_})
     c->mark_durable();
   if (events_.valid()) events_.mark_durable();
+  if (pv_logs_.valid()) pv_logs_.mark_durable();
   samples_durable_ = samples_written();
   if (sequence_.durable() > 0) {
     any_durable_ = true;
@@ -343,6 +354,7 @@ std::uint64_t ChannelGroup::roll_back(std::uint64_t next_sequence) noexcept {
   has_last_gap_ = false;   // the file's last row may be an older state of it: the next row is a new one
   samples_committed_ = samples_durable_;
   if (events_.valid()) events_.roll_back();
+  if (pv_logs_.valid()) pv_logs_.roll_back();
   if (any_durable_) return durable_next_;
   return lost_rows ? first_.sequence : next_sequence;
 }

@@ -11,6 +11,7 @@
 #include "column.hpp"
 #include "encode_pool.hpp"
 #include "event_group.hpp"
+#include "pv_log_group.hpp"
 #include "weir/core/arena_layout.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
@@ -36,6 +37,7 @@ struct ChannelStatic {
   std::string policy;  // the recorder's consumer policy
   core::FrameShape frame;  // framed: data is frames x frame_elements (format 1.2)
   codec::Codec codec{};    // of the data chunks (none: stored as they are)
+  PvLogSource* pv_log = nullptr;  // a PV log channel's meta and carried entries (the recorder's); null: no NXlogs
 };
 
 /// A block's metadata for the tables.
@@ -107,6 +109,14 @@ class ChannelGroup {
   std::uint64_t roll_back(std::uint64_t next_sequence) noexcept;
   [[nodiscard]] std::uint64_t last_sequence() const noexcept { return last_sequence_; }
   [[nodiscard]] std::uint64_t clock_steps() const noexcept { return steps_.size(); }
+  /// A PV log channel: logs the entries the last segment could not (PvLogGroup::log_carried).
+  void log_carried() {
+    if (pv_logs_.valid()) pv_logs_.log_carried();
+  }
+  /// A PV log channel's entries call for a new segment (PvLogGroup::wants_new_file).
+  [[nodiscard]] bool wants_new_file() const noexcept { return pv_logs_.valid() && pv_logs_.wants_new_file(); }
+  /// Rows of the PV logs in this segment (0 for other channels).
+  [[nodiscard]] std::uint64_t pv_log_rows() const noexcept { return pv_logs_.valid() ? pv_logs_.rows() : 0; }
 
  private:
   ChannelGroup() = default;
@@ -123,6 +133,7 @@ class ChannelGroup {
   std::uint64_t origin_ns_ = 0;  // of the time axis: start_ns_, or the first block's stamp when earlier
   h5::Type sample_type_, gap_file_type_, gap_mem_type_, step_file_type_, step_mem_type_;
   EventGroup events_;  // an event channel's NXevent_data (none for others)
+  PvLogGroup pv_logs_;  // a PV log channel's NXlogs (none for others)
   Column data_, time_, sequence_, offset_, samples_, realtime_, monotonic_, flags_, gaps_, steps_;
   std::uint64_t chunk_blocks_ = 0;
   std::uint64_t row_elements_ = 1;  // samples in one row of data: frame_elements when framed, else samples_per_block

@@ -344,7 +344,15 @@ core::Result<void> Recorder::follow_channel(const core::ChannelInfo& c, core::St
   info.frame = c.frame;
   info.codec = codec_for(options_, c.name, c.dtype);
   const std::uint64_t dropped = d.dropped_at_source.load(std::memory_order_relaxed);
+  std::unique_ptr<PvLogSource> pv_log;
+  if (core::is_pv_log_channel(c.dtype, c.frame)) {  // its NXlogs read the PVs' meta keys
+    pv_log = std::make_unique<PvLogSource>();
+    pv_log->channel = c.name;
+    pv_log->kv = &kv_;
+    info.pv_log = pv_log.get();
+  }
   Follow follow{std::move(*reader), std::move(info), kNoSlot, dropped, first_loss};
+  follow.pv_log = std::move(pv_log);
   follow.opening = std::move(opening);
   follow.first_sequence = first;
   follow.awaiting_start = options_.controlled && !resumes;
@@ -501,6 +509,8 @@ core::Result<void> Recorder::open_segment() {
         f.gap_blocks += row.blocks;
       }
       f.opening.clear();
+      segment_.channel(i).log_carried();  // PV log entries the last file could not log
+      if (segment_.channel(i).wants_new_file()) pv_new_file_ = true;
     }
     for (std::size_t i = 0; i < keys_.size(); ++i) {
       keys_[i].slot = i;
@@ -589,7 +599,7 @@ bool Recorder::segment_holds_nothing() const noexcept {
   return std::none_of(follows_.begin(), follows_.end(), [this](const Follow& f) {
     if (f.slot == kNoSlot) return false;
     const ChannelGroup& g = segment_.channel(f.slot);
-    return g.blocks() > 0 || g.gap_rows() > 0;
+    return g.blocks() > 0 || g.gap_rows() > 0 || g.pv_log_rows() > 0;
   });
 }
 

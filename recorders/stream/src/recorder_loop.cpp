@@ -35,6 +35,7 @@ constexpr std::uint64_t kCheckDiskEveryBytes = 1 << 20;  // free space is looked
 // idle. A recorder stopped while its writer runs on stops within kStopWaitNs.
 constexpr std::int64_t kStopWaitNs = 500 * kNsPerMs;
 constexpr std::int64_t kWriterQuietNs = 100 * kNsPerMs;
+constexpr int kCarriedFilesAtStop = 4;  // new files a stop opens, at most, for carried PV log entries
 
 void sleep_ns(std::int64_t ns) noexcept {
   if (ns <= 0) return;
@@ -119,6 +120,7 @@ core::Result<std::uint64_t> Recorder::pump(Follow& f, std::uint64_t limit, std::
     }
     if (g.pending())
       if (auto ok = g.write_pending(); !ok) return tl::make_unexpected(ok.error());
+    if (g.wants_new_file()) pv_new_file_ = true;  // a PV log entry carried, or a meta this file cannot show
     if (options_.throttle_us > 0) sleep_ns(std::int64_t{options_.throttle_us} * kNsPerUs);
   }
   return work;
@@ -439,6 +441,11 @@ void Recorder::loop() {
       new_file = true;
       notice("a key took a value its log in this file cannot hold (an array, text, or another number type): a new file logs it");
     }
+    if (pv_new_file_) {
+      pv_new_file_ = false;
+      new_file = true;
+      notice("a PV log entry of a PV this file has no log for (listed, or of another type, since it opened): a new file logs it");
+    }
     if (options_.controlled) {
       watch_run();
       if (run_finished()) {
@@ -507,6 +514,20 @@ std::uint64_t Recorder::blocks_before_size(const Follow& f) const noexcept {
   return std::min<std::uint64_t>(kBlocksPerTurn, (options_.rotate_bytes - size + block - 1) / block);
 }
 
+// PV log entries the open file could not log are carried: a new file logs them before a stop (a
+// PV's type that changed again in the meantime may take one more).
+core::Result<void> Recorder::log_carried() {
+  const auto carried = [this] {
+    return std::any_of(follows_.begin(), follows_.end(),
+                       [](const Follow& f) { return f.pv_log && !f.pv_log->carried.empty(); });
+  };
+  for (int tries = 0; tries < kCarriedFilesAtStop && pv_new_file_ && segment_.is_open() && carried(); ++tries) {
+    pv_new_file_ = false;
+    if (auto ok = rotate(true); !ok) return ok;
+  }
+  return {};
+}
+
 // Writes every block published so far (opening the due segment when there is one to write).
 core::Result<void> Recorder::drain() {
   if (segment_due_ && !segment_.is_open() && something_to_write())
@@ -519,7 +540,7 @@ core::Result<void> Recorder::drain() {
       if (*n == 0) break;
     }
   }
-  return {};
+  return log_carried();
 }
 
 // At a stop, after a drain: whether a followed channel's writer process is still alive and published

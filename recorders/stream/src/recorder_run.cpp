@@ -87,6 +87,7 @@ void Recorder::finish_run() {
       f.first_sequence = f.stop_head;
     }
   }
+  if (auto ok = log_carried(); !ok) return stop_on_error(ok.error());
   close_last_segment();
 }
 

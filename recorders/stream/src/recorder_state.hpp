@@ -43,6 +43,7 @@ struct Follow {
   bool run_done = false;        // controlled run: met its stop (stop_head is where the run's ledger ends)
   std::uint64_t done_blocks = 0, done_samples = 0;  // in segments already closed
   std::uint64_t gaps = 0, gap_blocks = 0;
+  std::unique_ptr<PvLogSource> pv_log{};  // a PV log channel's meta and carried entries (info.pv_log points here)
 };
 
 /// What one file holds, per followed channel (its index in follows_), for an honest summary.
@@ -125,6 +126,7 @@ class Recorder {
   [[nodiscard]] core::Result<void> flush();
   [[nodiscard]] core::Result<void> check_disk();
   [[nodiscard]] core::Result<void> rotate(bool now);
+  [[nodiscard]] core::Result<void> log_carried();  // before a stop: a new file for carried PV log entries
   [[nodiscard]] bool something_to_write() const noexcept;
   void wait_for_key_types();
   [[nodiscard]] bool reachable(const std::string& file, bool synced) const noexcept;  // still at --out
@@ -175,6 +177,7 @@ class Recorder {
   std::optional<core::Watcher> watcher_;
   std::uint32_t key_watches_ = 0;
   bool key_news_ = false;          // the open segment logged a key value no earlier file holds
+  bool pv_new_file_ = false;       // a PV log entry the open file cannot log is carried: rotate
   bool key_kind_changed_ = false;  // sample_keys saw an array in a plain log, or text in the numeric log of a
                                    // key that was empty when the file opened: rotate
   Segment segment_;

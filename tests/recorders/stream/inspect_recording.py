@@ -203,9 +203,10 @@ def inspect(path, swmr, export):
             if name == "keys":
                 keys(g)
             elif name in ("clock", "title", "definition", "start_time", "end_time", "instrument") or \
-                    text(g.attrs.get("NX_class", "")) == "NXevent_data":
-                continue  # clock provenance (1.1) and the NeXus entry fields (1.6, 2.0): check_recording.py
-                          # and check_nexus_meta.py read them
+                    text(g.attrs.get("NX_class", "")) == "NXevent_data" or "log_channel" in g.attrs:
+                continue  # clock provenance (1.1), the NeXus entry fields (1.6, 2.0), an event channel's
+                          # NXevent_data and a PV log channel's NXlogs: check_recording.py, check_nexus_meta.py,
+                          # check_events.py and record_pv_log_test.cpp read them
             else:
                 channel(name, g, export, start_ns)
 
