@@ -1,4 +1,6 @@
 // `weir check`: the resolved pipeline as text for people.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "weir/config/pipeline.hpp"
@@ -63,9 +65,14 @@ std::string describe(const Pipeline& p, const Resolved& r) {
                                             p.source->probe.empty() ? "no probe" : p.source->probe)
                               : std::string());
   s += "parts, in start order:\n";
-  for (const auto& d : p.drivers)
+  for (const auto& d : p.drivers) {
+    std::vector<std::string> writes = d.channels;  // those it names, then those it makes from its settings
+    for (const auto& [channel, writer] : r.channel_writer)
+      if (writer == "driver \"" + d.name + "\"" && std::find(writes.begin(), writes.end(), channel) == writes.end())
+        writes.push_back(channel);
     s += fmt::format("  driver \"{}\" ({}) {}  writes {}{}\n", d.name, d.kind, d.thread ? "thread " : "process",
-                     joined(d.channels), params_text(d.params));
+                     joined(writes), params_text(d.params));
+  }
   for (const auto& sh : p.shards) {
     const auto in = r.shard_inputs.find(sh.name);
     s += fmt::format("  shard \"{}\" ({}) {}  reads {} ({}) -> {}{}\n", sh.name, sh.kind,
@@ -95,6 +102,11 @@ std::string describe(const Pipeline& p, const Resolved& r) {
   }
   for (const auto& a : p.anns)
     s += fmt::format("  ann \"{}\" process  indexes the vectors labelled {}{}\n", a.name, a.part, params_text(a.params));
+  for (const auto& server : p.epics) {
+    const auto prefix = server.settings.find("prefix");
+    s += fmt::format("  epics \"{}\" ({}) process (weir-epics)  serves PVs under {}\n", server.name, server.kind,
+                     prefix == server.settings.end() ? std::string("-") : prefix->second.as_text());
+  }
   return s;
 }
 

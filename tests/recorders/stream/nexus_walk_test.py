@@ -302,13 +302,65 @@ def prepare(example, text_, scratch, arena):
     return re.sub(r'out = "([^"]*)"', lambda m: 'out = "%s/%s"' % (scratch, m.group(1) or "out/"), text_)
 
 
+class Skipped(Exception):
+    """An example this build cannot run (said loudly, not counted as walked)."""
+
+
+def free_port():
+    import socket
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+            t.bind(("127.0.0.1", 0))
+            port = t.getsockname()[1]
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as r:
+                u.bind(("127.0.0.1", port))
+                r.bind(("127.0.0.1", port + 1))
+        except OSError:
+            continue
+        return port
+    raise SystemExit("no free port")
+
+
+def epics_stand_in(weir, example, scratch, text_, helpers, env):
+    """The EPICS beamline example: its stand-in softIoc on ports of its own, weir's PVs on others, and
+    a run started and stopped with weir runctl once the driver has its PVs (the arena's runs are
+    controlled). Returns the pipeline text and a function to call once weir run is up."""
+    base_dir = os.environ.get("EPICS_BASE", "")
+    softioc = os.path.join(base_dir, "bin", "linux-x86_64", "softIoc")
+    if not base_dir or not os.access(softioc, os.X_OK) or not os.access(os.path.join(os.path.dirname(weir), "weir-epics"), os.X_OK):
+        raise Skipped("no EPICS base or weir-epics in this build")
+    port, served = free_port(), free_port()
+    env.update({"EPICS_CA_SERVER_PORT": str(port), "EPICS_CA_REPEATER_PORT": str(port + 1), "EPICS_CA_ADDR_LIST": "127.0.0.1",
+                "EPICS_CA_AUTO_ADDR_LIST": "NO", "EPICS_CAS_INTF_ADDR_LIST": "127.0.0.1",
+                "PATH": os.path.dirname(softioc) + os.pathsep + os.environ.get("PATH", "")})
+    helpers.append(subprocess.Popen([os.path.join(os.path.dirname(softioc), "caRepeater")], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    helpers.append(subprocess.Popen([softioc, "-S", "-d", example[: -len(".lua")] + ".db"], env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    text_ = replace(text_, 'epics "serve" { prefix = "BL1:WEIR:",',
+                    'epics "serve" { prefix = "NXW%d:", server_port = %d, pva = false,' % (os.getpid(), served))
+    arena = re.search(r'arena \{ name = "([^"]+)"', text_).group(1)
+
+    def one_run():
+        wait_for(lambda: weir_get(weir, arena, "bl.pvs_connected") == "7", 60, "the EPICS driver's 7 PVs")
+        subprocess.run([weir, "runctl", "start", arena, "--title", "NeXus walk"], check=True, capture_output=True, timeout=60)
+        time.sleep(RUN_SECONDS)
+        subprocess.run([weir, "runctl", "stop", arena], check=True, capture_output=True, timeout=120)
+    return text_, one_run
+
+
 def run_example(weir, example, scratch, fake_scpi):
     """Runs one example for RUN_SECONDS (with its stand-in devices) and returns its files."""
     base = os.path.basename(example)[: -len(".lua")]
     arena = "nxwalk%s%d" % (base.replace("_", "")[:10], os.getpid())
     text_ = prepare(example, open(example).read(), scratch, arena)
     helpers = []
+    env = dict(os.environ)
+    during = None
     try:
+        if base == "beamline_epics":
+            text_, during = epics_stand_in(weir, example, scratch, text_, helpers, env)
         if base == "lab_instruments":
             for kind, port in (("dmm", "5025"), ("psu", "5026")):
                 port_file = os.path.join(scratch, kind + ".port")
@@ -320,9 +372,12 @@ def run_example(weir, example, scratch, fake_scpi):
         pipeline = os.path.join(scratch, base + ".lua")
         with open(pipeline, "w") as out:
             out.write(text_)
-        seconds = 60 if base == "udp_digitizer" else RUN_SECONDS
+        seconds = 60 if base in ("udp_digitizer", "beamline_epics") else RUN_SECONDS
         run = subprocess.Popen([weir, "run", pipeline, "--duration", str(seconds), "--status-every", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        if during is not None:
+            during()
+            run.send_signal(signal.SIGINT)
         if base == "udp_digitizer":
             port = wait_for(lambda: weir_get(weir, arena, "digitizer.port") not in ("", "0") and
                             weir_get(weir, arena, "digitizer.port"), 30, "digitizer.port")
@@ -360,7 +415,11 @@ def main():
             for other in glob.glob(os.path.join(examples, "pipelines", "*.lua")):
                 if other != example:
                     shutil.copy(other, scratch)
-            files = run_example(weir, example, scratch, fake_scpi)
+            try:
+                files = run_example(weir, example, scratch, fake_scpi)
+            except Skipped as why:
+                print("SKIPPED %s: %s" % (example, why))
+                continue
             if not files:
                 print("FAIL %s: no HDF5 file written" % example)
                 bad += 1
