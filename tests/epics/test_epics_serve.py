@@ -28,13 +28,13 @@ ENVELOPE_ELEMENTS = 200
 _serial = itertools.count()
 
 PIPELINE = """
-arena {{ name = "{arena}", channels = 4, channel_mb = 16, consumers = 8{runs} }}
+arena {{ name = "{arena}"{arena_settings} }}
 channel "adc0" {{ dtype = "f32", rate = {rate}, block = 1024, ring = 256 }}
 driver "sim" {{ channels = {{"adc0"}}, signal = "sine", frequency = {frequency} }}
 record "hdf5" {{ channels = {{"adc0"}}, out = "{out}", flush_ms = 200 }}
 epics "serve" {{
   prefix = "{prefix}",
-  keys = {{ "ring.current", "shots", {{ key = "psu.setpoint", writable = true, units = "V", low = 0, high = 10, precision = 2 }} }},
+  keys = {{ "ring.current", "shots", "beam.mode", {{ key = "psu.setpoint", writable = true, units = "V", low = 0, high = 10, precision = 2 }} }},
   channels = {{ {{ channel = "adc0", elements = {wave} }}, {{ channel = "adc0", pv = "adc0env", mode = "envelope", elements = {env} }} }},
   update_hz = 20, stall_s = 1, server_port = {port}, pva_server_port = {pva_port}
 }}
@@ -48,16 +48,24 @@ def weir(*args, timeout=60, **kw):
 class Served:
     """One `weir run` of a pipeline with an epics "serve" part, in its own session, on free ports."""
 
-    def __init__(self, workdir, controlled=False):
+    def __init__(self, workdir, controlled=False, keys=None):
         require_epics()
         n = next(_serial)
         self.arena = f"epsrv{os.getpid()}x{n}"
+        settings = ", channels = 4, channel_mb = 16, consumers = 8" + (', runs = "controlled"' if controlled else "")
+        if keys:  # keys there before the server starts: an arena made first, which weir run attaches to
+            r = weir("create", self.arena, "--channels", 4, "--pool", 32, "--consumers", 16)
+            assert r.returncode == 0, r.stdout + r.stderr
+            for key, value, kind in keys:
+                r = weir("set", self.arena, key, value, "--type", kind)
+                assert r.returncode == 0, r.stdout + r.stderr
+            settings = ", attach = true" + (', runs = "controlled"' if controlled else "")
         self.prefix = f"T{os.getpid()}X{n}:"
         self.port = free_port()
         self.pva_port = free_port()
         self.out = Path(workdir) / f"out{n}"
         self.path = Path(workdir) / f"{self.arena}.lua"
-        self.path.write_text(PIPELINE.format(arena=self.arena, runs=', runs = "controlled"' if controlled else "",
+        self.path.write_text(PIPELINE.format(arena=self.arena, arena_settings=settings,
                                              rate=RATE, frequency=FREQUENCY, out=self.out, prefix=self.prefix,
                                              wave=WAVE_ELEMENTS, env=ENVELOPE_ELEMENTS, port=self.port,
                                              pva_port=self.pva_port))
@@ -200,9 +208,9 @@ def tagged_json(text, what):
 
 
 def test_pvs_read_by_independent_clients(served, workdir):
-    s = served()
+    # Typed before the server starts (an i64 key is an int64in, a text key an lsi); ring.current after.
+    s = served(keys=[("shots", "42", "i64"), ("beam.mode", "top-up", "text")])
     assert weir("set", s.arena, "ring.current", "101.5", "--type", "f64").returncode == 0
-    assert weir("set", s.arena, "shots", "42", "--type", "i64").returncode == 0
     assert weir("set", s.arena, "psu.setpoint", "3.25", "--type", "f64").returncode == 0
 
     # --- caget (EPICS base) ---
@@ -215,6 +223,10 @@ def test_pvs_read_by_independent_clients(served, workdir):
     wave = wait_until("the newest block on adc0", lambda: s.caget("adc0"), 10).split()
     assert int(wave[0]) == WAVE_ELEMENTS, f"adc0 holds {wave[0]} elements, not {WAVE_ELEMENTS}"
     assert_sine([float(x) for x in wave[1:]], "caget adc0")
+    assert s.caget("beam:mode") == "top-up"
+    assert "DBF_DOUBLE" in s.ca("cainfo", s.pv("shots")).stdout  # an int64in: Channel Access serves int64 as DOUBLE
+    assert weir("set", s.arena, "beam.mode", "injection").returncode == 0
+    wait_until("beam:mode to read injection", lambda: s.caget("beam:mode") == "injection", 10)
     assert s.caget("Part:sim:State_RBV") == "running" and s.caget("Part:record:State_RBV") == "running"
     assert float(s.caget("DiskFree_RBV")) > 0
     assert s.caget("adc0:Dropped_RBV") == "0"
@@ -287,13 +299,14 @@ def test_pvs_read_by_independent_clients(served, workdir):
     modules = npm_epics_tca()
     script = Path(workdir) / "tca_get.js"
     script.write_text(TCA_GET)
-    r = subprocess.run(["node", str(script), s.pv("ring:current"), s.pv("shots"), s.pv("Part:sim:State_RBV"),
+    r = subprocess.run(["node", str(script), s.pv("ring:current"), s.pv("shots"), s.pv("beam:mode"), s.pv("Part:sim:State_RBV"),
                         s.pv("adc0:Rate_RBV")], env={**s.env, "NODE_PATH": str(modules)}, capture_output=True,
                        text=True, timeout=60)
     tca = tagged_json(r.stdout + r.stderr, "epics-tca")
     scalar = lambda v: v[0] if isinstance(v, list) else v  # noqa: E731
     assert scalar(tca[s.pv("ring:current")]) == 101.5, tca
     assert scalar(tca[s.pv("shots")]) == 44, tca
+    assert scalar(tca[s.pv("beam:mode")]) == "injection", tca
     assert scalar(tca[s.pv("Part:sim:State_RBV")]) == "running", tca
     assert abs(scalar(tca[s.pv("adc0:Rate_RBV")]) - RATE) / RATE < 0.05, tca
 
@@ -302,6 +315,8 @@ def test_pvs_read_by_independent_clients(served, workdir):
         r = s.ca("pvget", "-w", "5", s.pv("ring:current"), s.pv("shots"), timeout=30)
         assert r.returncode == 0, r.stdout + r.stderr
         assert re.search(r"ring:current\s.*\s101\.5\b", r.stdout) and re.search(r"shots\s.*\s44\b", r.stdout), r.stdout
+        r = s.ca("pvget", "-w", "5", "-v", s.pv("shots"), timeout=30)
+        assert "long" in r.stdout or "int64" in r.stdout, f"pvAccess serves the i64 key as an integer: {r.stdout}"
         r = s.ca("pvput", "-w", "5", s.pv("ring:current"), "7", timeout=30)
         assert r.returncode != 0 or "not permitted" in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
         assert weir("get", s.arena, "ring.current").stdout.strip() == "101.5"

@@ -2,7 +2,7 @@
 // epics "serve": weir's status, chosen keys, channels and run control as EPICS process variables,
 // served by EPICS's own server code: an IOC database whose records this process creates at start
 // from the pipeline (the pattern of pythonSoftIOC) and updates through the database API, served by
-// RSRV over Channel Access and, where EPICS base has it, QSRV over pvAccess. PV list: epics/README.md.
+// RSRV over Channel Access and, where EPICS base has it, QSRV over pvAccess. PV list: epics/ioc/README.md.
 #include <atomic>
 #include <cstdint>
 #include <string>
