@@ -71,7 +71,9 @@ constexpr std::uint32_t kPathBytes = 4096;                  // FilePath_RBV, Ful
 constexpr std::uint32_t kTextKeyMaxBytes = 65535;           // an lsi holds at most this (SIZV)
 constexpr std::uint32_t kDefaultEnvelope = 1000;
 constexpr std::int64_t kMaxWaitNs = 100'000'000;            // every wait looks at the stop flag this often
-constexpr std::size_t kControlQueue = 16;                   // run-control puts waiting for the control thread
+constexpr std::size_t kControlQueue = 16;
+constexpr int kCallbackRetries = 500;                       // a full callback queue is asked again this often ...
+constexpr std::int64_t kCallbackRetryNs = 10'000'000;       // ... this far apart (5 s in all)                   // run-control puts waiting for the control thread
 constexpr std::uint64_t kEpicsEpochOffsetS = 631'152'000;   // POSIX_TIME_AT_EPICS_EPOCH
 
 epicsTimeStamp epics_time(std::int64_t realtime_ns) noexcept {
@@ -1060,7 +1062,13 @@ void Server::transition(const ControlAsk& ask, bool quitting) {
     pv.async_ok = ok;
     pv.async_val = value;
   }
-  (void)callbackRequestProcessCallback(&pv.done, priorityLow, pv.rec);  // the put's second pass
+  // The put's second pass. A full callback queue is retried, bounded: the record stays active until
+  // it is queued, and a client's put-callback waits for it.
+  for (int attempt = 0; attempt < kCallbackRetries; ++attempt) {
+    if (callbackRequestProcessCallback(&pv.done, priorityLow, pv.rec) == 0) return;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kCallbackRetryNs));
+  }
+  refused_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter for the report
 }
 
 void Server::control_loop() {
