@@ -24,8 +24,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "epics"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "chaos"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "epics"))  # its conftest first
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -36,7 +36,7 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def find_child(parent, name):
+def find_child(parent, name, arg=None):
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -47,7 +47,8 @@ def find_child(parent, name):
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if int(text.rsplit(")", 1)[1].split()[1]) == parent and argv and argv[0].endswith(name.encode()):
+        if int(text.rsplit(")", 1)[1].split()[1]) == parent and argv and argv[0].endswith(name.encode()) and \
+                (arg is None or (len(argv) > 1 and argv[1] == arg.encode())):
             return int(entry.name)
     return None
 
@@ -103,7 +104,7 @@ def main():
             pipeline = os.path.join(work, f"bench{rep}.lua")
             with open(pipeline, "w") as f:
                 f.write(f"""
-arena {{ name = "{arena}", slots = {4 * a.pvs + 512}, value_bytes = 1024 }}
+arena {{ name = "{arena}", slots = {4 * a.pvs + 1024}, value_bytes = 1024 }}
 driver "epics" {{ name = "bl", log_block = 1024,
   pvs = {{ {pvs}, {{ pv = "{p}wave", channel = "bl.wave", elements = {a.elements}, rate = 10 }} }},
   ca = {{ addr_list = "127.0.0.1", auto_addr_list = false, server_port = {port}, repeater_port = {port + 1},
@@ -112,16 +113,23 @@ record "hdf5" {{ channels = {{ "bl.*" }}, out = "{rec}", flush_ms = 500 }}
 """)
             run = Supervised(pipeline)
             try:
-                conftest.wait_until("weir-epics to connect every PV",
-                                    lambda: run_weir("get", arena, "bl.pvs_connected").stdout.strip() == str(a.pvs + 1),
-                                    timeout_s=60)
+                try:
+                    conftest.wait_until("weir-epics to connect every PV",
+                                        lambda: run.proc.poll() is not None or
+                                        run_weir("get", arena, "bl.pvs_connected").stdout.strip() == str(a.pvs + 1),
+                                        timeout_s=60)
+                except AssertionError:
+                    raise SystemExit(f"weir-epics did not connect every PV; weir run says:\n{run.output()[-3000:]}")
+                if run.proc.poll() is not None:
+                    raise SystemExit(f"weir run exited:\n{run.output()[-3000:]}")
                 driver = find_child(run.proc.pid, "weir-epics")
+                recorder = find_child(run.proc.pid, "weir", "record")
                 time.sleep(2)
                 def counter(k):
                     return int(run_weir("get", arena, f"bl.{k}").stdout.strip() or 0)
-                u0, c0 = counter("updates"), cpu_s(driver)
+                u0, c0, r0 = counter("updates"), cpu_s(driver), cpu_s(recorder)
                 time.sleep(a.seconds)
-                u1, c1 = counter("updates"), cpu_s(driver)
+                u1, c1, r1 = counter("updates"), cpu_s(driver), cpu_s(recorder)
                 dropped = counter("dropped")
             finally:
                 rc = run.stop()
@@ -132,6 +140,7 @@ record "hdf5" {{ channels = {{ "bl.*" }}, out = "{rec}", flush_ms = 500 }}
             log, wave = by.get("bl.pvlog", {}), by.get("bl.wave", {})
             results["weir"].append({"updates": n, "updates_per_s": n / a.seconds, "cpu_s": c1 - c0,
                                     "cpu_us_per_update": (c1 - c0) * 1e6 / max(n, 1), "dropped": dropped,
+                                    "recorder_cpu_us_per_update": (r1 - r0) * 1e6 / max(n, 1),
                                     "log_blocks_recorded": log.get("recorded"), "log_blocks_lost": log.get("lost"),
                                     "audit_exit": rc_a, "weir_run_exit": rc})
             results["waveform"].append({"frames_written": wave.get("written"), "frames_recorded": wave.get("recorded"),
@@ -151,6 +160,7 @@ record "hdf5" {{ channels = {{ "bl.*" }}, out = "{rec}", flush_ms = 500 }}
         "camonitor_cpu_us_per_update": med(results["camonitor"], "cpu_us_per_update"),
         "weir_updates_per_s": med(results["weir"], "updates_per_s"),
         "weir_cpu_us_per_update": med(results["weir"], "cpu_us_per_update"),
+        "recorder_cpu_us_per_update": med(results["weir"], "recorder_cpu_us_per_update"),
         "weir_dropped": max(r["dropped"] for r in results["weir"]),
         "waveform_frames_lost": max((r["frames_lost"] or 0) for r in results["waveform"]),
     }
@@ -158,7 +168,8 @@ record "hdf5" {{ channels = {{ "bl.*" }}, out = "{rec}", flush_ms = 500 }}
         summary["cpu_ratio_weir_to_camonitor"] = summary["weir_cpu_us_per_update"] / summary["camonitor_cpu_us_per_update"]
     print(f"camonitor: {summary['camonitor_updates_per_s']:.0f} updates/s, {summary['camonitor_cpu_us_per_update']:.2f} us CPU/update")
     print(f"weir-epics (recorded): {summary['weir_updates_per_s']:.0f} updates/s, {summary['weir_cpu_us_per_update']:.2f} us "
-          f"CPU/update, {summary['weir_dropped']} dropped; waveform frames lost {summary['waveform_frames_lost']}")
+          f"CPU/update (the recorder {summary['recorder_cpu_us_per_update']:.2f} us), {summary['weir_dropped']} dropped; "
+          f"waveform frames lost {summary['waveform_frames_lost']}")
     print(json.dumps(summary))
 
 

@@ -101,8 +101,8 @@ struct Pv {
   bool ever_connected = false;
   core::PvType type = core::PvType::unknown;
   std::vector<std::string> states;  // an enum's, from its DBR_CTRL_ENUM
-  core::KeyHandle value_key{}, state_key{}, units_key{};
-  std::string meta_key;
+  core::KeyHandle value_key{};
+  std::string meta_key, state_key, units_key;  // `<key>_state` (enums) and `<key>_units`: written when there is one
   std::atomic<std::uint32_t> dropped{0};  // updates dropped since the last `dropped` entry
   // a waveform: its channel
   std::unique_ptr<core::ChannelWriter> writer;
@@ -211,11 +211,11 @@ Result<void> Driver::open() {
       if (auto s = kv_.set_text(pv->meta_key, meta_json(meta)); s != core::KvStatus::ok)
         return core::fail(core::Errc::invalid_argument, fmt::format("driver \"{}\": key '{}': {}", options_.part,
                                                                     pv->meta_key, core::kv_status_text(s)));
-      for (auto [name, handle] : {std::pair{pv->spec.key, &pv->value_key}, std::pair{pv->spec.key + "_state", &pv->state_key},
-                                  std::pair{pv->spec.key + "_units", &pv->units_key}})
-        if (auto s = kv_.resolve(name, *handle, true); s != core::KvStatus::ok)
-          return core::fail(core::Errc::invalid_argument, fmt::format("driver \"{}\": PV {}: key '{}': {}", options_.part,
-                                                                      pv->spec.pv, name, core::kv_status_text(s)));
+      if (auto s = kv_.resolve(pv->spec.key, pv->value_key, true); s != core::KvStatus::ok)
+        return core::fail(core::Errc::invalid_argument, fmt::format("driver \"{}\": PV {}: key '{}': {}", options_.part,
+                                                                    pv->spec.pv, pv->spec.key, core::kv_status_text(s)));
+      pv->state_key = pv->spec.key + "_state";
+      pv->units_key = pv->spec.key + "_units";
     }
     pvs_.push_back(std::move(pv));
   }
@@ -341,7 +341,7 @@ void Driver::on_ctrl(Pv& pv, const event_handler_args& args) {
   }
   pv.states = meta.states;
   (void)kv_.set_text(pv.meta_key, meta_json(meta));
-  if (!meta.units.empty()) (void)kv_.set(pv.units_key, std::as_bytes(std::span(meta.units)), core::ValueType::text);
+  if (!meta.units.empty()) (void)kv_.set_text(pv.units_key, meta.units);
   log_connection(pv, core::PvEvent::connected);
 }
 
@@ -414,7 +414,7 @@ void Driver::on_value(Pv& pv, const event_handler_args& args) {
       }
       e.time_ns = unix_ns(d->stamp), e.severity = static_cast<std::uint16_t>(d->severity), e.status = static_cast<std::uint16_t>(d->status);
       (void)kv_.set(pv.value_key, std::as_bytes(std::span(&e.i64, 1)), core::ValueType::i64);
-      (void)kv_.set(pv.state_key, std::as_bytes(std::span(e.text, e.text_bytes)), core::ValueType::text);
+      (void)kv_.set_text(pv.state_key, std::string_view(e.text, e.text_bytes));
       break;
     }
     case DBR_TIME_STRING: {

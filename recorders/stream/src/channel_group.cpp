@@ -320,7 +320,7 @@ bool ChannelGroup::add_gap(const GapRow& row) noexcept {
 
 core::Result<void> ChannelGroup::write_gaps() { return gaps_.write_partial(); }
 
-core::Result<void> ChannelGroup::flush() {
+core::Result<void> ChannelGroup::flush(bool final) {
   if (first_pending_)
     if (auto ok = write_first_block_attrs(); !ok) return ok;
   if (auto ok = write_clock(); !ok) return ok;
@@ -329,7 +329,7 @@ core::Result<void> ChannelGroup::flush() {
   if (events_.valid())
     if (auto ok = events_.write_partial(); !ok) return ok;
   if (pv_logs_.valid())
-    if (auto ok = pv_logs_.write_partial(); !ok) return ok;
+    if (auto ok = pv_logs_.write_partial(final); !ok) return ok;
   if (auto ok = write_tables(true); !ok) return ok;
   if (auto ok = steps_.write_partial(); !ok) return ok;
   return gaps_.write_partial();

@@ -79,7 +79,9 @@ class ChannelGroup {
   /// Hands the staged gap rows to HDF5 now (the last act on a file a failed write ends).
   [[nodiscard]] core::Result<void> write_gaps();
   /// Hands every staged sample and row to HDF5 (data, then tables, then gaps).
-  [[nodiscard]] core::Result<void> flush();
+  /// `final`: the segment's last flush (its close): PV logs hand over everything (else their
+  /// partial chunks only every kPvLogPartialEveryNs).
+  [[nodiscard]] core::Result<void> flush(bool final = false);
 
   [[nodiscard]] const ChannelStatic& channel() const noexcept { return channel_; }
   [[nodiscard]] std::uint64_t blocks() const noexcept { return sequence_.size(); }

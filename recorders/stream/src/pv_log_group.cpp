@@ -6,11 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "weir/core/clock.hpp"
 #include "weir/h5/attribute.hpp"
 #include "weir/h5/check.hpp"
 #include "weir/h5/dataset.hpp"
 #include "weir/h5/recording_format.hpp"
 #include "weir/h5/types.hpp"
+#include "weir/recorder/format.hpp"
 
 namespace weir::rec {
 
@@ -447,7 +449,13 @@ core::Result<void> PvLogGroup::write_counts() {
   return {};
 }
 
-core::Result<void> PvLogGroup::write_partial() {
+core::Result<void> PvLogGroup::write_partial(bool final) {
+  const std::int64_t now = core::monotonic_ns();
+  if (!final && last_partial_ns_ != 0 && now - last_partial_ns_ < kPvLogPartialEveryNs) {
+    ready_ = true;  // whole chunks, whichever are full
+    return write_chunks();
+  }
+  last_partial_ns_ = now;
   if (reconnected_)
     if (auto ok = reread_meta(); !ok) return ok;
   for (Pv& pv : pvs_)

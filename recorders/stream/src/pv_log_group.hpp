@@ -102,8 +102,11 @@ class PvLogGroup {
   [[nodiscard]] bool pending() const noexcept;
   /// Writes whole chunks and what a reconnection changed in the NXlogs' attributes. Cold path.
   [[nodiscard]] core::Result<void> write_chunks();
-  /// Hands every staged row to HDF5 (a flush), with the counters.
-  [[nodiscard]] core::Result<void> write_partial();
+  /// A flush: hands every staged row to HDF5, with the counters, when `final` (the segment's close) or
+  /// kPvLogPartialEveryNs since the last time; else whole chunks only (see format.hpp). The PV log
+  /// channel's own NXdata holds every entry at every flush: a killed recorder's NXlogs may lag it by
+  /// up to that period.
+  [[nodiscard]] core::Result<void> write_partial(bool final);
   void mark_durable() noexcept;
   void roll_back() noexcept;
   /// Entries are carried (or a PV's meta changed in a way this file's attributes cannot show): the
@@ -144,6 +147,7 @@ class PvLogGroup {
   std::uint64_t rows_ = 0;
   std::uint64_t malformed_ = 0, malformed_written_ = 0;
   bool ready_ = false;        // a column has a whole chunk staged
+  std::int64_t last_partial_ns_ = 0;  // monotonic time of the last write_partial that handed over everything
   bool reconnected_ = false;  // some Pv::reconnected
   bool meta_stale_ = false;   // a reconnection's meta cannot be shown by this file's attributes
 };

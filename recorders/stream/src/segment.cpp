@@ -254,9 +254,9 @@ core::Result<Segment> Segment::create(const std::filesystem::path& path, const S
   return s;
 }
 
-core::Result<void> Segment::flush() {
+core::Result<void> Segment::flush(bool final) {
   for (ChannelGroup& c : channels_)
-    if (auto ok = c.flush(); !ok) return ok;
+    if (auto ok = c.flush(final); !ok) return ok;
   for (KeyLog& k : keys_)
     if (auto ok = k.flush(); !ok) return ok;
   if (auto ok = write_plots(); !ok) return ok;
@@ -290,7 +290,7 @@ core::Result<void> Segment::close(std::uint64_t stop_ns, int* keep_fd) {
   if (keep_fd != nullptr) *keep_fd = -1;
   if (!file_.valid()) return {};
   add_clock_offset(h5::kClockClosed);
-  auto ok = flush();
+  auto ok = flush(true);
   if (ok) {
     auto root = h5::check<h5::Group>(H5Gopen2(file_.get(), "/", H5P_DEFAULT), "H5Gopen2", path_.string() + " /");
     if (!root) {

@@ -52,7 +52,8 @@ class Segment {
   [[nodiscard]] std::size_t key_count() const noexcept { return keys_.size(); }
 
   /// Hands everything staged to HDF5 and flushes the file (H5Fflush): a crash after this keeps it.
-  [[nodiscard]] core::Result<void> flush();
+  /// `final`: the last one, at close (PV logs' partial chunks then, whatever their period).
+  [[nodiscard]] core::Result<void> flush(bool final = false);
   /// A clock offsets row (the segment's close), flush(), stop_time, close. A failure still closes
   /// the file. keep_fd: receives a duplicate of the file's descriptor (taken before the close; -1
   /// when there is none), so the caller can fsync the very file it wrote whatever its path names now.

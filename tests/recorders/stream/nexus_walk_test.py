@@ -336,7 +336,7 @@ def epics_stand_in(weir, example, scratch, text_, helpers, env):
                 "PATH": os.path.dirname(softioc) + os.pathsep + os.environ.get("PATH", "")})
     helpers.append(subprocess.Popen([os.path.join(os.path.dirname(softioc), "caRepeater")], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    helpers.append(subprocess.Popen([softioc, "-S", "-d", example[: -len(".lua")] + ".db"], env=env,
+    helpers.append(subprocess.Popen([softioc, "-S", "-d", example[: -len(".lua")] + ".db"], env=env, start_new_session=True,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     text_ = replace(text_, 'epics "serve" { prefix = "BL1:WEIR:",',
                     'epics "serve" { prefix = "NXW%d:", server_port = %d, pva = false,' % (os.getpid(), served))
@@ -391,7 +391,11 @@ def run_example(weir, example, scratch, fake_scpi):
     finally:
         for h in helpers:
             h.terminate()
-            h.wait(timeout=10)
+            try:
+                h.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # softIoc's shell outlives SIGTERM
+                h.kill()
+                h.wait(timeout=10)
     return sorted(glob.glob(os.path.join(scratch, "**", "*.h5"), recursive=True))
 
 

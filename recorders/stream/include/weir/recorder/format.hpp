@@ -12,6 +12,11 @@ inline constexpr std::uint32_t kTableChunkRows = 1024;          // rows per chun
 inline constexpr std::uint64_t kTableRowBytes = 4 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);  // a block's six table rows
 inline constexpr std::uint32_t kGapChunkRows = 64;              // rows per chunk of a gaps table
 inline constexpr std::uint32_t kKeyChunkRows = 256;             // rows per chunk of a key's NXlog
+// How often a PV log's NXlogs hand over their partial chunks (the PV log channel itself: every flush).
+// Between, a flush writes only their full chunks: under SWMR, HDF5's flush walks every dirty object
+// in dependency order, a cost that grows with the square of the datasets a flush touches (2,000 PVs,
+// 20,000 datasets: seconds a flush), and a PV at 10 Hz fills a chunk every kPvLogChunkRows / 10 s.
+inline constexpr std::int64_t kPvLogPartialEveryNs = 30'000'000'000;
 inline constexpr std::uint32_t kClockChunkRows = 16;            // rows per chunk of the clock offsets and steps tables
 inline constexpr std::uint32_t kBlocksPerTurn = 64;             // blocks read from one channel before the next
 inline constexpr std::int64_t kWaitSliceNs = 50'000'000;        // longest sleep: stop and rotate requests are seen this fast
