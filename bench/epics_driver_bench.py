@@ -2,14 +2,15 @@
 """driver "epics" figures (epics/README.md), against EPICS's own tools on the same softIoc:
 
 - N scalar PVs (calc records counting at 10 Hz each: 20,000 updates/s for 2,000) monitored by
-  `camonitor` alone, then by weir-epics under `weir run` with a recorder: updates received, updates
+  `camonitor` alone, then by weir-epics under `weir run` (a driver and a recorder per --per-driver
+  PVs, 500 by default): updates received, updates
   the driver counted and the recorder's PV log recorded, dropped; CPU per update of each (utime +
   stime from /proc/PID/stat over the measured window);
 - one waveform PV of M elements posted at 10 Hz into a channel: frames published, frames recorded,
   frames lost (the ledger).
 
     bench/epics_driver_bench.py [--weir build/tools/weir] [--pvs 2000] [--seconds 10] [--repeat 3]
-                                [--elements 100000]
+                                [--elements 100000] [--per-driver 500]
 
 Needs EPICS_BASE (scripts/epics_base.sh) and WEIR_EPICS_PROGRAM or weir-epics beside weir.
 Prints medians over the repeats and one JSON object last.
@@ -36,7 +37,21 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def find_child(parent, name, arg=None):
+def counter_of(arena, part, key):
+    from chaos import weir as run_weir
+    r = run_weir("get", arena, f"{part}.{key}")
+    try:
+        return int(r.stdout.strip()) if r.returncode == 0 else 0
+    except ValueError:
+        return 0
+
+
+def cpu_sum(pids):
+    return sum(cpu_s(p) for p in pids)
+
+
+def find_children(parent, name, arg=None):
+    found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -49,20 +64,21 @@ def find_child(parent, name, arg=None):
             continue
         if int(text.rsplit(")", 1)[1].split()[1]) == parent and argv and argv[0].endswith(name.encode()) and \
                 (arg is None or (len(argv) > 1 and argv[1] == arg.encode())):
-            return int(entry.name)
-    return None
+            found.append(int(entry.name))
+    return found
 
 
 def main():
     import conftest
-    from chaos import Supervised, remove_arena, weir as run_weir
-    from ledger_check import audit, run_files, runs_in
+    from chaos import Supervised, remove_arena
+    from ledger_check import audit
     ap = argparse.ArgumentParser()
     ap.add_argument("--weir", default=os.environ.get("WEIR_CLI", "build/tools/weir"))
     ap.add_argument("--pvs", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--elements", type=int, default=100000)
+    ap.add_argument("--per-driver", type=int, default=500, help="PVs per driver (and its recorder)")
     a = ap.parse_args()
     os.environ["WEIR_CLI"] = os.path.abspath(a.weir)
     os.environ.setdefault("WEIR_EPICS_PROGRAM", os.path.join(os.path.dirname(os.path.abspath(a.weir)), "weir-epics"))
@@ -100,44 +116,57 @@ def main():
             arena = f"epb{os.getpid()}x{rep}"
             rec = os.path.join(work, f"rec{rep}")
             os.makedirs(rec)
-            pvs = ", ".join(f'"{n_}"' for n_ in names)
-            pipeline = os.path.join(work, f"bench{rep}.lua")
-            with open(pipeline, "w") as f:
-                f.write(f"""
-arena {{ name = "{arena}", slots = {4 * a.pvs + 1024}, value_bytes = 1024 }}
-driver "epics" {{ name = "bl", log_block = 1024,
-  pvs = {{ {pvs}, {{ pv = "{p}wave", channel = "bl.wave", elements = {a.elements}, rate = 10 }} }},
+            # PVs in groups of --per-driver, each group a driver with its PV log and a recorder of its own
+            # (a recorder's flushes grow with the square of the NXlogs it keeps: epics/README.md, Limits).
+            groups = [names[i:i + a.per_driver] for i in range(0, len(names), a.per_driver)]
+            parts = []
+            for g, group in enumerate(groups):
+                pvs = ", ".join(f'"{n_}"' for n_ in group)
+                wave = f', {{ pv = "{p}wave", channel = "bl0.wave", elements = {a.elements}, rate = 10 }}' if g == 0 else ""
+                parts.append(f"""
+driver "epics" {{ name = "bl{g}", log_block = 1024, log = "bl{g}.pvlog",
+  pvs = {{ {pvs}{wave} }},
   ca = {{ addr_list = "127.0.0.1", auto_addr_list = false, server_port = {port}, repeater_port = {port + 1},
           max_array_bytes = {a.elements * 8 + 65536} }} }}
-record "hdf5" {{ channels = {{ "bl.*" }}, out = "{rec}", flush_ms = 500 }}
+record "hdf5" {{ name = "rec{g}", channels = {{ "bl{g}.*" }}, out = "{rec}/g{g}", flush_ms = 500 }}
 """)
+            pipeline = os.path.join(work, f"bench{rep}.lua")
+            with open(pipeline, "w") as f:
+                f.write(f'arena {{ name = "{arena}", slots = {4 * a.pvs + 1024}, value_bytes = 1024, channels = {len(groups) + 4} }}\n')
+                f.write("".join(parts))
             run = Supervised(pipeline)
             try:
                 try:
                     conftest.wait_until("weir-epics to connect every PV",
                                         lambda: run.proc.poll() is not None or
-                                        run_weir("get", arena, "bl.pvs_connected").stdout.strip() == str(a.pvs + 1),
+                                        sum(counter_of(arena, f"bl{g}", "pvs_connected") for g in range(len(groups))) == a.pvs + 1,
                                         timeout_s=60)
                 except AssertionError:
                     raise SystemExit(f"weir-epics did not connect every PV; weir run says:\n{run.output()[-3000:]}")
                 if run.proc.poll() is not None:
                     raise SystemExit(f"weir run exited:\n{run.output()[-3000:]}")
-                driver = find_child(run.proc.pid, "weir-epics")
-                recorder = find_child(run.proc.pid, "weir", "record")
+                drivers = find_children(run.proc.pid, "weir-epics")
+                recorders = find_children(run.proc.pid, "weir", "record")
                 time.sleep(2)
+
                 def counter(k):
-                    return int(run_weir("get", arena, f"bl.{k}").stdout.strip() or 0)
-                u0, c0, r0 = counter("updates"), cpu_s(driver), cpu_s(recorder)
+                    return sum(counter_of(arena, f"bl{g}", k) for g in range(len(groups)))
+                u0, c0, r0 = counter("updates"), cpu_sum(drivers), cpu_sum(recorders)
                 time.sleep(a.seconds)
-                u1, c1, r1 = counter("updates"), cpu_s(driver), cpu_s(recorder)
+                u1, c1, r1 = counter("updates"), cpu_sum(drivers), cpu_sum(recorders)
                 dropped = counter("dropped")
             finally:
                 rc = run.stop()
                 run.close()
             n = u1 - u0
-            rc_a, channels, _, text = audit(rec)
-            by = {c["channel"]: c for c in channels}
-            log, wave = by.get("bl.pvlog", {}), by.get("bl.wave", {})
+            by, rc_a = {}, 0
+            for g in range(len(groups)):
+                rc_g, channels, _, text = audit(os.path.join(rec, f"g{g}"))
+                rc_a = max(rc_a, rc_g)
+                by.update({c["channel"]: c for c in channels})
+            logs = [c for name, c in by.items() if name.endswith(".pvlog")]
+            log = {"recorded": sum(c.get("recorded", 0) for c in logs), "lost": sum(c.get("lost", 0) for c in logs)}
+            wave = by.get("bl0.wave", {})
             results["weir"].append({"updates": n, "updates_per_s": n / a.seconds, "cpu_s": c1 - c0,
                                     "cpu_us_per_update": (c1 - c0) * 1e6 / max(n, 1), "dropped": dropped,
                                     "recorder_cpu_us_per_update": (r1 - r0) * 1e6 / max(n, 1),
