@@ -27,7 +27,7 @@ test=(
   procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
   python3-confluent-kafka python3-flatbuffers kcat  # the Kafka interop tests
-  python3-pyepics npm  # the EPICS tests: Debian's CA client, and npm for the epics-tca client
+  python3-pyepics  # the EPICS tests: Debian's CA client (npm, for the epics-tca client, is in the build set)
 )
 list=0
 if [[ ${1:-} == --list ]]; then
