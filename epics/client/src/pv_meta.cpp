@@ -6,17 +6,6 @@ namespace weir::epics {
 
 namespace {
 
-const char* type_name(core::PvType type) {
-  switch (type) {
-    case core::PvType::f64: return "f64";
-    case core::PvType::i64: return "i64";
-    case core::PvType::enumerated: return "enum";
-    case core::PvType::text: return "text";
-    case core::PvType::unknown: break;
-  }
-  return "unknown";
-}
-
 std::string pair(double lo, double hi) {
   json::JsonArray a;
   a.real(lo).real(hi);
@@ -27,7 +16,7 @@ std::string pair(double lo, double hi) {
 
 std::string meta_json(const PvMeta& m) {
   json::JsonObject o;
-  o.text("pv", m.pv).text("key", m.key).text("type", type_name(m.type));
+  o.text("pv", m.pv).text("key", m.key).text("type", core::pv_type_name(m.type));
   if (!m.host.empty()) o.text("host", m.host);
   if (m.type == core::PvType::f64 || m.type == core::PvType::i64) {
     o.text("units", m.units);

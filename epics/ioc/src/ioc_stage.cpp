@@ -21,45 +21,39 @@ void Server::post(Pv& pv) noexcept {
   updates_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter for the report
 }
 
+namespace {
+
+// Stages a value with its alarm and time under the PV's lock, unless the record already shows the
+// same: `same_value` compares the staged value, `set_value` writes it. True when staged.
+template <class Same, class Set>
+bool stage(Pv& pv, epicsEnum16 sevr, epicsEnum16 stat, const epicsTimeStamp& t, Same same_value, Set set_value) noexcept {
+  const std::lock_guard lock(pv.m);
+  if (pv.staged && same_value() && pv.sevr == sevr && pv.stat == stat) return false;
+  set_value();
+  pv.sevr = sevr;
+  pv.stat = stat;
+  pv.time = t;
+  pv.staged = true;
+  return true;
+}
+
+}  // namespace
+
 bool Server::stage_f64(Pv& pv, double v, epicsEnum16 sevr, epicsEnum16 stat, const epicsTimeStamp& t) noexcept {
-  {
-    const std::lock_guard lock(pv.m);
-    if (pv.staged && same(pv.f64, v) && pv.sevr == sevr && pv.stat == stat) return false;
-    pv.f64 = v;
-    pv.sevr = sevr;
-    pv.stat = stat;
-    pv.time = t;
-    pv.staged = true;
-  }
+  if (!stage(pv, sevr, stat, t, [&] { return same(pv.f64, v); }, [&] { pv.f64 = v; })) return false;
   post(pv);
   return true;
 }
 
 bool Server::stage_i64(Pv& pv, std::int64_t v, epicsEnum16 sevr, epicsEnum16 stat, const epicsTimeStamp& t) noexcept {
-  {
-    const std::lock_guard lock(pv.m);
-    if (pv.staged && pv.i64 == v && pv.sevr == sevr && pv.stat == stat) return false;
-    pv.i64 = v;
-    pv.sevr = sevr;
-    pv.stat = stat;
-    pv.time = t;
-    pv.staged = true;
-  }
+  if (!stage(pv, sevr, stat, t, [&] { return pv.i64 == v; }, [&] { pv.i64 = v; })) return false;
   post(pv);
   return true;
 }
 
 bool Server::stage_text(Pv& pv, std::string_view v, epicsEnum16 sevr, epicsEnum16 stat, const epicsTimeStamp& t) noexcept {
-  {
-    const std::lock_guard lock(pv.m);
-    v = v.substr(0, std::min<std::size_t>(v.size(), pv.text.capacity()));  // within the capacity: no allocation
-    if (pv.staged && pv.text == v && pv.sevr == sevr && pv.stat == stat) return false;
-    pv.text.assign(v);
-    pv.sevr = sevr;
-    pv.stat = stat;
-    pv.time = t;
-    pv.staged = true;
-  }
+  v = v.substr(0, std::min<std::size_t>(v.size(), pv.text.capacity()));  // within the capacity: no allocation
+  if (!stage(pv, sevr, stat, t, [&] { return pv.text == v; }, [&] { pv.text.assign(v); })) return false;
   post(pv);
   return true;
 }

@@ -18,25 +18,6 @@ namespace weir::rec {
 
 namespace {
 
-const char* pv_type_name(core::PvType type) noexcept {
-  switch (type) {
-    case core::PvType::f64: return "f64";
-    case core::PvType::i64: return "i64";
-    case core::PvType::enumerated: return "enum";
-    case core::PvType::text: return "text";
-    case core::PvType::unknown: break;
-  }
-  return "unknown";
-}
-
-core::PvType pv_type_of(std::string_view name) noexcept {
-  if (name == "f64") return core::PvType::f64;
-  if (name == "i64") return core::PvType::i64;
-  if (name == "enum") return core::PvType::enumerated;
-  if (name == "text") return core::PvType::text;
-  return core::PvType::unknown;
-}
-
 bool numeric_pv(core::PvType type) noexcept {
   return type == core::PvType::f64 || type == core::PvType::i64 || type == core::PvType::enumerated;
 }
@@ -91,7 +72,7 @@ PvMeta parse_pv_meta(std::string_view text) {
     text_field("units", m.units);
     std::string type;
     text_field("type", type);
-    m.type = pv_type_of(type);
+    m.type = core::pv_type_of(type);
     if (auto it = j.find("precision"); it != j.end() && it->is_number_integer()) m.precision = it->get<std::int64_t>();
     pair_field("display", m.display);
     pair_field("control", m.control);
@@ -249,7 +230,7 @@ core::Result<void> PvLogGroup::add_pv(std::uint32_t index, const PvMeta& meta, c
   if (type == core::PvType::enumerated)
     if (auto ok = column(pv.value_string, kPvValueString, text_type_.get(), core::kPvTextBytes, kPvLogChunkRows); !ok)
       return ok;
-  for (auto ok : {h5::attr_text(gid, kAttrPvType, pv_type_name(type)), h5::attr_u32(gid, kAttrPvIndex, index),
+  for (auto ok : {h5::attr_text(gid, kAttrPvType, core::pv_type_name(type)), h5::attr_u32(gid, kAttrPvIndex, index),
                   h5::attr_u64(gid, kAttrDropped, 0)})
     if (!ok) return tl::make_unexpected(core::with_context(ok.error(), pv.what));
   if (auto ok = write_meta(pv, meta, false); !ok) return ok;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "weir/core/channel.hpp"
 
@@ -77,6 +78,25 @@ inline constexpr std::uint32_t kPvLogEntryBytes = sizeof(PvLogEntry);
 /// The meta key of PV `index` of the log channel `channel`: "<channel>.pv.<index>".
 [[nodiscard]] inline std::string pv_meta_key(const std::string& channel, std::uint32_t index) {
   return channel + ".pv." + std::to_string(index);
+}
+
+/// A PV type's name in the meta key's "type": "f64", "i64", "enum", "text", "unknown".
+[[nodiscard]] inline const char* pv_type_name(PvType type) noexcept {
+  switch (type) {
+    case PvType::f64: return "f64";
+    case PvType::i64: return "i64";
+    case PvType::enumerated: return "enum";
+    case PvType::text: return "text";
+    case PvType::unknown: break;
+  }
+  return "unknown";
+}
+
+/// The PvType a meta key's "type" names; unknown for any other text.
+[[nodiscard]] inline PvType pv_type_of(std::string_view name) noexcept {
+  for (const PvType t : {PvType::f64, PvType::i64, PvType::enumerated, PvType::text})
+    if (name == pv_type_name(t)) return t;
+  return PvType::unknown;
 }
 
 /// "NO_ALARM", "MINOR", "MAJOR", "INVALID" (EPICS's menuAlarmSevr), "?" past them.
