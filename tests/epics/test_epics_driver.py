@@ -102,13 +102,12 @@ def test_every_update_recorded_with_ioc_time_units_alarms_and_states(workdir, io
                 ("sample", "LaB6 standard"), ("sample", "Si 111")]
         for name, value in puts:
             assert epics.caput(p + name, value, wait=True, timeout=5) == 1, f"caput {p}{name} {value}"
-            time.sleep(0.01)
         expected = sum(len(m.seen) for m in monitors.values())  # initial values + the puts, as pyepics saw them
         assert expected >= 5 + len(puts), {n: len(m.seen) for n, m in monitors.items()}
         wait_until(f"weir's driver to count the {expected} scalar updates pyepics saw (+ waveform frames)",
                    lambda: (key_number(arena, "bl.updates") or 0) >= expected and key_number(arena, "bl.updates"))
         enums = {n: list(monitors[n].pv.get_ctrlvars(timeout=5)["enum_strs"]) for n in ("shutter", "mode")}  # the IOC's own
-        time.sleep(0.3)  # one PV log flush (50 ms) and a recorder flush (200 ms) before the stop; the stop flushes too
+        # (the stop publishes the driver's last PV log block; the recorder reads every block before it stops)
     finally:
         rc = run.stop()
         run.close()
@@ -177,12 +176,16 @@ def test_waveform_frames_and_a_disconnect_gap(workdir, ioc_env):
     sent = []
     try:
         wait_until("the EPICS driver to connect its 6 PVs", lambda: key_number(arena, "bl.pvs_connected") == 6, timeout_s=30)
+        def synced(value):
+            # One IOC, one CA circuit: its updates reach the driver in the order the IOC posted them, so once
+            # the driver has this later put of temp, it has had every waveform put before it.
+            assert epics.caput(f"{p}temp", value, wait=True, timeout=5) == 1
+            wait_until(f"the driver to see temp = {value}", lambda: weir("get", arena, "temp").stdout.strip() == str(value))
         for _ in range(5):
             a = rng.normal(size=n)
             assert epics.caput(f"{p}spectrum", a, wait=True, timeout=5) == 1
             sent.append(a)
-            time.sleep(0.02)
-        wait_until("6 frames (the first value and 5 puts)", lambda: (key_number(arena, "bl.updates") or 0) >= 5 + 6)
+        synced(41.5)
         killed = time.time_ns()
         ioc.kill()
         wait_until("the driver to see the disconnect", lambda: (key_number(arena, "bl.disconnects") or 0) >= 6)
@@ -194,10 +197,7 @@ def test_waveform_frames_and_a_disconnect_gap(workdir, ioc_env):
             a = rng.normal(size=n)
             assert epics.caput(f"{p}spectrum", a, wait=True, timeout=5) == 1
             sent.append(a)
-            time.sleep(0.02)
-        before = key_number(arena, "bl.updates")
-        wait_until("the last 3 frames", lambda: (key_number(arena, "bl.updates") or 0) >= before)
-        time.sleep(0.5)
+        synced(42.5)
     finally:
         rc = run.stop()
         run.close()
