@@ -68,8 +68,10 @@ class Monitor:
         self.seen.append((value.copy() if isinstance(value, np.ndarray) else value, timestamp, severity, status, char_value))
 
 
-@pytest.fixture
-def ioc_env(workdir):
+@pytest.fixture(scope="module")
+def ioc_env():
+    # One port for the module's IOCs (one at a time): pyepics reads the EPICS_CA_* variables once, when
+    # its CA context starts, and keeps that context for the whole process.
     require_epics()
     port = free_port()
     env = ca_env(port)
