@@ -99,7 +99,8 @@ struct Pv {
   bool subscribed = false;
   bool connected = false;  // CA's view, in the callbacks
   bool ever_connected = false;
-  core::PvType type = core::PvType::unknown;
+  core::PvType type = core::PvType::unknown;       // the CA callbacks'
+  std::atomic<std::uint8_t> type_seen{0};           // the same, for the driver's thread (its dropped entries)
   std::vector<std::string> states;  // an enum's, from its DBR_CTRL_ENUM
   core::KeyHandle value_key{};
   std::string meta_key, state_key, units_key;  // `<key>_state` (enums) and `<key>_units`: written when there is one
@@ -275,6 +276,7 @@ void Driver::on_connection(Pv& pv, bool up) {
     case DBF_LONG: pv.type = core::PvType::i64; break;
     default: pv.type = core::PvType::f64; break;
   }
+  pv.type_seen.store(static_cast<std::uint8_t>(pv.type), std::memory_order_relaxed);
   if (pv.writer) {  // a waveform: values only
     pv.gap_pending = false;
     subscribe(pv);
@@ -442,7 +444,7 @@ void Driver::flush(bool all) {
         e.time_ns = realtime_ns();
         e.pv = pv->index;
         e.event = static_cast<std::uint8_t>(core::PvEvent::dropped);
-        e.type = static_cast<std::uint8_t>(pv->type);
+        e.type = pv->type_seen.load(std::memory_order_relaxed);
         e.count = n;
         if (!queue_.push(e)) pv->dropped.fetch_add(n, std::memory_order_relaxed), any_dropped_.store(true);
       }
