@@ -3,14 +3,17 @@ records, changed with Debian's pyepics, is in the recording with the IOC's time 
 severity and status and enum state, exactly as an independent pyepics monitor saw it; a waveform
 over 16 kB becomes a channel, one frame per update, with a `disconnected` gap while its IOC is away;
 `weir check` refuses bad PV lists naming file and line."""
+import http.client
 import os
+import re
+import subprocess
 import time
 
 import numpy as np
 import pytest
 
 from conftest import SoftIoc, caget, ca_env, epics_bin, free_port, require_epics, wait_until
-from chaos import Supervised, private_name, remove_arena, weir
+from chaos import WEIR, Supervised, private_name, remove_arena, weir
 from epics_files import channel_frames, pv_logs, text
 from ledger_check import check_run, run_files, runs_in
 
@@ -47,6 +50,23 @@ record "hdf5" {{ channels = {{ "bl.*" }}, keys = {{ "temp", "count" }}, out = "{
     with open(path, "w") as f:
         f.write(text_)
     return path
+
+
+def serve_metrics(arena):
+    """`weir serve`'s /metrics for the arena (a server on a free loopback port, stopped after)."""
+    proc = subprocess.Popen([WEIR, "serve", arena, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        port = re.search(r"http://[^/]+:(\d+)/", line)
+        assert port, f"weir serve did not start: {line!r}"
+        conn = http.client.HTTPConnection("127.0.0.1", int(port.group(1)), timeout=10)
+        conn.request("GET", "/metrics")
+        body = conn.getresponse().read().decode()
+        conn.close()
+        return body
+    finally:
+        proc.kill()
+        proc.wait(10)
 
 
 def key_number(arena, key):
@@ -109,6 +129,12 @@ def test_every_update_recorded_with_ioc_time_units_alarms_and_states(workdir, io
         wait_until(f"weir's driver to count the {expected} scalar updates pyepics saw (+ waveform frames)",
                    lambda: (key_number(arena, "bl.updates") or 0) >= expected and key_number(arena, "bl.updates"))
         enums = {n: list(monitors[n].pv.get_ctrlvars(timeout=5)["enum_strs"]) for n in ("shutter", "mode")}  # the IOC's own
+        metrics = serve_metrics(arena)
+        updates = key_number(arena, "bl.updates")
+        assert f'weir_epics_pvs_connected{{part="bl"}} 6' in metrics, metrics
+        found = re.search(r'weir_epics_updates_total\{part="bl"\} (\d+)', metrics)
+        assert found and expected <= int(found.group(1)) <= updates, (found and found.group(0), expected, updates)
+        assert 'weir_epics_disconnects_total{part="bl"} 0' in metrics and 'weir_epics_dropped_total{part="bl"} 0' in metrics
         # (the stop publishes the driver's last PV log block; the recorder reads every block before it stops)
     finally:
         rc = run.stop()
