@@ -9,6 +9,7 @@ import re
 import subprocess
 import time
 
+import h5py
 import numpy as np
 import pytest
 
@@ -266,3 +267,46 @@ def test_check_refuses_bad_pv_lists(workdir, body, message):
     r = weir("check", path)
     assert r.returncode != 0, r.stdout
     assert f"{path}:4:" in r.stderr and message in r.stderr, r.stderr
+
+
+def test_each_run_records_every_pv_value_at_its_start(workdir, ioc_env):
+    """Under runs = "controlled", a run started by `weir runctl` holds each scalar PV's value at its
+    start among its keys_at_start, as the IOC had it then."""
+    port = ioc_env
+    p = f"S{port}:"
+    ioc = SoftIoc(records(p), workdir, port).start(probe_pv=f"{p}temp")
+    arena = private_name("erun")
+    out = os.path.join(workdir, "rec")
+    os.makedirs(out)
+    path = pipeline(os.path.join(workdir, "runs.lua"), arena, out, p, port)
+    with open(path) as f:
+        text_ = f.read().replace(f'arena {{ name = "{arena}", slots = 512 }}',
+                                 f'arena {{ name = "{arena}", slots = 512, runs = "controlled" }}')
+    with open(path, "w") as f:
+        f.write(text_)
+    run = Supervised(path)
+    try:
+        wait_until("the EPICS driver to connect its 6 PVs", lambda: key_number(arena, "bl.pvs_connected") == 6, timeout_s=30)
+        assert epics.caput(f"{p}temp", 61.25, wait=True, timeout=5) == 1
+        assert epics.caput(f"{p}sample", "Fe3O4 powder", wait=True, timeout=5) == 1
+        wait_until("the driver to see the new values", lambda: weir("get", arena, "sample").stdout.strip() == "Fe3O4 powder"
+                   and weir("get", arena, "temp").stdout.strip() == "61.25")
+        r = weir("runctl", "start", arena, "--title", "values at start", timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert epics.caput(f"{p}temp", 62.5, wait=True, timeout=5) == 1  # during the run: in the NXlog, not at start
+        r = weir("runctl", "stop", arena, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        run.stop()
+        run.close()
+        ioc.stop()
+    runs = runs_in(out, arena)
+    assert runs, os.listdir(out)
+    files = run_files(out, arena, runs[0])
+    with h5py.File(files[0], "r") as f:
+        names = [text(n) for n in f["entry/run_control/keys_at_start/name"][:]]
+        values = [text(v) for v in f["entry/run_control/keys_at_start/value"][:]]
+    at_start = dict(zip(names, values))
+    assert float(at_start["temp"]) == 61.25 and at_start["sample"] == "Fe3O4 powder", at_start
+    assert at_start.get("temp_units") == "degC", at_start
+    remove_arena(arena)
