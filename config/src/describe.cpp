@@ -102,6 +102,11 @@ std::string describe(const Pipeline& p, const Resolved& r) {
   }
   for (const auto& a : p.anns)
     s += fmt::format("  ann \"{}\" process  indexes the vectors labelled {}{}\n", a.name, a.part, params_text(a.params));
+  for (const auto& server : p.tangos) {
+    const auto device = server.settings.find("device");
+    s += fmt::format("  tango \"{}\" ({}) process (weir-tango)  serves the device {}\n", server.name, server.kind,
+                     device == server.settings.end() ? std::string("-") : device->second.as_text());
+  }
   for (const auto& server : p.epics) {
     const auto prefix = server.settings.find("prefix");
     s += fmt::format("  epics \"{}\" ({}) process (weir-epics)  serves PVs under {}\n", server.name, server.kind,

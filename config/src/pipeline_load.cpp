@@ -25,10 +25,11 @@ constexpr std::array kArenaKeys{"name", "slots", "key_bytes", "value_bytes", "ch
                                 "runs", "schedule"};
 constexpr std::array kScheduleKeys{"start", "stop_after_s", "stop_after_blocks", "channel", "restart", "runs"};
 constexpr std::array kChannelKeys{"dtype", "rate", "block", "ring", "units", "labels", "full", "wait_ms", "calibration"};
-constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge", "kafka", "epics"};
+constexpr std::array kDriverKinds{"sim", "replay", "udp", "scpi", "serial", "lua", "bridge", "kafka", "epics", "tango"};
 constexpr std::array kBridgeKinds{"send"};
 constexpr std::array kKafkaKinds{"send"};
 constexpr std::array kEpicsKinds{"serve"};
+constexpr std::array kTangoKinds{"serve"};
 constexpr std::array kSimParams{"signal", "seed", "amplitude", "offset", "frequency", "chirp_to", "sweep",
                                 "count_rate", "rise", "tau", "noise", "full_scale", "fast"};
 constexpr std::array kReplayParams{"file", "speed", "loop"};
@@ -434,6 +435,14 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     if (auto ok = load_part(d, f, e, "epics"); !ok) return ok;
     e.settings = f.take_rest();  // the EPICS server reads its own settings (epics/config)
     p.epics.push_back(std::move(e));
+    return {};
+  }
+  if (d.kind == "tango") {
+    if (auto r = known_kind(d, "tango part", kTangoKinds); !r) return r;
+    TangoDecl t;
+    if (auto ok = load_part(d, f, t, "tango"); !ok) return ok;
+    t.settings = f.take_rest();  // the Tango device server reads its own settings (tango/config)
+    p.tangos.push_back(std::move(t));
     return {};
   }
   if (d.kind == "ann") {

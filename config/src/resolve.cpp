@@ -191,6 +191,8 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver, const
 
   for (const auto& e : p.epics)
     if (auto ok = unique_part(e); !ok) return tl::make_unexpected(ok.error());
+  for (const auto& t : p.tangos)
+    if (auto ok = unique_part(t); !ok) return tl::make_unexpected(ok.error());
 
   // An ann service indexes vectors: the arena must have them.
   for (const auto& a : p.anns) {

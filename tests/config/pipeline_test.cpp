@@ -121,7 +121,7 @@ TEST_CASE("unknown names, kinds and keys get a did-you-mean") {
   CHECK(load_error("arena { name = \"x\" }\nchanel \"a\" { rate = 1 }") ==
         "pipe.lua:2: unknown name 'chanel' (did you mean 'channel'?)");
   CHECK(load_error("arena { name = \"x\" }\ndriver \"sin\" { channels = {} }") ==
-        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay, udp, scpi, serial, lua, bridge, kafka, epics");
+        "pipe.lua:2: unknown driver \"sin\" (did you mean 'sim'?); there are: sim, replay, udp, scpi, serial, lua, bridge, kafka, epics, tango");
   CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"a\"}, sead = 3 }") ==
         "pipe.lua:3: driver \"sim\": unknown key 'sead' (did you mean 'seed'?)");
   CHECK(load_error("arena { name = \"x\" }\nchannel \"a\" { rate = 1 }\ndriver \"sim\" { channels = {\"b\"} }") ==

@@ -1,11 +1,13 @@
 // One line per driver kind that reads its own settings: which subcommand runs it, and the check its
 // module's `<module>_config` library provides (acq_udp_config, acq_instrument_config, acq_lua_config,
-// bridge_config, kafka_config, epics_config). Bridges, Kafka senders ("send") and EPICS servers are checked here too.
+// bridge_config, kafka_config, epics_config, tango_config). Bridges, Kafka senders ("send") and EPICS servers are checked here too.
 #include <string_view>
 
 #include "weir/acq_lua/lua_driver_config.hpp"
 #include "weir/bridge/pipeline_settings.hpp"
 #include "weir/epics/epics_config.hpp"
+#include "weir/tango/driver_config.hpp"
+#include "weir/tango/serve_config.hpp"
 #include "weir/instrument/instrument_config.hpp"
 #include "weir/kafka/pipeline_settings.hpp"
 #include "weir/supervisor/pipeline_drivers.hpp"
@@ -31,6 +33,7 @@ constexpr DriverKind kKinds[] = {
     {"bridge", "bridge recv", &bridge::check_receiver_driver},
     {"kafka", "kafka recv", &kafka::check_receiver_driver},
     {"epics", "driver", &epics::check_driver},  // run by weir-epics, not weir (run_plan.cpp)
+    {"tango", "driver", &tango::check_driver},  // run by weir-tango, not weir
 };
 
 const DriverKind* find_kind(std::string_view kind) noexcept {
@@ -58,9 +61,15 @@ core::Result<void> check_drivers(const config::Pipeline& pipeline) {
   // bridge "send" and kafka "send": not drivers, but settings of the same kind
   if (auto ok = bridge::check_bridges(pipeline); !ok) return ok;
   if (auto ok = epics::check_serve(pipeline); !ok) return ok;
+  if (auto ok = tango::check_serve(pipeline); !ok) return ok;
   return kafka::check_kafka_senders(pipeline);
 }
 
-config::DriverChannels pipeline_driver_channels() { return &epics::driver_channels; }
+config::DriverChannels pipeline_driver_channels() {
+  return [](const config::DriverDecl& d) -> core::Result<std::vector<core::ChannelSpec>> {
+    if (d.kind == "tango") return tango::driver_channels(d);
+    return epics::driver_channels(d);
+  };
+}
 
 }  // namespace weir::supervisor

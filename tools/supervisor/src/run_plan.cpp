@@ -27,30 +27,42 @@ const char* role_name(PartRole role) noexcept {
     case PartRole::kafka: return "kafka";
     case PartRole::ann: return "ann";
     case PartRole::epics: return "epics";
+    case PartRole::tango: return "tango";
   }
   return "part";
 }
 
 namespace {
 
-// The weir-epics program that runs a pipeline's EPICS parts: $WEIR_EPICS_PROGRAM, else beside this
+// A program of its own for parts that link a control system's libraries: weir-epics (EPICS parts),
+// weir-tango (Tango parts). `$WEIR_EPICS_PROGRAM` / `$WEIR_TANGO_PROGRAM` when set, else beside this
 // weir (a build's tools/, an installation's bin/).
-Result<std::string> epics_program(const PartPlan& plan) {
-  if (const char* given = std::getenv("WEIR_EPICS_PROGRAM"); given != nullptr && *given != '\0') {
+struct PartProgram {
+  const char* file;     // "weir-epics"
+  const char* env;      // "WEIR_EPICS_PROGRAM"
+  const char* system;   // "EPICS"
+  const char* how;      // how to get one built
+};
+constexpr PartProgram kEpicsProgram{"weir-epics", "WEIR_EPICS_PROGRAM", "EPICS",
+                                    "build weir with EPICS base: scripts/build.sh with EPICS_BASE set, or scripts/epics_base.sh "
+                                    "to build one"};
+constexpr PartProgram kTangoProgram{"weir-tango", "WEIR_TANGO_PROGRAM", "Tango",
+                                    "build weir with libtango-dev installed (scripts/deps.sh test)"};
+
+Result<std::string> part_program(const PartPlan& plan, const PartProgram& program) {
+  if (const char* given = std::getenv(program.env); given != nullptr && *given != '\0') {
     if (::access(given, X_OK) != 0)
-      return tl::make_unexpected(config::error_at(plan.origin, fmt::format("{}: WEIR_EPICS_PROGRAM={} is no program "
-                                                                           "this user may run",
-                                                                           plan.title, given)));
+      return tl::make_unexpected(config::error_at(plan.origin, fmt::format("{}: {}={} is no program this user may run",
+                                                                           plan.title, program.env, given)));
     return std::string(given);
   }
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path beside = self.parent_path() / "weir-epics";
+  const std::filesystem::path beside = self.parent_path() / program.file;
   if (!ec && ::access(beside.c_str(), X_OK) == 0) return beside.string();
   return tl::make_unexpected(config::error_at(
-      plan.origin, fmt::format("{}: this weir has no EPICS parts (no weir-epics beside {}); build weir with EPICS base: "
-                               "scripts/build.sh with EPICS_BASE set, or scripts/epics_base.sh to build one",
-                               plan.title, self.empty() ? std::string("weir") : self.string())));
+      plan.origin, fmt::format("{}: this weir has no {} parts (no {} beside {}); {}", plan.title, program.system, program.file,
+                               self.empty() ? std::string("weir") : self.string(), program.how)));
 }
 
 // A setting name as its command-line option: chirp_to -> --chirp-to.
@@ -85,8 +97,8 @@ Result<PartPlan> driver_plan(const config::Pipeline& p, const config::DriverDecl
       rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
     }
     plan.args.insert(plan.args.end(), {p.arena.name, "--pipeline", p.file, "--part", d.name});
-    if (d.kind == "epics") {  // a program of its own, built with EPICS base
-      auto program = epics_program(plan);
+    if (d.kind == "epics" || d.kind == "tango") {  // a program of its own, built with the control system's libraries
+      auto program = part_program(plan, d.kind == "epics" ? kEpicsProgram : kTangoProgram);
       if (!program) return tl::make_unexpected(program.error());
       plan.program = *program;
     }
@@ -180,7 +192,16 @@ PartPlan kafka_plan(const config::Pipeline& p, const config::KafkaDecl& k) {
 Result<PartPlan> epics_plan(const config::Pipeline& p, const config::EpicsDecl& e) {
   PartPlan plan{PartRole::epics, e.name, fmt::format("epics \"{}\"", e.name), e.kind, {}, false, e.cpu, e.max_restarts, e.essential, e.origin, {}};
   plan.args = {e.kind, p.arena.name, "--pipeline", p.file, "--part", e.name};
-  auto program = epics_program(plan);
+  auto program = part_program(plan, kEpicsProgram);
+  if (!program) return tl::make_unexpected(program.error());
+  plan.program = *program;
+  return plan;
+}
+
+Result<PartPlan> tango_plan(const config::Pipeline& p, const config::TangoDecl& t) {
+  PartPlan plan{PartRole::tango, t.name, fmt::format("tango \"{}\"", t.name), t.kind, {}, false, t.cpu, t.max_restarts, t.essential, t.origin, {}};
+  plan.args = {t.kind, p.arena.name, "--pipeline", p.file, "--part", t.name};
+  auto program = part_program(plan, kTangoProgram);
   if (!program) return tl::make_unexpected(program.error());
   plan.program = *program;
   return plan;
@@ -249,6 +270,11 @@ Result<std::vector<PartPlan>> plan_parts(const config::Pipeline& p, const config
   for (const auto& a : p.anns) out.push_back(ann_plan(p, a));
   for (const auto& e : p.epics) {
     auto plan = epics_plan(p, e);
+    if (!plan) return tl::make_unexpected(plan.error());
+    out.push_back(std::move(*plan));
+  }
+  for (const auto& t : p.tangos) {
+    auto plan = tango_plan(p, t);
     if (!plan) return tl::make_unexpected(plan.error());
     out.push_back(std::move(*plan));
   }

@@ -9,7 +9,7 @@
 
 namespace weir::supervisor {
 
-enum class PartRole : std::uint8_t { driver, shard, record, bridge, kafka, ann, epics };
+enum class PartRole : std::uint8_t { driver, shard, record, bridge, kafka, ann, epics, tango };
 
 struct PartPlan {
   PartRole role = PartRole::driver;
@@ -43,7 +43,7 @@ struct PartPlan {
 /// Appends `--run N` to every recorder's arguments that does not name its run itself (`run = N`).
 void assign_run(std::vector<PartPlan>& parts, const config::Pipeline& pipeline, std::uint64_t run);
 
-/// "driver", "shard", "record", "bridge", "kafka", "ann", "epics".
+/// "driver", "shard", "record", "bridge", "kafka", "ann", "epics", "tango".
 [[nodiscard]] const char* role_name(PartRole role) noexcept;
 
 }  // namespace weir::supervisor

@@ -140,7 +140,7 @@ void start_in_order(Supervisor& s, const Loaded& l, const core::Arena& arena, st
   wait_for_shard_outputs(arena, l, deferred, s, channel_timeout_ns, log);
   for (const PartPlan& plan : l.parts)
     if (plan.role == PartRole::record || plan.role == PartRole::bridge || plan.role == PartRole::kafka ||
-        plan.role == PartRole::ann || plan.role == PartRole::epics)
+        plan.role == PartRole::ann || plan.role == PartRole::epics || plan.role == PartRole::tango)
       start_part(s, l, plan, log);
   if (recorders_started) recorders_started();
   if (l.pipeline.arena.controlled_runs)

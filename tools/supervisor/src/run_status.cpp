@@ -182,6 +182,7 @@ std::vector<PartCost> part_costs(const Supervisor& supervisor, const config::Pip
         break;
       case PartRole::ann:    // follows keys, not channels: no blocks to count
       case PartRole::epics:  // serves keys and channel snapshots: no consumer rows
+      case PartRole::tango:
         break;
     }
     out.push_back(std::move(cost));

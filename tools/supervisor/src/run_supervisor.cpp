@@ -326,7 +326,7 @@ void Supervisor::stop_all(std::int64_t grace_ns, const std::function<void()>& dr
   stopping_ = true;
   for (PartRole role :
        {PartRole::driver, PartRole::shard, PartRole::record, PartRole::bridge, PartRole::kafka, PartRole::ann,
-        PartRole::epics}) {
+        PartRole::epics, PartRole::tango}) {
     for (auto& p : parts_)
       if (p->plan.role == role && (p->status == PartStatus::running || p->status == PartStatus::backoff))
         stop_part(*p, grace_ns);

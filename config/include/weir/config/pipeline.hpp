@@ -111,7 +111,7 @@ inline constexpr std::array<std::string_view, 7> kThreadShardKinds{"fft", "filte
 /// A part that runs as its own process (or a thread of `weir run`, when `thread = true`).
 struct PartDecl {
   Origin origin;
-  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge" | "kafka" | "epics"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge, kafka: "send"; epics: "serve"
+  std::string kind;      // driver: "sim" | "replay" | "udp" | "scpi" | "serial" | "lua" | "bridge" | "kafka" | "epics" | "tango"; shard: "fft" | ... | a .so path; record: "hdf5"; bridge, kafka: "send"; epics, tango: "serve"
   std::string name;      // unique among the parts; defaults to "<kind>" or "<kind>:<input>"
   bool thread = false;   // shards of the kinds in kThreadShardKinds default to true
   int cpu = -1;          // `cpu = N`: pinned to CPU N (sched_setaffinity); -1: wherever the kernel puts it
@@ -170,6 +170,13 @@ struct EpicsDecl : PartDecl {
   std::map<std::string, Setting> settings;
 };
 
+/// `tango "serve" { device = "weir/daq/1", keys = { ... }, ... }`: serves the arena's status, keys, channels and
+/// run control as a Tango device, run by the `weir-tango` program (tango/README.md). Every key but name, cpu and
+/// restarts is kept as written in `settings`; tango/config reads them.
+struct TangoDecl : PartDecl {
+  std::map<std::string, Setting> settings;
+};
+
 /// `ann "pulses" { m = 16, ef = 64 }`: a `weir ann` service keeping an HNSW index over the vectors of
 /// the keys labelled "pulses" (the partition) and answering nearest-vector queries posted through the
 /// arena (ann/README.md). `params` are its options (ef_construction -> --ef-construction).
@@ -189,6 +196,7 @@ struct Pipeline {
   std::vector<KafkaDecl> kafkas;
   std::vector<AnnDecl> anns;
   std::vector<EpicsDecl> epics;
+  std::vector<TangoDecl> tangos;
   EntryDecl entry;
   std::optional<SourceDecl> source;
 };
