@@ -27,6 +27,7 @@ test=(
   procps util-linux iproute2 xfsprogs
   prometheus chromium chromium-driver python3-selenium python3-websocket
   python3-confluent-kafka python3-flatbuffers kcat  # the Kafka interop tests
+  libtango-dev python3-tango tango-test  # weir-tango and its tests (Tango 9.3: libtango, PyTango, TangoTest)
   python3-pyepics  # the EPICS tests: Debian's CA client (npm, for the epics-tca client, is in the build set)
 )
 list=0
