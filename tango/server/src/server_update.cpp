@@ -1,0 +1,264 @@
+// tango "serve", the update thread's reads of status and keys: the channels' rates, losses, drops and
+// recorder lag from the consumer rows, the disk's free bytes, the parts' states and restarts, the chosen
+// keys, and the device's State and Status from them; a client's write of a writable key.
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "server_impl.hpp"
+#include "weir/core/channel.hpp"
+#include "weir/core/channel_activity.hpp"
+
+namespace weir::tango::detail {
+
+namespace {
+
+constexpr std::string_view kRecorderKind = "record";  // consumer rows of recorders ("record:hdf5")
+
+template <class T>
+T load_value(const std::byte* p) noexcept {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+bool key_as_number(core::ValueType type, const std::byte* v, double& out) noexcept {
+  switch (type) {
+    case core::ValueType::f64: out = load_value<double>(v); return true;
+    case core::ValueType::i64: out = static_cast<double>(load_value<std::int64_t>(v)); return true;
+    case core::ValueType::u64: out = static_cast<double>(load_value<std::uint64_t>(v)); return true;
+    case core::ValueType::none:
+    case core::ValueType::bytes:
+    case core::ValueType::text:
+    case core::ValueType::vector:
+    case core::ValueType::array: return false;
+  }
+  return false;
+}
+
+bool key_as_integer(core::ValueType type, const std::byte* v, std::int64_t& out) noexcept {
+  switch (type) {
+    case core::ValueType::i64: out = load_value<std::int64_t>(v); return true;
+    case core::ValueType::u64: out = static_cast<std::int64_t>(std::min<std::uint64_t>(load_value<std::uint64_t>(v), INT64_MAX)); return true;
+    case core::ValueType::f64: {
+      const double d = load_value<double>(v);
+      if (!std::isfinite(d)) return false;
+      out = std::llround(std::clamp(d, -9.2e18, 9.2e18));
+      return true;
+    }
+    case core::ValueType::none:
+    case core::ValueType::bytes:
+    case core::ValueType::text:
+    case core::ValueType::vector:
+    case core::ValueType::array: return false;
+  }
+  return false;
+}
+
+bool key_as_text(core::ValueType type, const std::byte* v, std::uint32_t length, std::span<char> scratch,
+                 std::string_view& out) noexcept {
+  if (type == core::ValueType::text || type == core::ValueType::bytes) {
+    out = std::string_view(reinterpret_cast<const char*>(v), length);
+    return true;
+  }
+  std::to_chars_result r{};
+  switch (type) {
+    case core::ValueType::f64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_value<double>(v)); break;
+    case core::ValueType::i64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_value<std::int64_t>(v)); break;
+    case core::ValueType::u64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_value<std::uint64_t>(v)); break;
+    case core::ValueType::none:
+    case core::ValueType::bytes:
+    case core::ValueType::text:
+    case core::ValueType::vector:
+    case core::ValueType::array: return false;
+  }
+  if (r.ec != std::errc{}) return false;
+  out = std::string_view(scratch.data(), static_cast<std::size_t>(r.ptr - scratch.data()));
+  return true;
+}
+
+}  // namespace
+
+void Server::update_status(std::int64_t now_mono) {
+  for (ChannelStatusRow& c : channels_) c.lost_sum = c.lag_max = 0;
+  const auto* rows = reinterpret_cast<const core::ConsumerRow*>(arena_.region(core::Region::consumers));
+  for (std::uint32_t r = 0; r < arena_.geometry().consumer_capacity; ++r) {
+    const core::ConsumerRow& row = rows[r];
+    if (row.active.load(std::memory_order_acquire) == 0) continue;  // pairs with the row's registration
+    const std::uint32_t ch = row.channel.load(std::memory_order_relaxed);  // relaxed: counters to display
+    if (ch >= status_of_channel_.size() || status_of_channel_[ch] < 0) continue;
+    ChannelStatusRow& c = channels_[static_cast<std::size_t>(status_of_channel_[ch])];
+    c.lost_sum += row.blocks_lost.load(std::memory_order_relaxed);
+    const std::string_view kind(row.kind, strnlen(row.kind, sizeof row.kind));
+    if (kind.substr(0, kRecorderKind.size()) == kRecorderKind) {
+      const std::uint64_t head = c.copier.head();
+      const std::uint64_t cursor = row.cursor.load(std::memory_order_relaxed);
+      c.lag_max = std::max(c.lag_max, head > cursor ? head - cursor : 0);
+    }
+  }
+  const double since_start_s = static_cast<double>(now_mono - started_mono_) / 1e9;
+  for (ChannelStatusRow& c : channels_) {
+    const core::ChannelActivity a = core::channel_activity(c.copier, now_mono);
+    c.stalled = a.known ? a.age_s > options_.stall_s : since_start_s > options_.stall_s;
+    // ALARM when stalled; INVALID until the channel's first block (and not stalled yet).
+    set_f64(c.rate, a.known ? a.samples_per_s : 0.0,
+            c.stalled ? Tango::ATTR_ALARM : a.known ? Tango::ATTR_VALID : Tango::ATTR_INVALID);
+    const std::uint64_t dropped = c.copier.desc().dropped_at_source.load(std::memory_order_relaxed);  // relaxed: a counter
+    set_i64(c.lost, static_cast<Tango::DevLong64>(c.lost_sum), Tango::ATTR_VALID);
+    set_i64(c.dropped, static_cast<Tango::DevLong64>(dropped), Tango::ATTR_VALID);
+    set_i64(c.lag, static_cast<Tango::DevLong64>(c.lag_max), Tango::ATTR_VALID);
+    if (c.losses_seen != ~0ULL && c.lost_sum + dropped > c.losses_seen) c.losses_at_ns = now_mono;
+    c.losses_seen = c.lost_sum + dropped;
+  }
+  if (disk_free_) {
+    struct statvfs fs{};
+    if (statvfs(options_.record_dir.c_str(), &fs) == 0)
+      set_f64(*disk_free_, static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize), Tango::ATTR_VALID);
+    else
+      set_quality(*disk_free_, Tango::ATTR_INVALID);
+  }
+  for (PartRow& p : parts_) {
+    core::ValueInfo info;
+    if (kv_.get(p.state_key, value_buf_, info) == core::KvStatus::ok && info.type == core::ValueType::text) {
+      const std::string_view state(reinterpret_cast<const char*>(value_buf_.data()), info.length);
+      set_text(p.state, state, state == "running" ? Tango::ATTR_VALID : Tango::ATTR_WARNING);
+    } else {
+      set_quality(p.state, Tango::ATTR_INVALID);
+    }
+    std::uint64_t bits = 0;
+    core::ValueType type{};
+    if (kv_.get_scalar(p.restarts_key, bits, type) == core::KvStatus::ok)
+      set_i64(p.restarts, static_cast<Tango::DevLong64>(bits), Tango::ATTR_VALID);
+  }
+}
+
+void Server::update_keys() {
+  for (KeyRow& row : keys_) {
+    if (!row.resolved) {
+      if (kv_.resolve(row.opt->key, row.handle, false) != core::KvStatus::ok) {
+        set_quality(row.value, Tango::ATTR_INVALID);  // no such key (yet)
+        continue;
+      }
+      row.resolved = true;
+      row.epoch = ~0ULL;
+    }
+    core::ValueInfo info;
+    const core::KvStatus s = kv_.get(row.handle, value_buf_, info);
+    if (s == core::KvStatus::not_found || s == core::KvStatus::stale_handle) {
+      row.resolved = false;
+      set_quality(row.value, Tango::ATTR_INVALID);
+      continue;
+    }
+    if (s != core::KvStatus::ok || info.epoch == row.epoch) continue;  // busy or torn: next cycle
+    row.epoch = info.epoch;
+    const std::byte* v = value_buf_.data();
+    switch (values_[row.value].kind) {
+      case Kind::f64: {
+        double d = 0;
+        if (key_as_number(info.type, v, d)) set_f64(row.value, d, Tango::ATTR_VALID);
+        else set_quality(row.value, Tango::ATTR_INVALID);  // the key now holds another kind of value
+        break;
+      }
+      case Kind::i64: {
+        std::int64_t i = 0;
+        if (key_as_integer(info.type, v, i)) set_i64(row.value, i, Tango::ATTR_VALID);
+        else set_quality(row.value, Tango::ATTR_INVALID);
+        break;
+      }
+      case Kind::text: {
+        std::array<char, 32> scratch{};
+        std::string_view text;
+        if (key_as_text(info.type, v, info.length, scratch, text)) set_text(row.value, text, Tango::ATTR_VALID);
+        else set_quality(row.value, Tango::ATTR_INVALID);
+        break;
+      }
+      case Kind::spectrum: break;
+    }
+  }
+}
+
+// ON idle, RUNNING in a run, ALARM with a stalled writer or losses in the last stall_s, FAULT with a
+// part the supervisor gave up on.
+void Server::update_state(std::int64_t now_mono) {
+  std::string why;
+  Tango::DevState state = running_ ? Tango::RUNNING : Tango::ON;
+  const auto window_ns = static_cast<std::int64_t>(options_.stall_s * 1e9);
+  for (const ChannelStatusRow& c : channels_) {
+    if (c.stalled) why += fmt::format("channel {}: no new block for {} s\n", c.name, options_.stall_s);
+    if (c.losses_at_ns != 0 && now_mono - c.losses_at_ns < window_ns)
+      why += fmt::format("channel {}: blocks lost or dropped in the last {} s\n", c.name, options_.stall_s);
+  }
+  if (!why.empty()) state = Tango::ALARM;
+  for (const PartRow& p : parts_) {
+    const Value& v = values_[p.state];
+    if (v.quality != Tango::ATTR_INVALID && v.text == "given_up") {
+      state = Tango::FAULT;
+      why.insert(0, fmt::format("part {}: given up\n", p.name));
+    }
+  }
+  if (!why.empty() && why.back() == '\n') why.pop_back();
+  const std::string text = fmt::format("weir arena {}: {}{}{}", arena_.location().name,
+                                       running_ ? "a run is running" : "idle", why.empty() ? "" : "\n", why);
+  if (state != state_ || text != status_text_) {
+    state_ = state;
+    status_text_ = text;
+    device_->set_state(state);
+    device_->set_status(text);
+    try {
+      device_->push_change_event("State", &state_, now_, Tango::ATTR_VALID);
+      pushed_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter for the report
+    } catch (const Tango::DevFailed&) {
+    }
+  }
+}
+
+void Server::write_key(std::size_t i, Tango::WAttribute& att) {
+  const Value& v = values_[i];
+  const KeyRow& row = keys_[static_cast<std::size_t>(v.key)];
+  core::KvStatus s = core::KvStatus::type_mismatch;
+  std::string asked;
+  switch (v.kind) {
+    case Kind::f64: {
+      Tango::DevDouble x = 0;
+      att.get_write_value(x);
+      asked = fmt::format("{}", x);
+      s = kv_.set_f64(row.opt->key, x);
+      break;
+    }
+    case Kind::i64: {
+      Tango::DevLong64 x = 0;
+      att.get_write_value(x);
+      asked = fmt::format("{}", x);
+      if (row.type == core::ValueType::u64) s = x < 0 ? core::KvStatus::type_mismatch : kv_.set_u64(row.opt->key, static_cast<std::uint64_t>(x));
+      else s = kv_.set_i64(row.opt->key, x);
+      break;
+    }
+    case Kind::text: {
+      Tango::DevString x = nullptr;
+      att.get_write_value(x);
+      asked = x != nullptr ? x : "";
+      s = kv_.set_text(row.opt->key, asked);
+      break;
+    }
+    case Kind::spectrum: break;
+  }
+  if (s == core::KvStatus::ok) {
+    writes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter for the report
+    return;
+  }
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  Tango::Except::throw_exception(kWriteRefused,
+                                 fmt::format("writing {} = {} to key '{}' was refused: {}", v.name, asked, row.opt->key,
+                                             core::kv_status_name(s)),
+                                 "weir::tango::Server::write_key");
+}
+
+}  // namespace weir::tango::detail
