@@ -16,6 +16,7 @@ struct DriverReport {
   double elapsed_s = 0;
   bool stopped = false;
   std::uint64_t attributes = 0, connected = 0, updates = 0, disconnects = 0, dropped = 0;
+  std::uint64_t polled = 0, connects = 0, truncated = 0, log_blocks = 0;
   [[nodiscard]] std::string text() const;
   [[nodiscard]] std::string json() const;
 };
