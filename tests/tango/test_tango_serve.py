@@ -53,7 +53,10 @@ def test_attributes_types_units_quality(served, database):
         a = p.read_attribute(name)
         assert a.type == kind, name
         assert p.get_attribute_config(name).unit == units, name
-    assert p.read_attribute("adc0_Rate").value == pytest.approx(102400, rel=0.1)
+    # The rate comes from the blocks' stamps: it needs a few blocks (0 right after the first one).
+    rate = wait_until("adc0_Rate within 10 % of 102400 S/s",
+                      lambda: (lambda v: abs(v - 102400) < 10240 and v)(p.read_attribute("adc0_Rate").value))
+    assert rate == pytest.approx(102400, rel=0.1)
     # A key not there yet is INVALID; once written it is VALID with its type, units and format.
     assert p.read_attribute("psu_setpoint").quality == tango.AttrQuality.ATTR_INVALID
     assert weir("set", s.arena, "psu.setpoint", "2.5", "--type", "f64").returncode == 0

@@ -20,6 +20,7 @@
 #include "ioc_server_impl.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/channel_activity.hpp"
+#include "weir/tools/value_codec.hpp"
 
 namespace weir::epics::detail {
 
@@ -80,65 +81,6 @@ void Server::update_status(std::int64_t now_rt, std::int64_t now_mono) {
 
 namespace {
 
-// The key's value as a number or text, for the PV's record type; false for a value of another kind.
-bool key_number(core::ValueType type, const std::byte* v, double& out) noexcept {
-  switch (type) {
-    case core::ValueType::f64: out = load_as<double>(v); return true;
-    case core::ValueType::i64: out = static_cast<double>(load_as<std::int64_t>(v)); return true;
-    case core::ValueType::u64: out = static_cast<double>(load_as<std::uint64_t>(v)); return true;
-    case core::ValueType::none:
-    case core::ValueType::bytes:
-    case core::ValueType::text:
-    case core::ValueType::vector:
-    case core::ValueType::array: return false;
-  }
-  return false;
-}
-
-bool key_integer(core::ValueType type, const std::byte* v, std::int64_t& out) noexcept {
-  switch (type) {
-    case core::ValueType::i64: out = load_as<std::int64_t>(v); return true;
-    case core::ValueType::u64:
-      out = static_cast<std::int64_t>(std::min<std::uint64_t>(load_as<std::uint64_t>(v), INT64_MAX));
-      return true;
-    case core::ValueType::f64: {
-      const double d = load_as<double>(v);
-      if (!std::isfinite(d)) return false;
-      out = std::llround(std::clamp(d, -9.2e18, 9.2e18));
-      return true;
-    }
-    case core::ValueType::none:
-    case core::ValueType::bytes:
-    case core::ValueType::text:
-    case core::ValueType::vector:
-    case core::ValueType::array: return false;
-  }
-  return false;
-}
-
-// Text of a key: the bytes of a text key, a number written out (into `scratch`, no allocation).
-bool key_text(core::ValueType type, const std::byte* v, std::uint32_t length, std::span<char> scratch,
-              std::string_view& out) noexcept {
-  if (type == core::ValueType::text || type == core::ValueType::bytes) {
-    out = std::string_view(reinterpret_cast<const char*>(v), length);
-    return true;
-  }
-  std::to_chars_result r{};
-  switch (type) {
-    case core::ValueType::f64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_as<double>(v)); break;
-    case core::ValueType::i64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_as<std::int64_t>(v)); break;
-    case core::ValueType::u64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_as<std::uint64_t>(v)); break;
-    case core::ValueType::none:
-    case core::ValueType::bytes:
-    case core::ValueType::text:
-    case core::ValueType::vector:
-    case core::ValueType::array: return false;
-  }
-  if (r.ec != std::errc{}) return false;
-  out = std::string_view(scratch.data(), static_cast<std::size_t>(r.ptr - scratch.data()));
-  return true;
-}
-
 }  // namespace
 
 void Server::update_keys(std::int64_t now_rt) {
@@ -171,20 +113,20 @@ void Server::update_keys(std::int64_t now_rt) {
     switch (pv.kind) {
       case RecKind::ai: {
         double d = 0;
-        if (key_number(info.type, v, d)) (void)stage_f64(pv, d, NO_ALARM, NO_ALARM, t);
+        if (tools::value_as_f64(info.type, v, d)) (void)stage_f64(pv, d, NO_ALARM, NO_ALARM, t);
         else (void)stage_alarm(pv, INVALID_ALARM, READ_ALARM, t);  // the key now holds another kind of value
         break;
       }
       case RecKind::int64in: {
         std::int64_t i = 0;
-        if (key_integer(info.type, v, i)) (void)stage_i64(pv, i, NO_ALARM, NO_ALARM, t);
+        if (tools::value_as_i64(info.type, v, i)) (void)stage_i64(pv, i, NO_ALARM, NO_ALARM, t);
         else (void)stage_alarm(pv, INVALID_ALARM, READ_ALARM, t);
         break;
       }
       case RecKind::lsi: {
         std::array<char, 32> scratch{};
         std::string_view text;
-        if (key_text(info.type, v, info.length, scratch, text)) (void)stage_text(pv, text, NO_ALARM, NO_ALARM, t);
+        if (tools::value_as_text(info.type, v, info.length, scratch, text)) (void)stage_text(pv, text, NO_ALARM, NO_ALARM, t);
         else (void)stage_alarm(pv, INVALID_ALARM, READ_ALARM, t);
         break;
       }
@@ -205,7 +147,7 @@ void Server::show_key_out(KeyRow& row, const core::ValueInfo& info) {
   if (pv.kind == RecKind::lso) {
     std::array<char, 32> scratch{};
     std::string_view text;
-    if (key_text(info.type, v, info.length, scratch, text)) show_lso(pv, text);
+    if (tools::value_as_text(info.type, v, info.length, scratch, text)) show_lso(pv, text);
     return;
   }
   dbScanLock(pv.rec);
@@ -214,14 +156,14 @@ void Server::show_key_out(KeyRow& row, const core::ValueInfo& info) {
     if (pv.kind == RecKind::ao) {
       auto* rec = reinterpret_cast<aoRecord*>(pv.rec);
       double d = 0;
-      if (key_number(info.type, v, d) && (rec->udf != 0 || !same(rec->val, d))) {
+      if (tools::value_as_f64(info.type, v, d) && (rec->udf != 0 || !same(rec->val, d))) {
         rec->val = d;
         differs = true;
       }
     } else if (pv.kind == RecKind::int64out) {
       auto* rec = reinterpret_cast<int64outRecord*>(pv.rec);
       std::int64_t i = 0;
-      if (key_integer(info.type, v, i) && (rec->udf != 0 || rec->val != i)) {
+      if (tools::value_as_i64(info.type, v, i) && (rec->udf != 0 || rec->val != i)) {
         rec->val = i;
         differs = true;
       }

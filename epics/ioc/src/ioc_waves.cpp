@@ -10,29 +10,9 @@
 #include "ioc_server_impl.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/tools/value_codec.hpp"
 
 namespace weir::epics::detail {
-
-namespace {
-
-// Sample i of a block of `dtype` as a double (c64: its real part).
-double sample_at(const std::byte* data, core::Dtype dtype, std::size_t i) noexcept {
-  switch (dtype) {
-    case core::Dtype::i8: return load_as<std::int8_t>(data + i);
-    case core::Dtype::u8: return load_as<std::uint8_t>(data + i);
-    case core::Dtype::i16: return load_as<std::int16_t>(data + 2 * i);
-    case core::Dtype::u16: return load_as<std::uint16_t>(data + 2 * i);
-    case core::Dtype::i32: return load_as<std::int32_t>(data + 4 * i);
-    case core::Dtype::u32: return load_as<std::uint32_t>(data + 4 * i);
-    case core::Dtype::i64: return static_cast<double>(load_as<std::int64_t>(data + 8 * i));
-    case core::Dtype::f32: return load_as<float>(data + 4 * i);
-    case core::Dtype::f64: return load_as<double>(data + 8 * i);
-    case core::Dtype::c64: return load_as<float>(data + 8 * i);
-  }
-  return 0;
-}
-
-}  // namespace
 
 void Server::update_channels() {
   for (WaveRow& w : waves_) {
@@ -47,7 +27,7 @@ void Server::update_channels() {
       {
         Pv& pv = *w.wave;
         const std::lock_guard lock(pv.m);
-        for (std::uint32_t i = 0; i < n; ++i) pv.wave[i] = sample_at(w.block.data(), w.dtype, i);
+        for (std::uint32_t i = 0; i < n; ++i) pv.wave[i] = tools::sample_as_f64(w.block.data(), w.dtype, i);
         pv.wave_len = n;
         pv.sevr = pv.stat = NO_ALARM;
         pv.time = epics_time(static_cast<std::int64_t>(meta.realtime_ns));

@@ -16,74 +16,13 @@
 #include "server_impl.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/channel_activity.hpp"
+#include "weir/tools/value_codec.hpp"
 
 namespace weir::tango::detail {
 
 namespace {
 
 constexpr std::string_view kRecorderKind = "record";  // consumer rows of recorders ("record:hdf5")
-
-template <class T>
-T load_value(const std::byte* p) noexcept {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-bool key_as_number(core::ValueType type, const std::byte* v, double& out) noexcept {
-  switch (type) {
-    case core::ValueType::f64: out = load_value<double>(v); return true;
-    case core::ValueType::i64: out = static_cast<double>(load_value<std::int64_t>(v)); return true;
-    case core::ValueType::u64: out = static_cast<double>(load_value<std::uint64_t>(v)); return true;
-    case core::ValueType::none:
-    case core::ValueType::bytes:
-    case core::ValueType::text:
-    case core::ValueType::vector:
-    case core::ValueType::array: return false;
-  }
-  return false;
-}
-
-bool key_as_integer(core::ValueType type, const std::byte* v, std::int64_t& out) noexcept {
-  switch (type) {
-    case core::ValueType::i64: out = load_value<std::int64_t>(v); return true;
-    case core::ValueType::u64: out = static_cast<std::int64_t>(std::min<std::uint64_t>(load_value<std::uint64_t>(v), INT64_MAX)); return true;
-    case core::ValueType::f64: {
-      const double d = load_value<double>(v);
-      if (!std::isfinite(d)) return false;
-      out = std::llround(std::clamp(d, -9.2e18, 9.2e18));
-      return true;
-    }
-    case core::ValueType::none:
-    case core::ValueType::bytes:
-    case core::ValueType::text:
-    case core::ValueType::vector:
-    case core::ValueType::array: return false;
-  }
-  return false;
-}
-
-bool key_as_text(core::ValueType type, const std::byte* v, std::uint32_t length, std::span<char> scratch,
-                 std::string_view& out) noexcept {
-  if (type == core::ValueType::text || type == core::ValueType::bytes) {
-    out = std::string_view(reinterpret_cast<const char*>(v), length);
-    return true;
-  }
-  std::to_chars_result r{};
-  switch (type) {
-    case core::ValueType::f64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_value<double>(v)); break;
-    case core::ValueType::i64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_value<std::int64_t>(v)); break;
-    case core::ValueType::u64: r = std::to_chars(scratch.data(), scratch.data() + scratch.size(), load_value<std::uint64_t>(v)); break;
-    case core::ValueType::none:
-    case core::ValueType::bytes:
-    case core::ValueType::text:
-    case core::ValueType::vector:
-    case core::ValueType::array: return false;
-  }
-  if (r.ec != std::errc{}) return false;
-  out = std::string_view(scratch.data(), static_cast<std::size_t>(r.ptr - scratch.data()));
-  return true;
-}
 
 }  // namespace
 
@@ -163,20 +102,20 @@ void Server::update_keys() {
     switch (values_[row.value].kind) {
       case Kind::f64: {
         double d = 0;
-        if (key_as_number(info.type, v, d)) set_f64(row.value, d, Tango::ATTR_VALID);
+        if (tools::value_as_f64(info.type, v, d)) set_f64(row.value, d, Tango::ATTR_VALID);
         else set_quality(row.value, Tango::ATTR_INVALID);  // the key now holds another kind of value
         break;
       }
       case Kind::i64: {
         std::int64_t i = 0;
-        if (key_as_integer(info.type, v, i)) set_i64(row.value, i, Tango::ATTR_VALID);
+        if (tools::value_as_i64(info.type, v, i)) set_i64(row.value, i, Tango::ATTR_VALID);
         else set_quality(row.value, Tango::ATTR_INVALID);
         break;
       }
       case Kind::text: {
         std::array<char, 32> scratch{};
         std::string_view text;
-        if (key_as_text(info.type, v, info.length, scratch, text)) set_text(row.value, text, Tango::ATTR_VALID);
+        if (tools::value_as_text(info.type, v, info.length, scratch, text)) set_text(row.value, text, Tango::ATTR_VALID);
         else set_quality(row.value, Tango::ATTR_INVALID);
         break;
       }

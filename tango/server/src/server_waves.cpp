@@ -9,34 +9,11 @@
 
 #include "server_impl.hpp"
 #include "weir/core/channel.hpp"
+#include "weir/tools/value_codec.hpp"
 
 namespace weir::tango::detail {
 
 namespace {
-
-template <class T>
-T load_sample(const std::byte* p) noexcept {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// Sample i of a block of `dtype` as a double (c64: its real part).
-double sample_as_double(const std::byte* data, core::Dtype dtype, std::size_t i) noexcept {
-  switch (dtype) {
-    case core::Dtype::i8: return load_sample<std::int8_t>(data + i);
-    case core::Dtype::u8: return load_sample<std::uint8_t>(data + i);
-    case core::Dtype::i16: return load_sample<std::int16_t>(data + 2 * i);
-    case core::Dtype::u16: return load_sample<std::uint16_t>(data + 2 * i);
-    case core::Dtype::i32: return load_sample<std::int32_t>(data + 4 * i);
-    case core::Dtype::u32: return load_sample<std::uint32_t>(data + 4 * i);
-    case core::Dtype::i64: return static_cast<double>(load_sample<std::int64_t>(data + 8 * i));
-    case core::Dtype::f32: return load_sample<float>(data + 4 * i);
-    case core::Dtype::f64: return load_sample<double>(data + 8 * i);
-    case core::Dtype::c64: return load_sample<float>(data + 8 * i);
-  }
-  return 0;
-}
 
 timeval time_of(std::uint64_t realtime_ns) {
   timeval t{};
@@ -58,7 +35,7 @@ void Server::update_channels() {
       if ((meta.flags & core::kBlockGapFlag) != 0) continue;  // a gap carries no samples
       Value& v = values_[*w.wave];
       const std::uint32_t n = std::min(meta.samples, w.elements);
-      for (std::uint32_t i = 0; i < n; ++i) v.wave[i] = sample_as_double(w.block.data(), w.dtype, i);
+      for (std::uint32_t i = 0; i < n; ++i) v.wave[i] = tools::sample_as_f64(w.block.data(), w.dtype, i);
       v.wave_len = n;
       publish_wave(*w.wave, time_of(meta.realtime_ns));
       continue;

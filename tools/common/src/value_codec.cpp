@@ -450,4 +450,90 @@ std::string integer_to_text(ValueType type, std::uint64_t bits) {
   return fmt::format("{}", static_cast<std::int64_t>(bits));
 }
 
+namespace {
+
+template <class T>
+T load_stored(const std::byte* p) noexcept {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+bool value_as_f64(core::ValueType type, const std::byte* v, double& out) noexcept {
+  switch (type) {
+    case core::ValueType::f64: out = load_stored<double>(v); return true;
+    case core::ValueType::i64: out = static_cast<double>(load_stored<std::int64_t>(v)); return true;
+    case core::ValueType::u64: out = static_cast<double>(load_stored<std::uint64_t>(v)); return true;
+    case core::ValueType::none:
+    case core::ValueType::bytes:
+    case core::ValueType::text:
+    case core::ValueType::vector:
+    case core::ValueType::array: return false;
+  }
+  return false;
+}
+
+bool value_as_i64(core::ValueType type, const std::byte* v, std::int64_t& out) noexcept {
+  switch (type) {
+    case core::ValueType::i64: out = load_stored<std::int64_t>(v); return true;
+    case core::ValueType::u64:
+      out = static_cast<std::int64_t>(std::min<std::uint64_t>(load_stored<std::uint64_t>(v), INT64_MAX));
+      return true;
+    case core::ValueType::f64: {
+      const double d = load_stored<double>(v);
+      if (!std::isfinite(d)) return false;
+      out = std::llround(std::clamp(d, -9.2e18, 9.2e18));
+      return true;
+    }
+    case core::ValueType::none:
+    case core::ValueType::bytes:
+    case core::ValueType::text:
+    case core::ValueType::vector:
+    case core::ValueType::array: return false;
+  }
+  return false;
+}
+
+bool value_as_text(core::ValueType type, const std::byte* v, std::uint32_t length, std::span<char> scratch,
+                   std::string_view& out) noexcept {
+  if (type == core::ValueType::text || type == core::ValueType::bytes) {
+    out = std::string_view(reinterpret_cast<const char*>(v), length);
+    return true;
+  }
+  std::to_chars_result r{};
+  char* const first = scratch.data();
+  char* const last = scratch.data() + scratch.size();
+  switch (type) {
+    case core::ValueType::f64: r = std::to_chars(first, last, load_stored<double>(v)); break;
+    case core::ValueType::i64: r = std::to_chars(first, last, load_stored<std::int64_t>(v)); break;
+    case core::ValueType::u64: r = std::to_chars(first, last, load_stored<std::uint64_t>(v)); break;
+    case core::ValueType::none:
+    case core::ValueType::bytes:
+    case core::ValueType::text:
+    case core::ValueType::vector:
+    case core::ValueType::array: return false;
+  }
+  if (r.ec != std::errc{}) return false;
+  out = std::string_view(first, static_cast<std::size_t>(r.ptr - first));
+  return true;
+}
+
+double sample_as_f64(const std::byte* data, core::Dtype dtype, std::size_t i) noexcept {
+  switch (dtype) {
+    case core::Dtype::i8: return load_stored<std::int8_t>(data + i);
+    case core::Dtype::u8: return load_stored<std::uint8_t>(data + i);
+    case core::Dtype::i16: return load_stored<std::int16_t>(data + 2 * i);
+    case core::Dtype::u16: return load_stored<std::uint16_t>(data + 2 * i);
+    case core::Dtype::i32: return load_stored<std::int32_t>(data + 4 * i);
+    case core::Dtype::u32: return load_stored<std::uint32_t>(data + 4 * i);
+    case core::Dtype::i64: return static_cast<double>(load_stored<std::int64_t>(data + 8 * i));
+    case core::Dtype::f32: return load_stored<float>(data + 4 * i);
+    case core::Dtype::f64: return load_stored<double>(data + 8 * i);
+    case core::Dtype::c64: return load_stored<float>(data + 8 * i);
+  }
+  return 0;
+}
+
 }  // namespace weir::tools

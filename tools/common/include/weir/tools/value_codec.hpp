@@ -79,4 +79,16 @@ struct EncodedArray {
 /// The integer an atomic op returned, printed per the key's type (i64 signed, u64 unsigned).
 [[nodiscard]] std::string integer_to_text(core::ValueType type, std::uint64_t bits);
 
+// Reading stored values where nothing may allocate (servers' update loops: weir-epics, weir-tango).
+/// A stored number (f64, i64, u64 at `v`) as a double; false for any other type.
+[[nodiscard]] bool value_as_f64(core::ValueType type, const std::byte* v, double& out) noexcept;
+/// A stored number as an i64: a u64 capped at INT64_MAX, an f64 rounded (false when not finite).
+[[nodiscard]] bool value_as_i64(core::ValueType type, const std::byte* v, std::int64_t& out) noexcept;
+/// A stored value as text: text and bytes as they are (a view of `v`, `length` bytes), numbers
+/// written into `scratch`; false for other types or a scratch too small.
+[[nodiscard]] bool value_as_text(core::ValueType type, const std::byte* v, std::uint32_t length, std::span<char> scratch,
+                                 std::string_view& out) noexcept;
+/// Sample `i` of a block of `dtype` as a double (c64: its real part).
+[[nodiscard]] double sample_as_f64(const std::byte* data, core::Dtype dtype, std::size_t i) noexcept;
+
 }  // namespace weir::tools
