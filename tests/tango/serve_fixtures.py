@@ -5,8 +5,11 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
+
+import numpy as np
 
 WEIR = os.environ.get("WEIR_CLI", "weir")
 _serial = itertools.count()
@@ -15,12 +18,14 @@ PIPELINE = """
 arena {{ name = "{arena}", channels = 4, channel_mb = 16, consumers = 8, runs = "controlled" }}
 channel "adc0" {{ dtype = "f32", rate = 102400, block = 1024, ring = 256 }}
 driver "sim" {{ channels = {{"adc0"}}, signal = "sine", frequency = 1000 }}
+shard "fft" {{ input = "adc0", size = 1024, window = "hann", spectrum = "psd" }}
 record "hdf5" {{ channels = {{"adc0"}}, out = "{out}", flush_ms = 200 }}
 tango "serve" {{
   device = "{device}", database = "{database}", host = "127.0.0.1", port = {port},
   keys = {{ "shots", {{ key = "psu.setpoint", writable = true, units = "V", format = "%.3f", min = 0, max = 10,
             abs_change = 0.5 }} }},
   channels = {{ {{ channel = "adc0", elements = 100 }}, {{ channel = "adc0", attribute = "adc0env", mode = "envelope", elements = 50 }} }},
+  spectra = {{ "adc0.psd", {{ key = "det.spectrum", attribute = "MCA" }} }},
   update_hz = 20, stall_s = 1
 }}
 """
@@ -102,3 +107,40 @@ class Served:
             self.proc.wait(10)
         self._log.close()
         weir("rm", self.arena, "--force")
+
+
+class Events:
+    """Change events of one attribute, as the client's callback saw them: (value, quality, time) or an
+    error's reason, in arrival order."""
+
+    def __init__(self, proxy, attribute, kind=None):
+        import tango
+        kind = tango.EventType.CHANGE_EVENT if kind is None else kind
+        self.seen = []
+        self.repeats = 0
+        self._lock = threading.Lock()
+        self._proxy = proxy
+        self._id = proxy.subscribe_event(attribute, kind, self._on)
+
+    def _on(self, ev):
+        with self._lock:
+            if ev.err:
+                self.seen.append(("error", ev.errors[0].reason))
+                return
+            v = ev.attr_value
+            value = v.value.copy() if isinstance(v.value, np.ndarray) else v.value
+            e = (value, v.quality, v.time.totime())
+            # libtango 9.3's client, talking to a server without a database, hands the first pushed
+            # event after a subscription to the callback twice (the server pushed it once: same stamp,
+            # same value). A repeat of the event just before it, stamp included, is that delivery.
+            if self.seen and self.seen[-1][2] == e[2] and self.seen[-1][1] == e[1] and np.array_equal(self.seen[-1][0], e[0]):
+                self.repeats += 1
+                return
+            self.seen.append(e)
+
+    def values(self):
+        with self._lock:
+            return list(self.seen)
+
+    def close(self):
+        self._proxy.unsubscribe_event(self._id)

@@ -5,13 +5,12 @@ and quality; change and archive events pushed by weir; StartRun/StopRun as `weir
 refusals as DevFailed. Every wait is a deadline poll (serve_fixtures.wait_until)."""
 import shutil
 import tempfile
-import threading
 
 import pytest
 
 tango = pytest.importorskip("tango")
 
-from serve_fixtures import Served, weir, wait_until  # noqa: E402
+from serve_fixtures import Events, Served, weir, wait_until  # noqa: E402
 
 STATUS = {"adc0_Rate": (tango.CmdArgType.DevDouble, "S/s"), "adc0_Lost": (tango.CmdArgType.DevLong64, "blocks"),
           "adc0_Dropped": (tango.CmdArgType.DevLong64, "blocks"), "adc0_Lag": (tango.CmdArgType.DevLong64, "blocks"),
@@ -90,21 +89,13 @@ def test_writes_and_refusals(served):
     assert e.value.args[0].reason == "API_AttrNotWritable" and "adc0_Rate" in e.value.args[0].desc
 
 
-def test_change_and_archive_events_in_order(served):
-    s = served()
+@pytest.mark.parametrize("database", ["file", "none"])
+def test_change_and_archive_events_in_order(served, database):
+    s = served(database=database)
     p = s.proxy()
     assert weir("set", s.arena, "psu.setpoint", "0", "--type", "f64").returncode == 0
     wait_until("psu_setpoint 0", lambda: p.psu_setpoint == 0)
-    got = {tango.EventType.CHANGE_EVENT: [], tango.EventType.ARCHIVE_EVENT: []}
-    lock = threading.Lock()
-
-    def cb(kind):
-        def on(ev):
-            with lock:
-                got[kind].append(None if ev.err else ev.attr_value.value)
-        return on
-
-    ids = [p.subscribe_event("psu_setpoint", k, cb(k)) for k in got]
+    got = {k: Events(p, "psu_setpoint", k) for k in (tango.EventType.CHANGE_EVENT, tango.EventType.ARCHIVE_EVENT)}
     # Steps of 1 (>= abs_change 0.5) are each an event; a step of 0.25 after them is not.
     values = [1.0, 2.0, 3.0, 4.0, 5.0]
     for v in values:
@@ -112,13 +103,12 @@ def test_change_and_archive_events_in_order(served):
         wait_until(f"psu_setpoint {v}", lambda: p.psu_setpoint == v)
     assert weir("set", s.arena, "psu.setpoint", 5.25, "--type", "f64").returncode == 0
     wait_until("psu_setpoint 5.25", lambda: p.psu_setpoint == 5.25)
-    for k in got:
-        wait_until(f"{k} events", lambda: len(got[k]) >= 1 + len(values), 10)
-    for i in ids:
-        p.unsubscribe_event(i)
-    for k, seen in got.items():
+    for k, ev in got.items():
+        wait_until(f"{k} events", lambda: len(ev.values()) >= 1 + len(values), 10)
+        ev.close()
+    for k, ev in got.items():
         # The first is the subscription's own read; then every pushed value, in order, none invented.
-        assert seen == [0.0] + values, (k, seen)
+        assert [e[0] for e in ev.values()] == [0.0] + values, (k, ev.values())
 
 
 def test_runs_like_runctl(served):

@@ -32,6 +32,7 @@ constexpr std::array kServeKeys{"device", "database", "instance", "host", "port"
 constexpr std::array kKeyAttrKeys{"key", "attribute", "writable", "units", "format", "min", "max", "abs_change",
                                   "rel_change", "archive_abs_change", "archive_rel_change"};
 constexpr std::array kChannelAttrKeys{"channel", "attribute", "mode", "elements"};
+constexpr std::array kSpectrumAttrKeys{"channel", "key", "attribute"};
 constexpr std::size_t kMaxAttributeBytes = 255;
 
 // The items of a list setting: each a name (text) or a table of named settings.
@@ -136,6 +137,37 @@ Result<ChannelAttr> read_channel(const std::string& what, const config::Origin& 
   return c;
 }
 
+Result<SpectrumAttr> read_spectrum(const std::string& what, const config::Origin& origin, const Setting& s, std::size_t i,
+                                   Fields& owner) {
+  SpectrumAttr a;
+  if (s.type == Setting::Type::text) {
+    a.channel = s.text;
+  } else if (s.type == Setting::Type::table && s.items.empty()) {
+    Fields sf(fmt::format("{}.spectra[{}]", what, i + 1), origin, s.fields);
+    if (sf.has("channel") == sf.has("key"))
+      return tl::make_unexpected(sf.error("give one of 'channel' (a framed channel: the fft shard's PSD) and 'key' (an array "
+                                          "key: the mca shard's <out>.spectrum)"));
+    auto channel = sf.text("channel", "");
+    if (!channel) return serve_pass(channel);
+    a.channel = *channel;
+    auto key = sf.text("key", "");
+    if (!key) return serve_pass(key);
+    a.key = *key;
+    auto attribute = sf.text("attribute", "");
+    if (!attribute) return serve_pass(attribute);
+    a.attribute = *attribute;
+    if (auto ok = sf.no_other_keys(kSpectrumAttrKeys); !ok) return serve_pass(ok);
+  } else {
+    return tl::make_unexpected(owner.error(fmt::format(
+        "spectra[{}]: a framed channel's name or a table {{ channel = \"...\" }} or {{ key = \"...\" }}, not {}", i + 1,
+        s.type_name())));
+  }
+  const std::string& name = a.key.empty() ? a.channel : a.key;
+  if (name.empty()) return tl::make_unexpected(owner.error(fmt::format("spectra[{}]: the name is empty", i + 1)));
+  if (a.attribute.empty()) a.attribute = attribute_part_of(name);
+  return a;
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -180,9 +212,6 @@ Result<ServeOptions> serve_options(const config::Pipeline& pipeline, const confi
   o.part = decl.name;
   Fields f("tango \"" + decl.name + "\"", decl.origin, decl.settings);
   if (decl.thread) return tl::make_unexpected(f.error("the Tango server runs as a process of its own (weir-tango), not a thread"));
-  if (f.has("spectra"))
-    return tl::make_unexpected(f.error("'spectra' (the fft shard's PSD, the MCA) is not served yet; serve their channels "
-                                       "with channels = {...}"));
   auto device = f.text("device");
   if (!device) return serve_pass(device);
   std::string why;
@@ -248,7 +277,21 @@ Result<ServeOptions> serve_options(const config::Pipeline& pipeline, const confi
     }
     o.channels.push_back(std::move(*c));
   }
-  for (const char* k : {"keys", "channels"}) (void)f.table(k, false);  // read above; this takes them out
+  auto spectra = serve_list_items(f, decl.settings, "spectra");
+  if (!spectra) return serve_pass(spectra);
+  for (std::size_t i = 0; i < spectra->size(); ++i) {
+    auto a = read_spectrum(f.what(), decl.origin, (*spectra)[i], i, f);
+    if (!a) return serve_pass(a);
+    for (const char* end : {"", "_Axis"})
+      if (auto ok = unique(a->attribute + end, "spectra", i); !ok) return serve_pass(ok);
+    for (const config::ChannelDecl& c : pipeline.channels)  // a declared channel: its shape is known now
+      if (c.spec.name == a->channel && !c.spec.frame.framed())
+        return tl::make_unexpected(f.error(fmt::format("spectra[{}]: channel '{}' holds plain samples, not frames along an "
+                                                       "axis: serve it with channels = {{...}}",
+                                                       i + 1, a->channel)));
+    o.spectra.push_back(std::move(*a));
+  }
+  for (const char* k : {"keys", "channels", "spectra"}) (void)f.table(k, false);  // read above; this takes them out
   auto status = f.boolean("status", true);
   if (!status) return serve_pass(status);
   o.status = *status;

@@ -1,5 +1,6 @@
 // tango "serve", the attributes: what the server makes from the pipeline and the serve options (the
-// status of channels, the disk and the parts; the chosen keys; the channels' spectra; the run), named
+// status of channels, the disk and the parts; the chosen keys; the channels' blocks and envelopes; the run;
+// server_spectra.cpp adds the spectrum channels), named
 // and checked as they are added, before Tango makes the device.
 #include <algorithm>
 #include <cctype>
@@ -18,16 +19,6 @@ namespace {
 
 constexpr std::string_view kPartKeyPrefix = "weir.part.";  // the supervisor's part states (run_status.cpp)
 
-Value scalar(std::string name, Kind kind, std::string description, std::string units = "", std::string format = "") {
-  Value v;
-  v.name = std::move(name);
-  v.kind = kind;
-  v.description = std::move(description);
-  v.units = std::move(units);
-  v.format = std::move(format);
-  return v;
-}
-
 }  // namespace
 
 std::size_t Server::add(Value v) {
@@ -44,17 +35,17 @@ core::Result<void> Server::add_status() {
     if (!copier) return tl::make_unexpected(copier.error());
     const std::string a = attribute_part_of(c.name);
     ChannelStatusRow row{c.name, std::move(*copier)};
-    Value rate = scalar(a + "_Rate", Kind::f64, "samples/s written to " + c.name, "S/s", "%.1f");
+    Value rate = make_value(a + "_Rate", Kind::f64, "samples/s written to " + c.name, "S/s", "%.1f");
     rate.criteria = options_.rate_events;
     row.rate = add(std::move(rate));
-    row.lost = add(scalar(a + "_Lost", Kind::i64, "blocks the readers of " + c.name + " lost", "blocks"));
-    row.dropped = add(scalar(a + "_Dropped", Kind::i64, "blocks of " + c.name + " dropped at the source", "blocks"));
-    row.lag = add(scalar(a + "_Lag", Kind::i64, "blocks of " + c.name + " not yet read by the slowest recorder", "blocks"));
+    row.lost = add(make_value(a + "_Lost", Kind::i64, "blocks the readers of " + c.name + " lost", "blocks"));
+    row.dropped = add(make_value(a + "_Dropped", Kind::i64, "blocks of " + c.name + " dropped at the source", "blocks"));
+    row.lag = add(make_value(a + "_Lag", Kind::i64, "blocks of " + c.name + " not yet read by the slowest recorder", "blocks"));
     status_of_channel_[c.index] = static_cast<int>(channels_.size());
     channels_.push_back(std::move(row));
   }
   if (!options_.record_dir.empty())
-    disk_free_ = add(scalar("DiskFree", Kind::f64, "bytes free for the recorders in " + options_.record_dir, "B", "%.0f"));
+    disk_free_ = add(make_value("DiskFree", Kind::f64, "bytes free for the recorders in " + options_.record_dir, "B", "%.0f"));
   std::vector<std::string> names;
   for (const auto& d : pipeline_.drivers) names.push_back(d.name);
   for (const auto& s : pipeline_.shards) names.push_back(s.name);
@@ -70,8 +61,8 @@ core::Result<void> Server::add_status() {
     p.name = name;
     p.state_key = std::string(kPartKeyPrefix) + name + ".state";
     p.restarts_key = std::string(kPartKeyPrefix) + name + ".restarts";
-    p.state = add(scalar(a + "_State", Kind::text, "part " + name + ": the supervisor's state"));
-    p.restarts = add(scalar(a + "_Restarts", Kind::i64, "part " + name + ": restarts"));
+    p.state = add(make_value(a + "_State", Kind::text, "part " + name + ": the supervisor's state"));
+    p.restarts = add(make_value(a + "_Restarts", Kind::i64, "part " + name + ": restarts"));
     parts_.push_back(std::move(p));
   }
   return {};
@@ -97,7 +88,7 @@ core::Result<void> Server::add_keys() {
                           fmt::format("tango \"{}\": key '{}' holds {} values; only numbers and text are served as attributes",
                                       options_.part, k.key, core::value_type_name(row.type)));
     }
-    Value v = scalar(k.attribute, kind, "key " + k.key, k.units, k.format);
+    Value v = make_value(k.attribute, kind, "key " + k.key, k.units, k.format);
     if (v.units.empty()) {  // the key's `<key>_units` text key, when there is one
       core::ValueInfo ui;
       if (kv_.get(k.key + "_units", value_buf_, ui) == core::KvStatus::ok && ui.type == core::ValueType::text)
@@ -144,7 +135,7 @@ core::Result<void> Server::add_channels() {
       row.entry_lo.assign(row.span_entries, 0.0F);
       row.entry_hi.assign(row.span_entries, 0.0F);
       for (const bool lo : {true, false}) {
-        Value v = scalar(c.attribute + (lo ? "_Min" : "_Max"), Kind::spectrum,
+        Value v = make_value(c.attribute + (lo ? "_Min" : "_Max"), Kind::spectrum,
                          c.channel + (lo ? ": envelope min" : ": envelope max"), units, "%.4g");
         v.max_x = row.elements;
         (lo ? row.min : row.max) = add(std::move(v));
@@ -153,7 +144,7 @@ core::Result<void> Server::add_channels() {
       const std::uint32_t spb = copier->samples_per_block();
       row.elements = c.elements != 0 ? std::min(c.elements, spb) : spb;
       row.block.resize(copier->block_bytes());
-      Value v = scalar(c.attribute, Kind::spectrum, c.channel + ": newest block", units, "%.4g");
+      Value v = make_value(c.attribute, Kind::spectrum, c.channel + ": newest block", units, "%.4g");
       v.max_x = row.elements;
       row.wave = add(std::move(v));
     }
@@ -164,16 +155,16 @@ core::Result<void> Server::add_channels() {
 }
 
 void Server::add_run_control() {
-  run_state_ = add(scalar("RunState", Kind::text, "the arena's run state: Idle or Running"));
-  run_number_ = add(scalar("RunNumber", Kind::i64, "the running run's number, or the last one's (0: none yet)"));
-  run_title_ = add(scalar("RunTitle", Kind::text, "the running or last run's title"));
-  run_operator_ = add(scalar("RunOperator", Kind::text, "the running or last run's operator"));
-  run_sample_ = add(scalar("RunSample", Kind::text, "the running or last run's sample"));
-  run_comment_ = add(scalar("RunComment", Kind::text, "the running or last run's comment"));
-  run_dir_ = add(scalar("RunDir", Kind::text, "the run directory (run log, run numbers, files)"));
-  run_file_ = add(scalar("RunFile", Kind::text, "the run record of the running or last run"));
-  run_message_ = add(scalar("RunMessage", Kind::text, "the last transition's outcome, or why it was refused"));
-  num_captured_ = add(scalar("NumCaptured", Kind::i64, "blocks the recorders wrote in the running or last run", "blocks"));
+  run_state_ = add(make_value("RunState", Kind::text, "the arena's run state: Idle or Running"));
+  run_number_ = add(make_value("RunNumber", Kind::i64, "the running run's number, or the last one's (0: none yet)"));
+  run_title_ = add(make_value("RunTitle", Kind::text, "the running or last run's title"));
+  run_operator_ = add(make_value("RunOperator", Kind::text, "the running or last run's operator"));
+  run_sample_ = add(make_value("RunSample", Kind::text, "the running or last run's sample"));
+  run_comment_ = add(make_value("RunComment", Kind::text, "the running or last run's comment"));
+  run_dir_ = add(make_value("RunDir", Kind::text, "the run directory (run log, run numbers, files)"));
+  run_file_ = add(make_value("RunFile", Kind::text, "the run record of the running or last run"));
+  run_message_ = add(make_value("RunMessage", Kind::text, "the last transition's outcome, or why it was refused"));
+  num_captured_ = add(make_value("NumCaptured", Kind::i64, "blocks the recorders wrote in the running or last run", "blocks"));
 }
 
 core::Result<void> Server::build() {
@@ -182,6 +173,7 @@ core::Result<void> Server::build() {
     if (auto ok = add_status(); !ok) return ok;
   if (auto ok = add_keys(); !ok) return ok;
   if (auto ok = add_channels(); !ok) return ok;
+  if (auto ok = add_spectra(); !ok) return ok;
   if (options_.run_control) add_run_control();
   std::set<std::string> seen;  // Tango's attribute names are case-insensitive
   for (const Value& v : values_) {

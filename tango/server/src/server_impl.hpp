@@ -2,7 +2,7 @@
 // tango "serve" inside: the Server (the attributes made from the pipeline, the update thread that reads
 // the arena and pushes events, the run commands), its Value rows and the Tango device and class that
 // serve them. Each file has one job: server_build.cpp makes the rows, server_update.cpp (status, keys,
-// State), server_waves.cpp (channels) and server_runs.cpp (run attributes, StartRun/StopRun/AbortRun)
+// State), server_waves.cpp (channels), server_spectra.cpp (spectrum channels and their axes) and server_runs.cpp (run attributes, StartRun/StopRun/AbortRun)
 // are the reads and transitions, server_events.cpp decides and pushes events, weir_device.cpp is the
 // Tango side (class, device, attributes, commands), tango_server.cpp run_server(). Private to tango/server.
 #include <sys/time.h>
@@ -41,7 +41,7 @@ struct Value {
   Kind kind = Kind::f64;
   bool writable = false;
   int key = -1;                       // keys_ row of a key attribute
-  std::string units, format, description, min, max;
+  std::string units, format, description, min, max, label;
   std::uint32_t max_x = 1;            // a spectrum's capacity
   EventCriteria criteria;
 
@@ -60,6 +60,25 @@ struct Value {
     Tango::AttrQuality quality = Tango::ATTR_INVALID;
   } change, archive;
 };
+
+/// A value row before it is added: its name, kind, description and display properties.
+inline Value make_value(std::string name, Kind kind, std::string description, std::string units = "", std::string format = "") {
+  Value v;
+  v.name = std::move(name);
+  v.kind = kind;
+  v.description = std::move(description);
+  v.units = std::move(units);
+  v.format = std::move(format);
+  return v;
+}
+
+/// A block's acquisition time (ns since the epoch) as Tango stamps a value.
+inline timeval time_of_ns(std::uint64_t realtime_ns) {
+  timeval t{};
+  t.tv_sec = static_cast<time_t>(realtime_ns / 1'000'000'000ULL);
+  t.tv_usec = static_cast<suseconds_t>(realtime_ns % 1'000'000'000ULL / 1000ULL);
+  return t;
+}
 
 struct ChannelStatusRow {
   std::string name;
@@ -98,6 +117,28 @@ struct WaveRow {
   std::uint64_t head_seen = ~0ULL;
 };
 
+/// An array key read when it changes: resolved once, read again only when its epoch moved.
+struct ArrayKey {
+  std::string name;
+  core::KeyHandle handle;
+  bool resolved = false;
+  std::uint64_t epoch = ~0ULL;
+};
+
+struct SpectrumRow {
+  const SpectrumAttr* opt = nullptr;
+  std::optional<core::BlockCopier> copier;  // a framed channel's; none for an array key
+  ArrayKey key;                             // an array key's spectrum
+  core::Dtype dtype = core::Dtype::f64;
+  std::uint32_t elements = 0;               // a frame's, or the key's array's (changes with it)
+  std::size_t frame = 0, axis = 0;          // values_ rows
+  std::vector<std::byte> block;
+  std::uint64_t head_seen = ~0ULL;
+  double axis_start = 0, axis_step = 1;
+  ArrayKey axis_key;                        // explicit axis values; no name: start + i * step
+  std::uint32_t axis_len = 0;               // elements the axis was last made for
+};
+
 class Server {
  public:
   Server(const core::Arena& arena, const config::Pipeline& pipeline, const ServeOptions& options)
@@ -125,6 +166,7 @@ class Server {
   core::Result<void> add_status();
   core::Result<void> add_keys();
   core::Result<void> add_channels();
+  core::Result<void> add_spectra();                                 // server_spectra.cpp
   void add_run_control();
 
   void cycle();                                                     // tango_server.cpp
@@ -132,6 +174,10 @@ class Server {
   void update_keys();                                               // server_update.cpp
   void update_state(std::int64_t now_mono);                         // server_update.cpp
   void update_channels();                                           // server_waves.cpp
+  void update_spectra();                                            // server_spectra.cpp
+  void update_axis(SpectrumRow& s);                                 // server_spectra.cpp
+  enum class KeyRead : std::uint8_t { unchanged, changed, missing };
+  KeyRead read_array(ArrayKey& k, core::ValueInfo& info);           // server_spectra.cpp
   void update_runs(bool force);                                     // server_runs.cpp
   void message(const std::string& text);                            // server_runs.cpp
 
@@ -155,6 +201,7 @@ class Server {
   std::vector<PartRow> parts_;
   std::vector<KeyRow> keys_;
   std::vector<WaveRow> waves_;
+  std::vector<SpectrumRow> spectra_;
   std::vector<std::byte> value_buf_;
   std::optional<std::size_t> disk_free_;
   std::int64_t started_mono_ = 0;

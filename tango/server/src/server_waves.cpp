@@ -13,17 +13,6 @@
 
 namespace weir::tango::detail {
 
-namespace {
-
-timeval time_of(std::uint64_t realtime_ns) {
-  timeval t{};
-  t.tv_sec = static_cast<time_t>(realtime_ns / 1'000'000'000ULL);
-  t.tv_usec = static_cast<suseconds_t>(realtime_ns % 1'000'000'000ULL / 1000ULL);
-  return t;
-}
-
-}  // namespace
-
 void Server::update_channels() {
   for (WaveRow& w : waves_) {
     const std::uint64_t head = w.copier->head();
@@ -37,7 +26,7 @@ void Server::update_channels() {
       const std::uint32_t n = std::min(meta.samples, w.elements);
       for (std::uint32_t i = 0; i < n; ++i) v.wave[i] = tools::sample_as_f64(w.block.data(), w.dtype, i);
       v.wave_len = n;
-      publish_wave(*w.wave, time_of(meta.realtime_ns));
+      publish_wave(*w.wave, time_of_ns(meta.realtime_ns));
       continue;
     }
     w.head_seen = head;

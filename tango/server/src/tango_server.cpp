@@ -47,6 +47,7 @@ void Server::cycle() {
   if (options_.status) update_status(now_mono);
   update_keys();
   update_channels();
+  update_spectra();
   update_state(now_mono);
 }
 

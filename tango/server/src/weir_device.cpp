@@ -33,6 +33,7 @@ void set_properties(Tango::Attr& attr, const Value& v) {
   Tango::UserDefaultAttrProp prop;
   if (!v.description.empty()) prop.set_description(v.description.c_str());
   if (!v.units.empty()) prop.set_unit(v.units.c_str());
+  if (!v.label.empty()) prop.set_label(v.label.c_str());
   if (!v.format.empty()) prop.set_format(v.format.c_str());
   if (!v.min.empty()) prop.set_min_value(v.min.c_str());
   if (!v.max.empty()) prop.set_max_value(v.max.c_str());

@@ -41,6 +41,16 @@ struct ChannelAttr {
   std::uint32_t elements = 0;     // newest: at most this many samples (default: the block's); envelope: points
 };
 
+/// A spectrum served as two SPECTRUMs, `<attribute>` and `<attribute>_Axis` (the axis value of each
+/// element): a framed channel's newest frame (the fft shard's PSD: axis from the channel's frame
+/// shape), or an array key (the mca shard's `<out>.spectrum`: axis from the array key `<key>_axis`,
+/// its units from the text key `<key>_axis_units`).
+struct SpectrumAttr {
+  std::string channel;            // one of channel and key
+  std::string key;
+  std::string attribute;          // default: the channel's or key's name as above
+};
+
 /// Where the device is registered: nowhere (-nodb -dlist), a file database (-file=), or the Tango
 /// database of TANGO_HOST.
 enum class TangoDatabase : std::uint8_t { none, file, tango };
@@ -55,6 +65,7 @@ struct ServeOptions {
   std::string file;               // database = "file": the file database's path (default: a private file)
   std::vector<KeyAttr> keys;
   std::vector<ChannelAttr> channels;
+  std::vector<SpectrumAttr> spectra;
   bool status = true;             // per-channel rate, lost, dropped, lag; disk; parts
   bool run_control = true;        // RunState, RunNumber, ... and StartRun/StopRun/AbortRun (runs = "controlled")
   double update_hz = 10;          // how often the arena is read and events pushed
