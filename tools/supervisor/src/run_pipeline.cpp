@@ -469,6 +469,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
                             ledger_totals.unaccounted, ledger_totals.duplicates, totals.dropped, totals.errors,
                             static_cast<double>(totals.disk_bytes) / 1048576.0));
   for (const std::string& problem : ledger_totals.problems) report.failures.push_back(problem);
+  if (!controlled && !ledger.targets().empty())  // a controlled run's verdict is left by the door that closed it
+    runctl::publish_closed(*arena, run, ledger_totals.unaccounted == 0 && ledger_totals.duplicates == 0);
   for (const std::string& f : run_failures(supervisor, false))
     if (std::find(report.failures.begin(), report.failures.end(), f) == report.failures.end()) report.failures.push_back(f);
   if (report.failures.empty())
