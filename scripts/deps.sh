@@ -13,6 +13,7 @@ build=(
   doctest-dev libexpected-dev libcli11-dev libfmt-dev nlohmann-json3-dev libboost-dev libnuma-dev
   liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev libzmq3-dev
   libhnswlib-dev
+  libsystemd-dev  # `weir run` speaks systemd's notify protocol (READY, STATUS, WATCHDOG); without it the protocol is off
   hdf5-tools  # h5dump: configuring finds it (the codec and recorder tests), the demo points to it
   # Kafka in the ESS streaming-data-types schemas (kafka/): librdkafka and flatc to build.
   librdkafka-dev flatbuffers-compiler libflatbuffers-dev

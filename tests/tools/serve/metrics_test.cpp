@@ -10,10 +10,14 @@
 #include <filesystem>
 #include <string>
 
+#include <sys/timex.h>
+
 #include "arena_guard.hpp"
+#include "clock_metrics.hpp"
 #include "process_metrics.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
+#include "weir/runctl/doors.hpp"
 #include "weir/serve/metrics.hpp"
 
 using namespace weir;
@@ -53,6 +57,14 @@ TEST_CASE("a /proc stat line parses past a command holding spaces and parenthese
   CHECK(p->resident_bytes == 4260ULL * 4096);
   CHECK_FALSE(serve::parse_proc_stat("4242 (weir) S 1 2 3", 1'700'000'000, 100, 4096).has_value());
   CHECK_FALSE(serve::parse_proc_stat("no command here", 1'700'000'000, 100, 4096).has_value());
+}
+
+TEST_CASE("the clock counts as synchronised only without TIME_ERROR and without STA_UNSYNC") {
+  CHECK(serve::clock_sync_from(TIME_OK, 0, 16000, 500).synchronized);
+  CHECK_FALSE(serve::clock_sync_from(TIME_OK, STA_UNSYNC, 16000, 500).synchronized);
+  CHECK_FALSE(serve::clock_sync_from(TIME_ERROR, 0, 16000, 500).synchronized);
+  CHECK(serve::clock_sync_from(TIME_OK, STA_PLL, 16000, 500).max_error_s == doctest::Approx(0.016));
+  CHECK(serve::clock_sync_from(TIME_OK, STA_PLL, 16000, 500).estimated_error_s == doctest::Approx(0.0005));
 }
 
 TEST_CASE("this process's figures come from /proc/self") {
@@ -97,6 +109,16 @@ TEST_CASE("the exposition gives rates from the blocks' stamps, absolute paths an
   CHECK(sample(text, "weir_channel_samples_per_second", "channel=\"adc\"") == doctest::Approx(1000.0));
   CHECK(sample(text, "weir_channel_newest_block_age_seconds", "channel=\"adc\"") < 1.0);
   CHECK(sample(text, "weir_channel_sample_rate_hertz", "channel=\"adc\"") == 1e5);
+  CHECK(sample(text, "weir_channel_ring_blocks", "channel=\"adc\"") == 64);
+  CHECK(sample(text, "weir_clock_synchronized") >= 0);  // this machine's state, whatever it is
+  CHECK(sample(text, "weir_clock_max_error_seconds") >= 0);
+  CHECK(std::isnan(sample(text, "weir_run_last_closed_exact")));  // no run closed yet: no sample
+  runctl::publish_closed(*arena, 7, false);
+  const std::string closed = serve::prometheus_text(*arena, {});
+  CHECK(sample(closed, "weir_run_last_closed_number") == 7);
+  CHECK(sample(closed, "weir_run_last_closed_exact") == 0);
+  runctl::publish_closed(*arena, 8, true);
+  CHECK(sample(serve::prometheus_text(*arena, {}), "weir_run_last_closed_exact") == 1);
   const std::string cwd = std::filesystem::current_path().lexically_normal().string();
   CHECK_MESSAGE(sample(text, "weir_disk_free_bytes", "path=\"" + cwd + "\"") > 0, text);
   CHECK(sample(text, "weir_arena_info", "path=\"/dev/shm/weir." + guard.where() + "\"") == 1);

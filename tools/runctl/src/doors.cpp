@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "weir/core/clock.hpp"
+#include "weir/core/kv_store.hpp"
 #include "weir/ledger/run_record.hpp"
 
 namespace weir::runctl {
@@ -125,8 +126,16 @@ core::Result<Stopped> close_run(const core::Arena& arena, const core::RunStatus&
       for (const ledger::RunLogRow& r : *rows)
         if (r.run == run) row = r;
   }
+  publish_closed(arena, run, row.exact);
   out.row = std::move(row);
   return out;
+}
+
+void publish_closed(const core::Arena& arena, std::uint64_t run, bool exact) noexcept {
+  core::KvStore kv(arena);
+  const std::uint64_t verdict = exact ? 1U : 0U;
+  (void)kv.set(kClosedExactKey, std::as_bytes(std::span{&verdict, 1}), core::ValueType::u64);
+  (void)kv.set(kClosedRunKey, std::as_bytes(std::span{&run, 1}), core::ValueType::u64);
 }
 
 core::Result<std::vector<std::uint64_t>> close_interrupted(const std::filesystem::path& dir, std::string_view prefix,

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "clock_metrics.hpp"
 #include "epics_metrics.hpp"
 #include "kafka_metrics.hpp"
 #include "metric_family.hpp"
@@ -23,6 +24,7 @@
 #include "weir/core/channel_activity.hpp"
 #include "weir/core/kv_store.hpp"
 #include "weir/core/run_control.hpp"
+#include "weir/runctl/doors.hpp"
 
 namespace weir::serve {
 
@@ -112,6 +114,9 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
               [](const core::ChannelInfo& c) { return std::uint64_t{c.writer_alive ? 1U : 0U}; });
   per_channel("weir_channel_ring_bytes", "gauge", "Bytes of the arena's channel pool the channel takes.",
               [](const core::ChannelInfo& c) { return footprint(c); });
+  per_channel("weir_channel_ring_blocks", "gauge",
+              "Block slots in the channel's ring: a consumer lagging this many blocks behind is lapped.",
+              [](const core::ChannelInfo& c) { return std::uint64_t{c.ring_blocks}; });
   {
     // True rates from the channel's own block timestamps (one look, no second scrape needed); a
     // channel with no block yet has no samples in these families.
@@ -222,6 +227,17 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
     Family(out, "weir_run_started_timestamp_seconds", "gauge",
            "When the running (or last) run started, in seconds since the epoch (0: no run yet).")
         .sample("", static_cast<double>(run.start_ns) / 1e9);
+    // The last run audited as it closed (a controlled run's stop, or weir run's own at its end).
+    std::uint64_t closed = 0, exact = 0;
+    core::ValueType type = core::ValueType::none;
+    if (kv.get_scalar(runctl::kClosedRunKey, closed, type) == core::KvStatus::ok && type == core::ValueType::u64 &&
+        kv.get_scalar(runctl::kClosedExactKey, exact, type) == core::KvStatus::ok && type == core::ValueType::u64) {
+      Family(out, "weir_run_last_closed_number", "gauge", "The last run whose files were audited as it closed.")
+          .sample("", closed);
+      Family(out, "weir_run_last_closed_exact", "gauge",
+             "1 when that run's audit balanced (nothing unaccounted or duplicated), 0 when it did not.")
+          .sample("", exact);
+    }
   }
 
   {
@@ -326,6 +342,7 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
   }
   append_kafka_metrics(out, kv);
   append_epics_metrics(out, kv);
+  append_clock_metrics(out);
   append_process_metrics(out);
   return out;
 }

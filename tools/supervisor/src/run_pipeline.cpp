@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -27,6 +28,7 @@
 #include "run_status.hpp"
 #include "run_supervisor.hpp"
 #include "run_threads.hpp"
+#include "service_notify.hpp"
 #include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
@@ -258,6 +260,14 @@ void stop_controlled(const core::Arena& arena, const std::function<void(const st
     log(fmt::format("stopping: run {}: {}", s.number, stopped.error().what));
 }
 
+// What READY=1 promises systemd: every part was started (recorders registered before the drivers)
+// and none is waiting to be restarted. A part given up or refused does not hold READY back: the
+// status line names it and the alert rules fire on it, while the rest of the logger records.
+bool parts_settled(const Supervisor& s) {
+  return std::none_of(s.parts().begin(), s.parts().end(),
+                      [](const std::unique_ptr<PartState>& p) { return p->status == PartStatus::backoff; });
+}
+
 }  // namespace
 
 core::Result<RunReport> run_pipeline(const RunOptions& args) {
@@ -340,9 +350,30 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   std::uint64_t mark_samples = 0;
   std::int64_t next_status = start + 1'000'000'000;
   std::int64_t next_log = start + static_cast<std::int64_t>(args.status_every_s * 1e9);
+  // systemd (Type=notify): READY=1, a STATUS= line a second, WATCHDOG=1 from this loop only.
+  ServiceNotify notify;
+  RunStatus notify_status(*arena, sources);  // its own rate interval: the log line's stays the log's
+  std::int64_t next_notify = start;
+  if (notify.enabled())
+    console.log(notify.watchdog_ns() > 0
+                    ? fmt::format("systemd: notify socket set, watchdog every {:.1f} s (pinged every {:.1f} s)",
+                                  static_cast<double>(notify.watchdog_ns()) / 1e9,
+                                  static_cast<double>(notify.watchdog_ns()) / 2e9)
+                    : std::string("systemd: notify socket set, no watchdog"));
   while (stop_signals.load(std::memory_order_relaxed) == 0 && !supervisor.essential_failed()) {
     supervisor.tick(100);
     const std::int64_t now = core::monotonic_ns();
+    // Healthy: the loop turns and no essential part failed (the loop's condition). A hung or stopped
+    // weir run does not get here, so systemd's watchdog sees the silence.
+    notify.healthy(now);
+    if (notify.enabled() && (now >= next_notify || (!notify.ready_sent() && parts_settled(supervisor)))) {
+      const std::string line = RunStatus::line(notify_status.sample(), supervisor, static_cast<double>(now - start) / 1e9);
+      if (!notify.ready_sent() && parts_settled(supervisor))
+        notify.ready(line);
+      else
+        notify.status(line);
+      next_notify = now + 1'000'000'000;
+    }
     if (mark_ns == 0 && now >= mark_at) {
       mark_samples = source_samples();
       mark_ns = core::monotonic_ns();
@@ -362,6 +393,10 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
   }
   console.end_status();
   if (supervisor.essential_failed()) console.log("an essential part cannot run: stopping the run");
+  notify.stopping(supervisor.essential_failed() ? "stopping: an essential part cannot run"
+                                                : "stopping: drivers first, then shards and recorders");
+  if (notify.send_failures() != 0)
+    console.log(fmt::format("systemd: {} notify datagram(s) could not be sent", notify.send_failures()));
   RunReport report;
   report.run = run;
   // What was wrong as the stop began: an essential part down then is a failure of the run.
@@ -434,6 +469,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
                             ledger_totals.unaccounted, ledger_totals.duplicates, totals.dropped, totals.errors,
                             static_cast<double>(totals.disk_bytes) / 1048576.0));
   for (const std::string& problem : ledger_totals.problems) report.failures.push_back(problem);
+  if (!controlled && !ledger.targets().empty())  // a controlled run's verdict is left by the door that closed it
+    runctl::publish_closed(*arena, run, ledger_totals.unaccounted == 0 && ledger_totals.duplicates == 0);
   for (const std::string& f : run_failures(supervisor, false))
     if (std::find(report.failures.begin(), report.failures.end(), f) == report.failures.end()) report.failures.push_back(f);
   if (report.failures.empty())

@@ -62,6 +62,16 @@ struct Stopped {
                                                                           std::uint64_t running_now,
                                                                           const std::string& note);
 
+/// Keys of the last run whose files were audited as it closed (u64; /metrics shows them as
+/// weir_run_last_closed_number and weir_run_last_closed_exact): its number, and 1 when its audit
+/// balanced (nothing unaccounted or duplicated), 0 when not.
+inline constexpr const char* kClosedRunKey = "weir.run.closed.number";
+inline constexpr const char* kClosedExactKey = "weir.run.closed.exact";
+
+/// Leaves run `run`'s audit verdict in the arena's keys (kClosedRunKey, kClosedExactKey). A full key
+/// table leaves them out. Thread: any.
+void publish_closed(const core::Arena& arena, std::uint64_t run, bool exact) noexcept;
+
 /// One line for people: "run 12 stopped: 3 files, 4000 blocks written, 4000 recorded, 0 lost (exact)".
 [[nodiscard]] std::string ledger_line(const ledger::RunLogRow& row);
 
