@@ -25,28 +25,21 @@ extern "C" void value_cb(event_handler_args args) {
   pv->driver->on_value(*pv, args);
 }
 
-void Driver::push(Pv& pv, const PvLogEntry& e) {
-  if (queue_.push(e)) return;
-  pv.dropped.fetch_add(1, std::memory_order_relaxed);
-  counters_.dropped.fetch_add(1, std::memory_order_relaxed);
-  any_dropped_.store(true, std::memory_order_release);
-}
-
 void Driver::log_connection(Pv& pv, core::PvEvent event) {
   PvLogEntry e;
   e.time_ns = realtime_ns();
   e.pv = pv.index;
   e.event = static_cast<std::uint8_t>(event);
   e.type = static_cast<std::uint8_t>(pv.type);
-  push(pv, e);
+  (void)queue_.push(e);  // a full queue counts it against the PV: a `dropped` entry follows
 }
 
 void Driver::on_connection(Pv& pv, bool up) {
   if (!up) {
     if (!pv.connected) return;
     pv.connected = false;
-    counters_.disconnects.fetch_add(1, std::memory_order_relaxed);
-    counters_.connected.fetch_sub(1, std::memory_order_relaxed);
+    counts_.disconnects.fetch_add(1, std::memory_order_relaxed);
+    counts_.connected.fetch_sub(1, std::memory_order_relaxed);
     if (pv.writer) {
       pv.gap_pending = true;
       pv.writer->skip(1, core::GapReason::disconnected);  // a marker: what the IOC sent meanwhile is unknown
@@ -57,8 +50,8 @@ void Driver::on_connection(Pv& pv, bool up) {
   }
   pv.connected = true;
   pv.ever_connected = true;
-  counters_.connects.fetch_add(1, std::memory_order_relaxed);
-  counters_.connected.fetch_add(1, std::memory_order_relaxed);
+  counts_.connects.fetch_add(1, std::memory_order_relaxed);
+  counts_.connected.fetch_add(1, std::memory_order_relaxed);
   const short field = ca_field_type(pv.channel);
   switch (field) {
     case DBF_STRING: pv.type = core::PvType::text; break;
@@ -68,7 +61,6 @@ void Driver::on_connection(Pv& pv, bool up) {
     case DBF_LONG: pv.type = core::PvType::i64; break;
     default: pv.type = core::PvType::f64; break;
   }
-  pv.type_seen.store(static_cast<std::uint8_t>(pv.type), std::memory_order_relaxed);
   if (pv.writer) {  // a waveform: values only
     pv.gap_pending = false;
     subscribe(pv);
@@ -134,41 +126,16 @@ void Driver::on_ctrl(Pv& pv, const event_handler_args& args) {
     }
   }
   pv.states = meta.states;
-  (void)kv_.set_text(pv.meta_key, meta_json(meta));
-  if (!meta.units.empty()) (void)kv_.set_text(pv.units_key, meta.units);
+  controls::set_meta_keys(kv_, pv.keys, meta_json(meta), meta.units);
   log_connection(pv, core::PvEvent::connected);
 }
 
 void Driver::write_waveform(Pv& pv, const event_handler_args& args) {
   const auto* d = static_cast<const dbr_time_double*>(args.dbr);
-  const auto* values = &d->value;
-  const std::uint32_t elements = pv.writer->samples_per_block();
-  const auto n = static_cast<std::uint32_t>(std::min<long>(args.count, elements));
-  if (static_cast<unsigned long>(args.count) > elements) counters_.truncated.fetch_add(1, std::memory_order_relaxed);
-  std::span<std::byte> out;
-  if (pv.writer->claim(out) != core::ClaimStatus::ok) return;  // counted at source by the channel
-  const core::Dtype dtype = pv.writer->desc().dtype;
-  const auto put = [&]<class T>(T* dst) {
-    for (std::uint32_t i = 0; i < n; ++i) dst[i] = static_cast<T>(values[i]);
-    const T pad = std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : T{};
-    for (std::uint32_t i = n; i < elements; ++i) dst[i] = pad;
-  };
-  void* p = out.data();
-  switch (dtype) {
-    case core::Dtype::f64: put(static_cast<double*>(p)); break;
-    case core::Dtype::f32: put(static_cast<float*>(p)); break;
-    case core::Dtype::i32: put(static_cast<std::int32_t*>(p)); break;
-    case core::Dtype::u32: put(static_cast<std::uint32_t*>(p)); break;
-    case core::Dtype::i16: put(static_cast<std::int16_t*>(p)); break;
-    case core::Dtype::u16: put(static_cast<std::uint16_t*>(p)); break;
-    case core::Dtype::i8: put(static_cast<std::int8_t*>(p)); break;
-    case core::Dtype::u8: put(static_cast<std::uint8_t*>(p)); break;
-    case core::Dtype::i64: put(static_cast<std::int64_t*>(p)); break;
-    default: std::memset(p, 0, out.size()); break;
-  }
-  const std::int64_t t = unix_ns(d->stamp);
-  pv.writer->publish(elements, static_cast<std::uint64_t>(t > 0 ? t : realtime_ns()));
-  counters_.updates.fetch_add(1, std::memory_order_relaxed);
+  const std::span<const double> values(&d->value, static_cast<std::size_t>(std::max<long>(args.count, 0)));
+  const controls::FrameWrite w = controls::write_frame(*pv.writer, values, unix_ns(d->stamp));
+  if (w.truncated) counts_.truncated.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  if (w.published) counts_.updates.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Driver::on_value(Pv& pv, const event_handler_args& args) {
@@ -186,7 +153,6 @@ void Driver::on_value(Pv& pv, const event_handler_args& args) {
       e.type = static_cast<std::uint8_t>(core::PvType::f64);
       e.f64 = d->value;
       e.time_ns = unix_ns(d->stamp), e.severity = static_cast<std::uint16_t>(d->severity), e.status = static_cast<std::uint16_t>(d->status);
-      (void)kv_.set(pv.value_key, std::as_bytes(std::span(&e.f64, 1)), core::ValueType::f64);
       break;
     }
     case DBR_TIME_LONG: {
@@ -194,7 +160,6 @@ void Driver::on_value(Pv& pv, const event_handler_args& args) {
       e.type = static_cast<std::uint8_t>(core::PvType::i64);
       e.i64 = d->value;
       e.time_ns = unix_ns(d->stamp), e.severity = static_cast<std::uint16_t>(d->severity), e.status = static_cast<std::uint16_t>(d->status);
-      (void)kv_.set(pv.value_key, std::as_bytes(std::span(&e.i64, 1)), core::ValueType::i64);
       break;
     }
     case DBR_TIME_ENUM: {
@@ -207,8 +172,6 @@ void Driver::on_value(Pv& pv, const event_handler_args& args) {
         std::memcpy(e.text, s.data(), e.text_bytes);
       }
       e.time_ns = unix_ns(d->stamp), e.severity = static_cast<std::uint16_t>(d->severity), e.status = static_cast<std::uint16_t>(d->status);
-      (void)kv_.set(pv.value_key, std::as_bytes(std::span(&e.i64, 1)), core::ValueType::i64);
-      (void)kv_.set_text(pv.state_key, std::string_view(e.text, e.text_bytes));
       break;
     }
     case DBR_TIME_STRING: {
@@ -217,14 +180,14 @@ void Driver::on_value(Pv& pv, const event_handler_args& args) {
       e.text_bytes = static_cast<std::uint16_t>(strnlen(d->value, MAX_STRING_SIZE));
       std::memcpy(e.text, d->value, e.text_bytes);
       e.time_ns = unix_ns(d->stamp), e.severity = static_cast<std::uint16_t>(d->severity), e.status = static_cast<std::uint16_t>(d->status);
-      (void)kv_.set(pv.value_key, std::as_bytes(std::span(e.text, e.text_bytes)), core::ValueType::text);
       break;
     }
     default: return;
   }
+  controls::set_value_keys(kv_, pv.keys, e);
   if (e.time_ns == 0) e.time_ns = realtime_ns();  // a record never processed: its stamp is zero
-  counters_.updates.fetch_add(1, std::memory_order_relaxed);
-  push(pv, e);
+  counts_.updates.fetch_add(1, std::memory_order_relaxed);
+  (void)queue_.push(e);  // a full queue counts it against the PV: a `dropped` entry follows
 }
 
 

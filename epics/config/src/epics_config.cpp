@@ -20,10 +20,8 @@ using config::Fields;
 using config::Setting;
 using core::Result;
 
-template <class T>
-tl::unexpected<core::Error> pass(const Result<T>& r) {
-  return tl::make_unexpected(r.error());
-}
+using controls::list_items;
+using controls::pass;
 
 constexpr std::array kDriverKeys{"pvs", "log", "log_block", "flush_ms", "connect_timeout_s", "queue", "ca", "duration_s"};
 constexpr std::array kPvKeys{"pv", "key", "channel", "elements", "dtype", "rate", "ring", "units"};
@@ -39,16 +37,7 @@ bool pv_char(char c) {
          std::string_view("_-:.[]<>;{}$+").find(c) != std::string_view::npos;
 }
 
-// The items of a list setting: each a name (text) or a table of named settings.
-Result<std::vector<Setting>> list_items(Fields& owner, const std::map<std::string, Setting>& all, const char* key) {
-  const auto it = all.find(key);
-  if (it == all.end()) return std::vector<Setting>{};
-  const Setting& s = it->second;
-  if (s.type == Setting::Type::text) return std::vector<Setting>{s};
-  if (s.type != Setting::Type::table || !s.fields.empty())
-    return tl::make_unexpected(owner.error(fmt::format("'{}' must be a list (of names or tables), not {}", key, s.type_name())));
-  return s.items;
-}
+constexpr controls::ItemWords kWords{"pvs", "PV", "a PV", "PVs", "waveform", "the IOC", "PV log"};
 
 Result<CaSettings> read_ca(Fields& f) {
   CaSettings ca;
@@ -95,42 +84,7 @@ Result<PvSpec> read_pv(const std::string& what, const config::Origin& origin, co
     auto name = f.text("pv");
     if (!name) return pass(name);
     pv.pv = *name;
-    for (auto [key, field] : {std::pair{"key", &pv.key}, std::pair{"channel", &pv.channel}, std::pair{"units", &pv.units}}) {
-      auto v = f.text(key, "");
-      if (!v) return pass(v);
-      *field = *v;
-    }
-    if (!pv.channel.empty() && !pv.key.empty())
-      return tl::make_unexpected(f.error("a PV is a scalar (key) or a waveform (channel), not both"));
-    if (pv.channel.empty()) {
-      for (const char* k : {"elements", "dtype", "rate", "ring", "units"})
-        if (f.has(k) || (std::string_view(k) == "units" && !pv.units.empty()))
-          return tl::make_unexpected(f.error(fmt::format("'{}' is for a waveform PV (with channel = \"...\"); a scalar's "
-                                                         "units come from the IOC",
-                                                         k)));
-    } else {
-      auto elements = f.integer("elements", 1, kMaxWaveformElements);
-      if (!elements) return pass(elements);
-      pv.elements = static_cast<std::uint32_t>(*elements);
-      auto dtype = f.text("dtype", "f64");
-      if (!dtype) return pass(dtype);
-      auto parsed = core::parse_dtype(*dtype);
-      if (!parsed || *parsed == core::Dtype::c64)
-        return tl::make_unexpected(f.error(fmt::format("'dtype' = \"{}\": a waveform's elements are f64, f32, i32, i16, "
-                                                       "u16, i8 or u8",
-                                                       *dtype)));
-      pv.dtype = *parsed;
-      auto rate = f.number("rate", 10);
-      if (!rate) return pass(rate);
-      if (!std::isfinite(*rate) || *rate <= 0)
-        return tl::make_unexpected(f.error(fmt::format("'rate' must be > 0 updates/s, not {}", *rate)));
-      pv.rate_hz = *rate;
-      auto ring = f.integer("ring", 2, 1 << 20, kDefaultWaveformRing);
-      if (!ring) return pass(ring);
-      if ((*ring & (*ring - 1)) != 0)
-        return tl::make_unexpected(f.error(fmt::format("'ring' must be a power of two, not {}", *ring)));
-      pv.ring = static_cast<std::uint32_t>(*ring);
-    }
+    if (auto ok = controls::read_item_target(f, kWords, pv.key, pv); !ok) return pass(ok);
     if (auto ok = f.no_other_keys(kPvKeys); !ok) return pass(ok);
   } else {
     return tl::make_unexpected(config::error_at(origin, fmt::format("{}: a PV is a name (\"SR:CURRENT\") or a table "
@@ -183,44 +137,16 @@ Result<DriverOptions> driver_options(const config::DriverDecl& driver) {
   auto items = list_items(f, driver.settings, "pvs");
   if (!items) return pass(items);
   if (items->empty()) return tl::make_unexpected(f.error("'pvs' is required: the PVs to monitor, e.g. pvs = { \"SR:CURRENT\" }"));
-  std::set<std::string> pvs, keys, channels;
+  controls::ItemNames names(f, kWords);
   for (std::size_t i = 0; i < items->size(); ++i) {
     auto pv = read_pv(fmt::format("{}.pvs[{}]", f.what(), i + 1), driver.origin, (*items)[i]);
     if (!pv) return pass(pv);
-    if (!pvs.insert(pv->pv).second)
-      return tl::make_unexpected(f.error(fmt::format("PV \"{}\" is listed twice (pvs[{}])", pv->pv, i + 1)));
-    if (!pv->key.empty() && !keys.insert(pv->key).second)
-      return tl::make_unexpected(f.error(fmt::format("key '{}' is written by two PVs (pvs[{}])", pv->key, i + 1)));
-    if (!pv->channel.empty() && !channels.insert(pv->channel).second)
-      return tl::make_unexpected(f.error(fmt::format("channel '{}' is written by two PVs (pvs[{}])", pv->channel, i + 1)));
+    if (auto ok = names.add(i, pv->pv, pv->pv, pv->key, pv->channel); !ok) return pass(ok);
     o.pvs.push_back(std::move(*pv));
   }
   Fields& rest = f;
   (void)rest.table("pvs", false);  // read above from the raw settings; this takes it out
-  auto log = rest.text("log", driver.name + ".pvlog");
-  if (!log) return pass(log);
-  o.log_channel = *log;
-  if (channels.count(o.log_channel) != 0)
-    return tl::make_unexpected(rest.error(fmt::format("channel '{}' is both the PV log and a waveform's", o.log_channel)));
-  auto block = rest.integer("log_block", 1, 65536, kDefaultLogBlock);
-  if (!block) return pass(block);
-  o.log_block = static_cast<std::uint32_t>(*block);
-  auto flush = rest.number("flush_ms", kDefaultFlushMs);
-  if (!flush) return pass(flush);
-  if (!std::isfinite(*flush) || *flush < 1 || *flush > 60000)
-    return tl::make_unexpected(rest.error(fmt::format("'flush_ms' must be 1 to 60000 ms, not {}", *flush)));
-  o.flush_ms = *flush;
-  auto timeout = rest.number("connect_timeout_s", 5);
-  if (!timeout) return pass(timeout);
-  if (!std::isfinite(*timeout) || *timeout <= 0)
-    return tl::make_unexpected(rest.error(fmt::format("'connect_timeout_s' must be > 0, not {}", *timeout)));
-  o.connect_timeout_s = *timeout;
-  auto queue = rest.integer("queue", 1024, 1 << 24, kDefaultQueueEntries);
-  if (!queue) return pass(queue);
-  o.queue_entries = static_cast<std::uint32_t>(*queue);
-  auto duration = rest.number("duration_s", 0);
-  if (!duration) return pass(duration);
-  o.duration_s = *duration;
+  if (auto ok = controls::read_driver_settings(rest, kWords, driver.name + ".pvlog", names.channels(), o); !ok) return pass(ok);
   auto ca = read_ca(rest);
   if (!ca) return pass(ca);
   o.ca = std::move(*ca);
@@ -228,40 +154,13 @@ Result<DriverOptions> driver_options(const config::DriverDecl& driver) {
   return o;
 }
 
-core::ChannelSpec log_channel_spec(const DriverOptions& options) {
-  core::ChannelSpec c;
-  c.name = options.log_channel;
-  c.dtype = core::Dtype::u8;
-  c.frame = core::pv_log_frame(options.log_block);
-  c.samples_per_block = options.log_block * core::kPvLogEntryBytes;
-  c.rate_hz = static_cast<double>(c.samples_per_block) * 1000.0 / options.flush_ms;  // a full block each flush, at most
-  c.ring_blocks = 256;
-  c.labels = {"pvlog"};
-  return c;
-}
-
-core::ChannelSpec waveform_channel_spec(const PvSpec& pv) {
-  core::ChannelSpec c;
-  c.name = pv.channel;
-  c.dtype = pv.dtype;
-  c.units = pv.units;
-  c.samples_per_block = pv.elements;
-  c.rate_hz = pv.rate_hz * pv.elements;
-  c.ring_blocks = pv.ring;
-  c.frame.frames_per_block = 1;
-  c.frame.frame_elements = pv.elements;
-  c.frame.axis.name = "index";
-  c.labels = {"waveform"};
-  return c;
-}
-
 Result<std::vector<core::ChannelSpec>> driver_channels(const config::DriverDecl& driver) {
   if (driver.kind != "epics") return std::vector<core::ChannelSpec>{};
   auto o = driver_options(driver);
   if (!o) return pass(o);
-  std::vector<core::ChannelSpec> out{log_channel_spec(*o)};
+  std::vector<core::ChannelSpec> out{controls::pv_log_channel_spec(*o)};
   for (const PvSpec& pv : o->pvs)
-    if (!pv.channel.empty()) out.push_back(waveform_channel_spec(pv));
+    if (!pv.channel.empty()) out.push_back(controls::frame_channel_spec(pv, "waveform"));
   return out;
 }
 

@@ -20,11 +20,10 @@ using config::Fields;
 using config::Setting;
 using core::Result;
 
-template <class T>
-tl::unexpected<core::Error> driver_pass(const Result<T>& r) {
-  return tl::make_unexpected(r.error());
-}
+using controls::pass;
 
+constexpr controls::ItemWords kWords{"attributes", "attribute", "an attribute", "attributes", "spectrum", "the device",
+                                     "attribute log"};
 constexpr std::array kDriverKeys{"attributes", "host", "database", "log", "log_block", "flush_ms", "connect_timeout_s",
                                  "poll_ms", "ping_ms", "timeout_ms", "queue", "duration_s"};
 constexpr std::array kAttributeKeys{"attribute", "key", "channel", "poll_ms", "elements", "dtype", "rate", "ring", "units"};
@@ -128,14 +127,6 @@ Result<void> driver_parse_name(AttributeSpec& a, const std::string& host, bool d
   return {};
 }
 
-Result<double> driver_period_ms(Fields& f, const char* key, double fallback, double lo) {
-  auto v = f.number(key, fallback);
-  if (!v) return v;
-  if (!std::isfinite(*v) || *v < lo || *v > 3'600'000)
-    return tl::make_unexpected(f.error(fmt::format("'{}' must be {} to 3600000 ms, not {}", key, lo, *v)));
-  return v;
-}
-
 Result<AttributeSpec> driver_read_attribute(const std::string& what, const config::Origin& origin, const Setting& item,
                                      const std::string& host, bool database) {
   AttributeSpec a;
@@ -144,58 +135,22 @@ Result<AttributeSpec> driver_read_attribute(const std::string& what, const confi
   } else if (item.type == Setting::Type::table && item.items.empty()) {
     Fields f(what, origin, item.fields);
     auto name = f.text("attribute");
-    if (!name) return driver_pass(name);
+    if (!name) return pass(name);
     a.name = *name;
-    for (auto [key, field] : {std::pair{"key", &a.key}, std::pair{"channel", &a.channel}, std::pair{"units", &a.units}}) {
-      auto v = f.text(key, "");
-      if (!v) return driver_pass(v);
-      *field = *v;
-    }
-    if (!a.channel.empty() && !a.key.empty())
-      return tl::make_unexpected(f.error("an attribute is a scalar (key) or a spectrum (channel), not both"));
+    if (auto ok = controls::read_item_target(f, kWords, a.key, a); !ok) return pass(ok);
     if (f.has("poll_ms")) {
-      auto poll = driver_period_ms(f, "poll_ms", 0, 1);
-      if (!poll) return driver_pass(poll);
+      auto poll = controls::read_period_ms(f, "poll_ms", 0, 1);
+      if (!poll) return pass(poll);
       a.poll_ms = *poll;
     }
-    if (a.channel.empty()) {
-      for (const char* k : {"elements", "dtype", "rate", "ring"})
-        if (f.has(k))
-          return tl::make_unexpected(f.error(fmt::format("'{}' is for a spectrum attribute (with channel = \"...\")", k)));
-      if (!a.units.empty())
-        return tl::make_unexpected(f.error("'units' is for a spectrum attribute (with channel = \"...\"); a scalar's "
-                                           "units come from the device"));
-    } else {
-      auto elements = f.integer("elements", 1, kMaxDriverSpectrumElements);
-      if (!elements) return driver_pass(elements);
-      a.elements = static_cast<std::uint32_t>(*elements);
-      auto dtype = f.text("dtype", "f64");
-      if (!dtype) return driver_pass(dtype);
-      auto parsed = core::parse_dtype(*dtype);
-      if (!parsed || *parsed == core::Dtype::c64)
-        return tl::make_unexpected(f.error(fmt::format("'dtype' = \"{}\": a spectrum's elements are f64, f32, i64, i32, "
-                                                       "u32, i16, u16, i8 or u8",
-                                                       *dtype)));
-      a.dtype = *parsed;
-      auto rate = f.number("rate", 10);
-      if (!rate) return driver_pass(rate);
-      if (!std::isfinite(*rate) || *rate <= 0)
-        return tl::make_unexpected(f.error(fmt::format("'rate' must be > 0 updates/s, not {}", *rate)));
-      a.rate_hz = *rate;
-      auto ring = f.integer("ring", 2, 1 << 20, kDefaultSpectrumRing);
-      if (!ring) return driver_pass(ring);
-      if ((*ring & (*ring - 1)) != 0)
-        return tl::make_unexpected(f.error(fmt::format("'ring' must be a power of two, not {}", *ring)));
-      a.ring = static_cast<std::uint32_t>(*ring);
-    }
-    if (auto ok = f.no_other_keys(kAttributeKeys); !ok) return driver_pass(ok);
+    if (auto ok = f.no_other_keys(kAttributeKeys); !ok) return pass(ok);
   } else {
     return tl::make_unexpected(config::error_at(origin, fmt::format("{}: an attribute is a name (\"sys/tg_test/1/"
                                                                     "double_scalar\") or a table ({{ attribute = \"...\", "
                                                                     "key = \"...\" }}), not {}",
                                                                     what, item.type_name())));
   }
-  if (auto ok = driver_parse_name(a, host, database, what, origin); !ok) return driver_pass(ok);
+  if (auto ok = driver_parse_name(a, host, database, what, origin); !ok) return pass(ok);
   if (a.channel.empty() && a.key.empty()) a.key = a.device + "/" + a.attribute;
   return a;
 }
@@ -211,114 +166,54 @@ Result<DriverOptions> driver_options(const config::DriverDecl& driver) {
     return tl::make_unexpected(f.error("a Tango driver makes its channels from its attributes (channel = \"...\" on a "
                                        "spectrum attribute); leave out 'channels'"));
   auto host = f.text("host", "");
-  if (!host) return driver_pass(host);
+  if (!host) return pass(host);
   if (!host->empty() && !driver_valid_host(*host))
     return tl::make_unexpected(f.error(fmt::format("'host' = \"{}\" is not HOST:PORT", *host)));
   auto database = f.boolean("database", true);
-  if (!database) return driver_pass(database);
+  if (!database) return pass(database);
   if (!*database && host->empty())
     return tl::make_unexpected(f.error("'database' = false needs 'host' (the device server's HOST:PORT)"));
-  auto it = driver.settings.find("attributes");
-  if (it == driver.settings.end())
+  if (driver.settings.count("attributes") == 0)
     return tl::make_unexpected(f.error("'attributes' is required: the attributes to follow, e.g. attributes = { "
                                        "\"sys/tg_test/1/double_scalar\" }"));
-  std::vector<Setting> items;
-  if (it->second.type == Setting::Type::text) items.push_back(it->second);
-  else if (it->second.type == Setting::Type::table && it->second.fields.empty()) items = it->second.items;
-  else
-    return tl::make_unexpected(f.error(fmt::format("'attributes' must be a list (of names or tables), not {}",
-                                                   it->second.type_name())));
-  if (items.empty()) return tl::make_unexpected(f.error("'attributes' is empty: list the attributes to follow"));
-  std::set<std::string> names, keys, channels;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    auto a = driver_read_attribute(fmt::format("{}.attributes[{}]", f.what(), i + 1), driver.origin, items[i], *host, *database);
-    if (!a) return driver_pass(a);
-    const std::string full = a->trl + "/" + a->attribute;
-    if (!names.insert(full).second)
-      return tl::make_unexpected(f.error(fmt::format("attribute \"{}\" is listed twice (attributes[{}])", a->name, i + 1)));
-    if (!a->key.empty() && !keys.insert(a->key).second)
-      return tl::make_unexpected(f.error(fmt::format("key '{}' is written by two attributes (attributes[{}])", a->key, i + 1)));
-    if (!a->channel.empty() && !channels.insert(a->channel).second)
-      return tl::make_unexpected(f.error(fmt::format("channel '{}' is written by two attributes (attributes[{}])",
-                                                     a->channel, i + 1)));
+  auto items = controls::list_items(f, driver.settings, "attributes");
+  if (!items) return pass(items);
+  if (items->empty()) return tl::make_unexpected(f.error("'attributes' is empty: list the attributes to follow"));
+  controls::ItemNames names(f, kWords);
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    auto a = driver_read_attribute(fmt::format("{}.attributes[{}]", f.what(), i + 1), driver.origin, (*items)[i], *host, *database);
+    if (!a) return pass(a);
+    if (auto ok = names.add(i, a->trl + "/" + a->attribute, a->name, a->key, a->channel); !ok) return pass(ok);
     o.attributes.push_back(std::move(*a));
   }
   (void)f.table("attributes", false);  // read above from the raw settings; this takes it out
-  auto log = f.text("log", driver.name + ".attrlog");
-  if (!log) return driver_pass(log);
-  o.log_channel = *log;
-  if (channels.count(o.log_channel) != 0)
-    return tl::make_unexpected(f.error(fmt::format("channel '{}' is both the attribute log and a spectrum's", o.log_channel)));
-  auto block = f.integer("log_block", 1, 65536, kDefaultAttrLogBlock);
-  if (!block) return driver_pass(block);
-  o.log_block = static_cast<std::uint32_t>(*block);
-  auto flush = driver_period_ms(f, "flush_ms", kDefaultAttrFlushMs, 1);
-  if (!flush) return driver_pass(flush);
-  o.flush_ms = *flush;
-  auto timeout = f.number("connect_timeout_s", 5);
-  if (!timeout) return driver_pass(timeout);
-  if (!std::isfinite(*timeout) || *timeout <= 0)
-    return tl::make_unexpected(f.error(fmt::format("'connect_timeout_s' must be > 0, not {}", *timeout)));
-  o.connect_timeout_s = *timeout;
-  auto poll = driver_period_ms(f, "poll_ms", kDefaultFallbackPollMs, 1);
-  if (!poll) return driver_pass(poll);
+  if (auto ok = controls::read_driver_settings(f, kWords, driver.name + ".attrlog", names.channels(), o); !ok) return pass(ok);
+  auto poll = controls::read_period_ms(f, "poll_ms", kDefaultFallbackPollMs, 1);
+  if (!poll) return pass(poll);
   o.fallback_poll_ms = *poll;
-  auto ping = driver_period_ms(f, "ping_ms", kDefaultPingMs, 10);
-  if (!ping) return driver_pass(ping);
+  auto ping = controls::read_period_ms(f, "ping_ms", kDefaultPingMs, 10);
+  if (!ping) return pass(ping);
   o.ping_ms = *ping;
-  auto call = driver_period_ms(f, "timeout_ms", kDefaultTimeoutMs, 10);
-  if (!call) return driver_pass(call);
+  auto call = controls::read_period_ms(f, "timeout_ms", kDefaultTimeoutMs, 10);
+  if (!call) return pass(call);
   o.timeout_ms = *call;
-  auto queue = f.integer("queue", 1024, 1 << 24, kDefaultAttrQueueEntries);
-  if (!queue) return driver_pass(queue);
-  o.queue_entries = static_cast<std::uint32_t>(*queue);
-  auto duration = f.number("duration_s", 0);
-  if (!duration) return driver_pass(duration);
-  o.duration_s = *duration;
-  if (auto ok = f.no_other_keys(kDriverKeys); !ok) return driver_pass(ok);
+  if (auto ok = f.no_other_keys(kDriverKeys); !ok) return pass(ok);
   return o;
-}
-
-core::ChannelSpec log_channel_spec(const DriverOptions& options) {
-  core::ChannelSpec c;
-  c.name = options.log_channel;
-  c.dtype = core::Dtype::u8;
-  c.frame = core::pv_log_frame(options.log_block);
-  c.samples_per_block = options.log_block * core::kPvLogEntryBytes;
-  c.rate_hz = static_cast<double>(c.samples_per_block) * 1000.0 / options.flush_ms;  // a full block each flush, at most
-  c.ring_blocks = 256;
-  c.labels = {"pvlog"};
-  return c;
-}
-
-core::ChannelSpec spectrum_channel_spec(const AttributeSpec& attribute) {
-  core::ChannelSpec c;
-  c.name = attribute.channel;
-  c.dtype = attribute.dtype;
-  c.units = attribute.units;
-  c.samples_per_block = attribute.elements;
-  c.rate_hz = attribute.rate_hz * attribute.elements;
-  c.ring_blocks = attribute.ring;
-  c.frame.frames_per_block = 1;
-  c.frame.frame_elements = attribute.elements;
-  c.frame.axis.name = "index";
-  c.labels = {"spectrum"};
-  return c;
 }
 
 Result<std::vector<core::ChannelSpec>> driver_channels(const config::DriverDecl& driver) {
   if (driver.kind != "tango") return std::vector<core::ChannelSpec>{};
   auto o = driver_options(driver);
-  if (!o) return driver_pass(o);
-  std::vector<core::ChannelSpec> out{log_channel_spec(*o)};
+  if (!o) return pass(o);
+  std::vector<core::ChannelSpec> out{controls::pv_log_channel_spec(*o)};
   for (const AttributeSpec& a : o->attributes)
-    if (!a.channel.empty()) out.push_back(spectrum_channel_spec(a));
+    if (!a.channel.empty()) out.push_back(controls::frame_channel_spec(a, "spectrum"));
   return out;
 }
 
 Result<void> check_driver(const config::Pipeline& /*pipeline*/, const config::DriverDecl& driver) {
   auto o = driver_options(driver);
-  if (!o) return driver_pass(o);
+  if (!o) return pass(o);
   return {};
 }
 

@@ -40,7 +40,7 @@ class CounterKeys {
   std::string link_key_;
   std::vector<std::string> names_;
   std::vector<std::uint64_t> values_;
-  std::string_view last_link_;  // points at a literal
+  std::string last_link_;  // a copy: callers pass formatted text ("connected 3/4") as well as literals
 };
 
 }  // namespace weir::core

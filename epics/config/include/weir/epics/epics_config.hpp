@@ -9,28 +9,20 @@
 #include <vector>
 
 #include "weir/config/pipeline.hpp"
+#include "weir/controls/driver_settings.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
 
 namespace weir::epics {
 
-inline constexpr std::uint32_t kMaxPvNameBytes = 60;       // EPICS's PVNAME_STRINGSZ less its NUL
-inline constexpr std::uint32_t kDefaultLogBlock = 256;     // PV log entries a block holds
-inline constexpr double kDefaultFlushMs = 100;             // the PV log's blocks are published at least this often
-inline constexpr std::uint32_t kMaxWaveformElements = 16U << 20;
-inline constexpr std::uint32_t kDefaultWaveformRing = 64;  // blocks (frames) a waveform channel's ring holds
-inline constexpr std::uint32_t kDefaultQueueEntries = 65536;  // updates the CA callbacks may queue ahead of the writer
+inline constexpr std::uint32_t kMaxPvNameBytes = 60;  // EPICS's PVNAME_STRINGSZ less its NUL
+inline constexpr std::uint32_t kMaxWaveformElements = controls::kMaxFrameElements;
 
-/// One PV of a driver: a scalar (a key and the PV log) or, with `channel`, a waveform (a channel).
-struct PvSpec {
-  std::string pv;       // the PV's name as the IOC serves it
-  std::string key;      // a scalar's key (default: the PV's name)
-  std::string channel;  // a waveform's channel; empty for a scalar
-  std::uint32_t elements = 0;   // a waveform's frame length (elements past it are cut, and counted)
-  core::Dtype dtype = core::Dtype::f64;  // a waveform's element type in the channel
-  double rate_hz = 10;  // a waveform's nominal update rate (frames/s)
-  std::uint32_t ring = kDefaultWaveformRing;
-  std::string units;    // a waveform channel's units (a scalar's come from the IOC)
+/// One PV of a driver: a scalar (a key and the PV log) or, with `channel`, a waveform (a channel);
+/// FrameSettings are the waveform's.
+struct PvSpec : controls::FrameSettings {
+  std::string pv;   // the PV's name as the IOC serves it
+  std::string key;  // a scalar's key (default: the PV's name)
 };
 
 /// Channel Access client settings: EPICS's own environment variables, set by the pipeline when given.
@@ -38,16 +30,10 @@ struct CaSettings {
   std::map<std::string, std::string> env;  // EPICS_CA_ADDR_LIST, EPICS_CA_AUTO_ADDR_LIST, ...
 };
 
-struct DriverOptions {
-  std::string part;
-  std::string log_channel;                 // "<part>.pvlog" unless `log = "..."`
-  std::uint32_t log_block = kDefaultLogBlock;
-  double flush_ms = kDefaultFlushMs;
-  double connect_timeout_s = 5;            // a PV not connected after this long is reported (and still waited for)
-  std::uint32_t queue_entries = kDefaultQueueEntries;
+/// `log` is "<part>.pvlog" unless given.
+struct DriverOptions : controls::DriverSettings {
   std::vector<PvSpec> pvs;
   CaSettings ca;
-  double duration_s = 0;                   // 0: until stopped
 };
 
 /// Reads `driver "epics" { pvs = {...}, ... }`; errors are `file:line: driver "NAME": ...`.
@@ -56,8 +42,6 @@ struct DriverOptions {
 [[nodiscard]] core::Result<void> check_driver(const config::Pipeline& pipeline, const config::DriverDecl& driver);
 /// The channels the driver makes: its PV log, and one per waveform PV.
 [[nodiscard]] core::Result<std::vector<core::ChannelSpec>> driver_channels(const config::DriverDecl& driver);
-[[nodiscard]] core::ChannelSpec log_channel_spec(const DriverOptions& options);
-[[nodiscard]] core::ChannelSpec waveform_channel_spec(const PvSpec& pv);
 
 /// Whether `name` is a valid EPICS PV name (1..60 bytes of letters, digits and _-:.[]<>;{}$+ ), with
 /// `why` saying what is wrong when not.
