@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "weir/config/fields.hpp"
+#include "weir/controls/driver_settings.hpp"
 
 namespace weir::tango {
 
@@ -22,11 +23,6 @@ using config::Fields;
 using config::Setting;
 using core::Result;
 
-template <class T>
-tl::unexpected<core::Error> serve_pass(const Result<T>& r) {
-  return tl::make_unexpected(r.error());
-}
-
 constexpr std::array kServeKeys{"device", "database", "instance", "host", "port", "file", "keys", "channels",
                                 "status", "run_control", "update_hz", "stall_s", "out", "spectra"};
 constexpr std::array kKeyAttrKeys{"key", "attribute", "writable", "units", "format", "min", "max", "abs_change",
@@ -34,17 +30,6 @@ constexpr std::array kKeyAttrKeys{"key", "attribute", "writable", "units", "form
 constexpr std::array kChannelAttrKeys{"channel", "attribute", "mode", "elements"};
 constexpr std::array kSpectrumAttrKeys{"channel", "key", "attribute"};
 constexpr std::size_t kMaxAttributeBytes = 255;
-
-// The items of a list setting: each a name (text) or a table of named settings.
-Result<std::vector<Setting>> serve_list_items(Fields& owner, const std::map<std::string, Setting>& all, const char* key) {
-  const auto it = all.find(key);
-  if (it == all.end()) return std::vector<Setting>{};
-  const Setting& s = it->second;
-  if (s.type == Setting::Type::text) return std::vector<Setting>{s};
-  if (s.type != Setting::Type::table || !s.fields.empty())
-    return tl::make_unexpected(owner.error(fmt::format("'{}' must be a list (of names or tables), not {}", key, s.type_name())));
-  return s.items;
-}
 
 bool device_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("_-.+").find(c) != std::string_view::npos;
@@ -68,16 +53,16 @@ Result<KeyAttr> read_key(const std::string& what, const config::Origin& origin, 
     for (auto [key, field] : {std::pair{"key", &k.key}, std::pair{"attribute", &k.attribute}, std::pair{"units", &k.units},
                               std::pair{"format", &k.format}}) {
       auto v = std::string_view(key) == "key" ? kf.text(key) : kf.text(key, "");
-      if (!v) return serve_pass(v);
+      if (!v) return controls::pass(v);
       *field = *v;
     }
     auto writable = kf.boolean("writable", false);
-    if (!writable) return serve_pass(writable);
+    if (!writable) return controls::pass(writable);
     k.writable = *writable;
     for (auto [key, has, field] : {std::tuple{"min", &k.has_min, &k.min}, std::tuple{"max", &k.has_max, &k.max}}) {
       *has = kf.has(key);
       auto v = kf.number(key, 0);
-      if (!v) return serve_pass(v);
+      if (!v) return controls::pass(v);
       if (!std::isfinite(*v)) return tl::make_unexpected(kf.error(fmt::format("'{}' must be finite", key)));
       *field = *v;
     }
@@ -86,16 +71,16 @@ Result<KeyAttr> read_key(const std::string& what, const config::Origin& origin, 
     EventCriteria& e = k.events;
     for (auto [key, field] : {std::pair{"abs_change", &e.abs_change}, std::pair{"rel_change", &e.rel_change}}) {
       auto v = serve_criterion(kf, key, 0);
-      if (!v) return serve_pass(v);
+      if (!v) return controls::pass(v);
       *field = *v;
     }
     for (auto [key, field, fallback] : {std::tuple{"archive_abs_change", &e.archive_abs_change, e.abs_change},
                                         std::tuple{"archive_rel_change", &e.archive_rel_change, e.rel_change}}) {
       auto v = serve_criterion(kf, key, fallback);
-      if (!v) return serve_pass(v);
+      if (!v) return controls::pass(v);
       *field = *v;
     }
-    if (auto ok = kf.no_other_keys(kKeyAttrKeys); !ok) return serve_pass(ok);
+    if (auto ok = kf.no_other_keys(kKeyAttrKeys); !ok) return controls::pass(ok);
   } else {
     return tl::make_unexpected(owner.error(
         fmt::format("keys[{}]: a key name or a table {{ key = \"...\", writable = true }}, not {}", i + 1, s.type_name())));
@@ -113,20 +98,20 @@ Result<ChannelAttr> read_channel(const std::string& what, const config::Origin& 
   } else if (s.type == Setting::Type::table && s.items.empty()) {
     Fields cf(fmt::format("{}.channels[{}]", what, i + 1), origin, s.fields);
     auto channel = cf.text("channel");
-    if (!channel) return serve_pass(channel);
+    if (!channel) return controls::pass(channel);
     c.channel = *channel;
     auto attribute = cf.text("attribute", "");
-    if (!attribute) return serve_pass(attribute);
+    if (!attribute) return controls::pass(attribute);
     c.attribute = *attribute;
     auto mode = cf.text("mode", "newest");
-    if (!mode) return serve_pass(mode);
+    if (!mode) return controls::pass(mode);
     if (*mode != "newest" && *mode != "envelope")
       return tl::make_unexpected(cf.error(fmt::format("'mode' must be \"newest\" or \"envelope\", not \"{}\"", *mode)));
     c.mode = *mode;
     auto elements = cf.integer("elements", 0, kMaxSpectrumElements, 0);
-    if (!elements) return serve_pass(elements);
+    if (!elements) return controls::pass(elements);
     c.elements = static_cast<std::uint32_t>(*elements);
-    if (auto ok = cf.no_other_keys(kChannelAttrKeys); !ok) return serve_pass(ok);
+    if (auto ok = cf.no_other_keys(kChannelAttrKeys); !ok) return controls::pass(ok);
   } else {
     return tl::make_unexpected(owner.error(fmt::format(
         "channels[{}]: a channel name or a table {{ channel = \"...\", mode = \"envelope\" }}, not {}", i + 1, s.type_name())));
@@ -148,15 +133,15 @@ Result<SpectrumAttr> read_spectrum(const std::string& what, const config::Origin
       return tl::make_unexpected(sf.error("give one of 'channel' (a framed channel: the fft shard's PSD) and 'key' (an array "
                                           "key: the mca shard's <out>.spectrum)"));
     auto channel = sf.text("channel", "");
-    if (!channel) return serve_pass(channel);
+    if (!channel) return controls::pass(channel);
     a.channel = *channel;
     auto key = sf.text("key", "");
-    if (!key) return serve_pass(key);
+    if (!key) return controls::pass(key);
     a.key = *key;
     auto attribute = sf.text("attribute", "");
-    if (!attribute) return serve_pass(attribute);
+    if (!attribute) return controls::pass(attribute);
     a.attribute = *attribute;
-    if (auto ok = sf.no_other_keys(kSpectrumAttrKeys); !ok) return serve_pass(ok);
+    if (auto ok = sf.no_other_keys(kSpectrumAttrKeys); !ok) return controls::pass(ok);
   } else {
     return tl::make_unexpected(owner.error(fmt::format(
         "spectra[{}]: a framed channel's name or a table {{ channel = \"...\" }} or {{ key = \"...\" }}, not {}", i + 1,
@@ -213,12 +198,12 @@ Result<ServeOptions> serve_options(const config::Pipeline& pipeline, const confi
   Fields f("tango \"" + decl.name + "\"", decl.origin, decl.settings);
   if (decl.thread) return tl::make_unexpected(f.error("the Tango server runs as a process of its own (weir-tango), not a thread"));
   auto device = f.text("device");
-  if (!device) return serve_pass(device);
+  if (!device) return controls::pass(device);
   std::string why;
   if (!valid_device_name(*device, why)) return tl::make_unexpected(f.error(fmt::format("'device' \"{}\" {}", *device, why)));
   o.device = *device;
   auto database = f.text("database", "tango");
-  if (!database) return serve_pass(database);
+  if (!database) return controls::pass(database);
   if (*database == "none") o.database = TangoDatabase::none;
   else if (*database == "file") o.database = TangoDatabase::file;
   else if (*database == "tango") o.database = TangoDatabase::tango;
@@ -226,19 +211,19 @@ Result<ServeOptions> serve_options(const config::Pipeline& pipeline, const confi
     return tl::make_unexpected(f.error(fmt::format("'database' must be \"tango\" (TANGO_HOST), \"file\" or \"none\", not \"{}\"",
                                                    *database)));
   auto instance = f.text("instance", decl.name);
-  if (!instance) return serve_pass(instance);
+  if (!instance) return controls::pass(instance);
   o.instance = attribute_part_of(*instance);
   auto host = f.text("host", "");
-  if (!host) return serve_pass(host);
+  if (!host) return controls::pass(host);
   o.host = *host;
   auto port = f.integer("port", 0, 65535, 0);
-  if (!port) return serve_pass(port);
+  if (!port) return controls::pass(port);
   o.port = static_cast<std::uint32_t>(*port);
   if (o.port == 0 && o.database != TangoDatabase::tango)
     return tl::make_unexpected(f.error("'port' is needed without the Tango database: clients find the device at "
                                        "tango://HOST:PORT/" + o.device + "#dbase=no"));
   auto file = f.text("file", "");
-  if (!file) return serve_pass(file);
+  if (!file) return controls::pass(file);
   if (!file->empty() && o.database != TangoDatabase::file)
     return tl::make_unexpected(f.error("'file' is for database = \"file\""));
   o.file = *file;
@@ -256,34 +241,34 @@ Result<ServeOptions> serve_options(const config::Pipeline& pipeline, const confi
       return tl::make_unexpected(f.error(fmt::format("{}[{}]: attribute \"{}\" is served twice", list, i + 1, name)));
     return {};
   };
-  auto keys = serve_list_items(f, decl.settings, "keys");
-  if (!keys) return serve_pass(keys);
+  auto keys = controls::list_items(f, decl.settings, "keys");
+  if (!keys) return controls::pass(keys);
   for (std::size_t i = 0; i < keys->size(); ++i) {
     auto k = read_key(f.what(), decl.origin, (*keys)[i], i, f);
-    if (!k) return serve_pass(k);
-    if (auto ok = unique(k->attribute, "keys", i); !ok) return serve_pass(ok);
+    if (!k) return controls::pass(k);
+    if (auto ok = unique(k->attribute, "keys", i); !ok) return controls::pass(ok);
     o.keys.push_back(std::move(*k));
   }
-  auto channels = serve_list_items(f, decl.settings, "channels");
-  if (!channels) return serve_pass(channels);
+  auto channels = controls::list_items(f, decl.settings, "channels");
+  if (!channels) return controls::pass(channels);
   for (std::size_t i = 0; i < channels->size(); ++i) {
     auto c = read_channel(f.what(), decl.origin, (*channels)[i], i, f);
-    if (!c) return serve_pass(c);
+    if (!c) return controls::pass(c);
     if (c->mode == "envelope") {
       for (const char* end : {"_Min", "_Max"})
-        if (auto ok = unique(c->attribute + end, "channels", i); !ok) return serve_pass(ok);
+        if (auto ok = unique(c->attribute + end, "channels", i); !ok) return controls::pass(ok);
     } else if (auto ok = unique(c->attribute, "channels", i); !ok) {
-      return serve_pass(ok);
+      return controls::pass(ok);
     }
     o.channels.push_back(std::move(*c));
   }
-  auto spectra = serve_list_items(f, decl.settings, "spectra");
-  if (!spectra) return serve_pass(spectra);
+  auto spectra = controls::list_items(f, decl.settings, "spectra");
+  if (!spectra) return controls::pass(spectra);
   for (std::size_t i = 0; i < spectra->size(); ++i) {
     auto a = read_spectrum(f.what(), decl.origin, (*spectra)[i], i, f);
-    if (!a) return serve_pass(a);
+    if (!a) return controls::pass(a);
     for (const char* end : {"", "_Axis"})
-      if (auto ok = unique(a->attribute + end, "spectra", i); !ok) return serve_pass(ok);
+      if (auto ok = unique(a->attribute + end, "spectra", i); !ok) return controls::pass(ok);
     for (const config::ChannelDecl& c : pipeline.channels)  // a declared channel: its shape is known now
       if (c.spec.name == a->channel && !c.spec.frame.framed())
         return tl::make_unexpected(f.error(fmt::format("spectra[{}]: channel '{}' holds plain samples, not frames along an "
@@ -293,34 +278,34 @@ Result<ServeOptions> serve_options(const config::Pipeline& pipeline, const confi
   }
   for (const char* k : {"keys", "channels", "spectra"}) (void)f.table(k, false);  // read above; this takes them out
   auto status = f.boolean("status", true);
-  if (!status) return serve_pass(status);
+  if (!status) return controls::pass(status);
   o.status = *status;
   auto run_control = f.boolean("run_control", pipeline.arena.controlled_runs);
-  if (!run_control) return serve_pass(run_control);
+  if (!run_control) return controls::pass(run_control);
   if (*run_control && !pipeline.arena.controlled_runs)
     return tl::make_unexpected(f.error("'run_control' needs runs = \"controlled\" in the arena"));
   o.run_control = *run_control;
   auto hz = f.number("update_hz", 10);
-  if (!hz) return serve_pass(hz);
+  if (!hz) return controls::pass(hz);
   if (!std::isfinite(*hz) || *hz <= 0 || *hz > 1000)
     return tl::make_unexpected(f.error(fmt::format("'update_hz' must be above 0 and at most 1000, not {}", *hz)));
   o.update_hz = *hz;
   auto stall = f.number("stall_s", 2);
-  if (!stall) return serve_pass(stall);
+  if (!stall) return controls::pass(stall);
   if (!std::isfinite(*stall) || *stall <= 0) return tl::make_unexpected(f.error(fmt::format("'stall_s' must be > 0, not {}", *stall)));
   o.stall_s = *stall;
   auto out = f.text("out", "");
-  if (!out) return serve_pass(out);
+  if (!out) return controls::pass(out);
   o.record_dir = *out;
   if (o.record_dir.empty() && !pipeline.records.empty()) o.record_dir = pipeline.records.front().out;
-  if (auto ok = f.no_other_keys(kServeKeys); !ok) return serve_pass(ok);
+  if (auto ok = f.no_other_keys(kServeKeys); !ok) return controls::pass(ok);
   return o;
 }
 
 Result<void> check_serve(const config::Pipeline& pipeline) {
   for (const config::TangoDecl& t : pipeline.tangos) {
     auto o = serve_options(pipeline, t);
-    if (!o) return serve_pass(o);
+    if (!o) return controls::pass(o);
   }
   return {};
 }
