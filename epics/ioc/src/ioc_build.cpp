@@ -87,6 +87,7 @@ core::Result<void> Server::add_status() {
     status_of_channel_[c.index] = static_cast<int>(i);
     channels_.push_back(ChannelStatusRow{c.name, std::move(*copier), r, l, d, g});
   }
+  totals_.resize(channels_.size());
   if (!options_.record_dir.empty()) {
     WEIR_TRY_PV(disk, add("DiskFree_RBV", RecKind::ai, Role::disk_free, 0,
                           F("bytes free for the recorders").egu("B").prec(0)));
@@ -169,22 +170,7 @@ core::Result<void> Server::add_channels() {
     const auto i = static_cast<std::uint32_t>(waves_.size());
     if (c.mode == "envelope") {
       row.elements = c.elements != 0 ? c.elements : kDefaultEnvelope;
-      // The samples the ring holds, in `elements` buckets, from the coarsest pyramid level whose
-      // entries are no wider than a bucket (each bucket then folds whole entries), as far back as
-      // that level reaches.
-      const core::ChannelDesc& d = copier->desc();
-      const double bucket = static_cast<double>(std::uint64_t{d.ring_blocks} * d.samples_per_block) / row.elements;
-      std::uint64_t width = std::max<std::uint32_t>(d.pyramid_factor, 1);
-      for (std::uint32_t level = 1; level < d.pyramid_levels && static_cast<double>(width * d.pyramid_factor) <= bucket; ++level)
-        width *= d.pyramid_factor;
-      row.entry_samples = width;
-      // A level keeps pyramid_entries entries, less those of the block the writer may be overwriting.
-      const std::uint64_t reach = d.pyramid_entries > (d.samples_per_block + width - 1) / width + 2
-                                      ? d.pyramid_entries - (d.samples_per_block + width - 1) / width - 2
-                                      : 1;
-      row.span_entries = std::clamp<std::uint64_t>(std::uint64_t{d.ring_blocks} * d.samples_per_block / width, 1, reach);
-      row.entry_lo.assign(row.span_entries, 0.0F);
-      row.entry_hi.assign(row.span_entries, 0.0F);
+      row.envelope.emplace(copier->desc(), row.channel, row.elements);
       PvFields f = F(c.channel + ": envelope min").egu(units).prec(4).elements(row.elements);
       WEIR_TRY_PV(lo, add(c.pv + ":Min", RecKind::waveform, Role::env_min, i, f));
       f.desc = c.channel + ": envelope max";

@@ -25,6 +25,8 @@
 
 #include "ioc_pv.hpp"
 #include "weir/config/pipeline.hpp"
+#include "weir/controls/channel_envelope.hpp"
+#include "weir/controls/consumer_totals.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
@@ -67,7 +69,6 @@ struct ChannelStatusRow {
   Pv* lost = nullptr;
   Pv* dropped = nullptr;
   Pv* lag = nullptr;
-  std::uint64_t lost_sum = 0, lag_max = 0;  // this cycle's, from the consumer rows
 };
 
 struct PartRow {
@@ -95,9 +96,7 @@ struct WaveRow {
   Pv* min = nullptr;
   Pv* max = nullptr;
   std::vector<std::byte> block;       // one block's bytes
-  std::vector<float> entry_lo, entry_hi;  // an envelope's pyramid entries, folded into its buckets
-  std::uint64_t entry_samples = 0;    // samples per entry of the pyramid level it reads
-  std::uint64_t span_entries = 0;     // entries it covers
+  std::optional<controls::ChannelEnvelope> envelope;  // an envelope's pyramid entries, folded into its buckets
   std::uint64_t head_seen = ~0ULL;
 };
 
@@ -163,6 +162,7 @@ class Server final : public PutHandler {
   std::vector<std::unique_ptr<Pv>> pvs_;
   std::vector<ChannelStatusRow> channels_;
   std::vector<int> status_of_channel_;  // channel index -> channels_ row, -1: not served
+  std::vector<controls::ChannelTotals> totals_;  // channels_' rows, this cycle's
   std::vector<PartRow> parts_;
   std::vector<KeyRow> keys_;
   std::vector<WaveRow> waves_;

@@ -26,34 +26,21 @@ namespace weir::epics::detail {
 
 void Server::update_status(std::int64_t now_rt, std::int64_t now_mono) {
   const epicsTimeStamp t = epics_time(now_rt);
-  for (ChannelStatusRow& c : channels_) c.lost_sum = c.lag_max = 0;
-  const auto* rows = reinterpret_cast<const core::ConsumerRow*>(arena_.region(core::Region::consumers));
-  for (std::uint32_t r = 0; r < arena_.geometry().consumer_capacity; ++r) {
-    const core::ConsumerRow& row = rows[r];
-    if (row.active.load(std::memory_order_acquire) == 0) continue;  // pairs with the row's registration
-    const std::uint32_t ch = row.channel.load(std::memory_order_relaxed);  // relaxed: counters to display
-    if (ch >= status_of_channel_.size() || status_of_channel_[ch] < 0) continue;
-    ChannelStatusRow& c = channels_[static_cast<std::size_t>(status_of_channel_[ch])];
-    c.lost_sum += row.blocks_lost.load(std::memory_order_relaxed);
-    const std::string_view kind(row.kind, strnlen(row.kind, sizeof row.kind));
-    if (kind.substr(0, kRecorderKindPrefix.size()) == kRecorderKindPrefix) {
-      const std::uint64_t head = c.copier.head();
-      const std::uint64_t cursor = row.cursor.load(std::memory_order_relaxed);
-      c.lag_max = std::max(c.lag_max, head > cursor ? head - cursor : 0);
-    }
-  }
+  for (std::size_t i = 0; i < channels_.size(); ++i) totals_[i].head = channels_[i].copier.head();
+  controls::sum_consumers(arena_, status_of_channel_, totals_);
   const double since_start_s = static_cast<double>(now_mono - started_mono_) / 1e9;
-  for (ChannelStatusRow& c : channels_) {
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    ChannelStatusRow& c = channels_[i];
     const core::ChannelActivity a = core::channel_activity(c.copier, now_mono);
     // A writer with no new block for stall_s (or none at all by then) is a MAJOR alarm on the rate.
     const bool stalled = a.known ? a.age_s > options_.stall_s : since_start_s > options_.stall_s;
     const epicsEnum16 sevr = stalled ? MAJOR_ALARM : NO_ALARM;
     const epicsEnum16 stat = stalled ? STATE_ALARM : NO_ALARM;
     (void)stage_f64(*c.rate, a.known ? a.samples_per_s : 0.0, sevr, stat, t);
-    (void)stage_i64(*c.lost, static_cast<std::int64_t>(c.lost_sum), NO_ALARM, NO_ALARM, t);
+    (void)stage_i64(*c.lost, static_cast<std::int64_t>(totals_[i].lost), NO_ALARM, NO_ALARM, t);
     (void)stage_i64(*c.dropped, static_cast<std::int64_t>(c.copier.desc().dropped_at_source.load(std::memory_order_relaxed)),
                     NO_ALARM, NO_ALARM, t);  // relaxed: a counter to display
-    (void)stage_i64(*c.lag, static_cast<std::int64_t>(c.lag_max), NO_ALARM, NO_ALARM, t);
+    (void)stage_i64(*c.lag, static_cast<std::int64_t>(totals_[i].lag), NO_ALARM, NO_ALARM, t);
   }
   if (disk_free_ != nullptr) {
     struct statvfs fs{};

@@ -1,8 +1,6 @@
 // epics "serve", the update thread's reads of channels: a channel's newest block as a waveform, or
 // its envelope (min and max waveforms) folded from the pyramid entries of the span its ring holds.
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -38,29 +36,12 @@ void Server::update_channels() {
     }
     // The envelope: complete pyramid entries of the newest span, folded into `elements` buckets.
     w.head_seen = head;
-    const core::ChannelDesc& d = w.copier->desc();
-    const std::uint64_t written = d.samples_written.load(std::memory_order_acquire);  // pairs with the writer's publish
-    const std::uint64_t end = written / w.entry_samples * w.entry_samples;
-    const std::uint64_t span = w.span_entries * w.entry_samples;
-    const std::uint64_t first = end > span ? end - span : 0;
-    const auto n = static_cast<std::size_t>((end - first) / w.entry_samples);
-    if (n == 0) continue;
-    core::envelope(arena_, w.channel, first, end - first, std::span<float>(w.entry_lo.data(), n),
-                   std::span<float>(w.entry_hi.data(), n));
-    const std::size_t buckets = std::min<std::size_t>(w.elements, n);
+    if (w.envelope->read(arena_) == 0) continue;
     const epicsTimeStamp t = epics_time(core::realtime_ns());
     for (Pv* pv : {w.min, w.max}) {
-      const bool lo = pv == w.min;
-      const std::vector<float>& src = lo ? w.entry_lo : w.entry_hi;
       {
         const std::lock_guard lock(pv->m);
-        std::fill_n(pv->wave.begin(), buckets, std::numeric_limits<double>::quiet_NaN());
-        for (std::size_t i = 0; i < n; ++i) {
-          if (std::isnan(src[i])) continue;  // an entry the writer overtook, or a gap
-          double& b = pv->wave[i * buckets / n];
-          const auto v = static_cast<double>(src[i]);
-          b = std::isnan(b) ? v : lo ? std::min(b, v) : std::max(b, v);
-        }
+        const std::size_t buckets = w.envelope->fold(pv == w.min, pv->wave);
         pv->wave_len = static_cast<std::uint32_t>(buckets);
         pv->sevr = pv->stat = NO_ALARM;
         pv->time = t;

@@ -44,6 +44,7 @@ core::Result<void> Server::add_status() {
     status_of_channel_[c.index] = static_cast<int>(channels_.size());
     channels_.push_back(std::move(row));
   }
+  totals_.resize(channels_.size());
   if (!options_.record_dir.empty())
     disk_free_ = add(make_value("DiskFree", Kind::f64, "bytes free for the recorders in " + options_.record_dir, "B", "%.0f"));
   std::vector<std::string> names;
@@ -121,19 +122,7 @@ core::Result<void> Server::add_channels() {
     const std::string units(d.units, strnlen(d.units, sizeof d.units));
     if (c.mode == "envelope") {
       row.elements = c.elements;
-      // As epics "serve": the coarsest pyramid level whose entries are no wider than a bucket, as far
-      // back as that level reaches.
-      const double bucket = static_cast<double>(std::uint64_t{d.ring_blocks} * d.samples_per_block) / row.elements;
-      std::uint64_t width = std::max<std::uint32_t>(d.pyramid_factor, 1);
-      for (std::uint32_t level = 1; level < d.pyramid_levels && static_cast<double>(width * d.pyramid_factor) <= bucket; ++level)
-        width *= d.pyramid_factor;
-      row.entry_samples = width;
-      const std::uint64_t reach = d.pyramid_entries > (d.samples_per_block + width - 1) / width + 2
-                                      ? d.pyramid_entries - (d.samples_per_block + width - 1) / width - 2
-                                      : 1;
-      row.span_entries = std::clamp<std::uint64_t>(std::uint64_t{d.ring_blocks} * d.samples_per_block / width, 1, reach);
-      row.entry_lo.assign(row.span_entries, 0.0F);
-      row.entry_hi.assign(row.span_entries, 0.0F);
+      row.envelope.emplace(copier->desc(), row.channel, row.elements);
       for (const bool lo : {true, false}) {
         Value v = make_value(c.attribute + (lo ? "_Min" : "_Max"), Kind::spectrum,
                          c.channel + (lo ? ": envelope min" : ": envelope max"), units, "%.4g");

@@ -21,6 +21,8 @@
 #include "weir/core/block_copier.hpp"
 #include "weir/core/error.hpp"
 #include "weir/core/kv_store.hpp"
+#include "weir/controls/channel_envelope.hpp"
+#include "weir/controls/consumer_totals.hpp"
 #include "weir/core/run_control.hpp"
 #include "weir/tango/serve_config.hpp"
 #include "weir/tango/tango_server.hpp"
@@ -84,7 +86,6 @@ struct ChannelStatusRow {
   std::string name;
   core::BlockCopier copier;
   std::size_t rate = 0, lost = 0, dropped = 0, lag = 0;  // values_ rows
-  std::uint64_t lost_sum = 0, lag_max = 0;               // this cycle's, from the consumer rows
   std::uint64_t losses_seen = ~0ULL;                     // lost + dropped at the last change
   std::int64_t losses_at_ns = 0;                         // when they last grew (monotonic)
   bool stalled = false;
@@ -112,8 +113,7 @@ struct WaveRow {
   std::uint32_t elements = 0;
   std::optional<std::size_t> wave, min, max;  // values_ rows
   std::vector<std::byte> block;
-  std::vector<float> entry_lo, entry_hi;
-  std::uint64_t entry_samples = 0, span_entries = 0;
+  std::optional<controls::ChannelEnvelope> envelope;
   std::uint64_t head_seen = ~0ULL;
 };
 
@@ -198,6 +198,7 @@ class Server {
   std::vector<Value> values_;
   std::vector<ChannelStatusRow> channels_;
   std::vector<int> status_of_channel_;
+  std::vector<controls::ChannelTotals> totals_;  // channels_' rows, this cycle's
   std::vector<PartRow> parts_;
   std::vector<KeyRow> keys_;
   std::vector<WaveRow> waves_;

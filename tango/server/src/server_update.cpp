@@ -20,42 +20,24 @@
 
 namespace weir::tango::detail {
 
-namespace {
-
-constexpr std::string_view kRecorderKind = "record";  // consumer rows of recorders ("record:hdf5")
-
-}  // namespace
-
 void Server::update_status(std::int64_t now_mono) {
-  for (ChannelStatusRow& c : channels_) c.lost_sum = c.lag_max = 0;
-  const auto* rows = reinterpret_cast<const core::ConsumerRow*>(arena_.region(core::Region::consumers));
-  for (std::uint32_t r = 0; r < arena_.geometry().consumer_capacity; ++r) {
-    const core::ConsumerRow& row = rows[r];
-    if (row.active.load(std::memory_order_acquire) == 0) continue;  // pairs with the row's registration
-    const std::uint32_t ch = row.channel.load(std::memory_order_relaxed);  // relaxed: counters to display
-    if (ch >= status_of_channel_.size() || status_of_channel_[ch] < 0) continue;
-    ChannelStatusRow& c = channels_[static_cast<std::size_t>(status_of_channel_[ch])];
-    c.lost_sum += row.blocks_lost.load(std::memory_order_relaxed);
-    const std::string_view kind(row.kind, strnlen(row.kind, sizeof row.kind));
-    if (kind.substr(0, kRecorderKind.size()) == kRecorderKind) {
-      const std::uint64_t head = c.copier.head();
-      const std::uint64_t cursor = row.cursor.load(std::memory_order_relaxed);
-      c.lag_max = std::max(c.lag_max, head > cursor ? head - cursor : 0);
-    }
-  }
+  for (std::size_t i = 0; i < channels_.size(); ++i) totals_[i].head = channels_[i].copier.head();
+  controls::sum_consumers(arena_, status_of_channel_, totals_);
   const double since_start_s = static_cast<double>(now_mono - started_mono_) / 1e9;
-  for (ChannelStatusRow& c : channels_) {
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    ChannelStatusRow& c = channels_[i];
+    const std::uint64_t lost = totals_[i].lost;
     const core::ChannelActivity a = core::channel_activity(c.copier, now_mono);
     c.stalled = a.known ? a.age_s > options_.stall_s : since_start_s > options_.stall_s;
     // ALARM when stalled; INVALID until the channel's first block (and not stalled yet).
     set_f64(c.rate, a.known ? a.samples_per_s : 0.0,
             c.stalled ? Tango::ATTR_ALARM : a.known ? Tango::ATTR_VALID : Tango::ATTR_INVALID);
     const std::uint64_t dropped = c.copier.desc().dropped_at_source.load(std::memory_order_relaxed);  // relaxed: a counter
-    set_i64(c.lost, static_cast<Tango::DevLong64>(c.lost_sum), Tango::ATTR_VALID);
+    set_i64(c.lost, static_cast<Tango::DevLong64>(lost), Tango::ATTR_VALID);
     set_i64(c.dropped, static_cast<Tango::DevLong64>(dropped), Tango::ATTR_VALID);
-    set_i64(c.lag, static_cast<Tango::DevLong64>(c.lag_max), Tango::ATTR_VALID);
-    if (c.losses_seen != ~0ULL && c.lost_sum + dropped > c.losses_seen) c.losses_at_ns = now_mono;
-    c.losses_seen = c.lost_sum + dropped;
+    set_i64(c.lag, static_cast<Tango::DevLong64>(totals_[i].lag), Tango::ATTR_VALID);
+    if (c.losses_seen != ~0ULL && lost + dropped > c.losses_seen) c.losses_at_ns = now_mono;
+    c.losses_seen = lost + dropped;
   }
   if (disk_free_) {
     struct statvfs fs{};
