@@ -3,38 +3,20 @@ channels, read by Debian's python3-tango from a real `weir run` (a sim driver at
 PSD, an array key written as the mca shard writes its spectrum) on loopback, without a database server
 (-nodb -dlist and the file database). Every wait is a deadline poll (serve_fixtures.wait_until)."""
 import os
-import shutil
 import signal
 import sys
-import tempfile
 
 import pytest
 
 tango = pytest.importorskip("tango")
 np = pytest.importorskip("numpy")
 
-from serve_fixtures import Events, Served, weir, wait_until  # noqa: E402
+from serve_fixtures import Events, weir, wait_until  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chaos"))
 from chaos import parts_of  # noqa: E402
 
 VALID = tango.AttrQuality.ATTR_VALID
-
-
-@pytest.fixture
-def served():
-    workdir = tempfile.mkdtemp(prefix="weir-tango-")
-    made = []
-
-    def make(**kw):
-        s = Served(workdir, **kw)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.close()
-    shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.mark.parametrize("database", ["none", "file"])

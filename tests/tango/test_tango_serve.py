@@ -3,36 +3,18 @@ served by weir-tango, started by a real `weir run` (a sim driver, an HDF5 record
 a database server. Read by Debian's python3-tango (DeviceProxy): every attribute with its type, units
 and quality; change and archive events pushed by weir; StartRun/StopRun as `weir runctl` makes runs;
 refusals as DevFailed. Every wait is a deadline poll (serve_fixtures.wait_until)."""
-import shutil
-import tempfile
 
 import pytest
 
 tango = pytest.importorskip("tango")
 
-from serve_fixtures import Events, Served, weir, wait_until  # noqa: E402
+from serve_fixtures import Events, weir, wait_until  # noqa: E402
 
 STATUS = {"adc0_Rate": (tango.CmdArgType.DevDouble, "S/s"), "adc0_Lost": (tango.CmdArgType.DevLong64, "blocks"),
           "adc0_Dropped": (tango.CmdArgType.DevLong64, "blocks"), "adc0_Lag": (tango.CmdArgType.DevLong64, "blocks"),
           "DiskFree": (tango.CmdArgType.DevDouble, "B"), "Part_sim_State": (tango.CmdArgType.DevString, ""),
           "Part_record_Restarts": (tango.CmdArgType.DevLong64, ""), "RunState": (tango.CmdArgType.DevString, ""),
           "RunNumber": (tango.CmdArgType.DevLong64, ""), "NumCaptured": (tango.CmdArgType.DevLong64, "blocks")}
-
-
-@pytest.fixture
-def served():
-    workdir = tempfile.mkdtemp(prefix="weir-tango-")
-    made = []
-
-    def make(**kw):
-        s = Served(workdir, **kw)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.close()
-    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_bad_device_name_refused_by_check(tmp_path):
