@@ -199,6 +199,12 @@ core::Result<void> Recorder::start() {
   out_fd_ = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // fsynced after each new file
   remove_stale_makings();
   if (options_.fsync != FsyncPolicy::never) syncer_.emplace(out_fd_, [this](std::uint64_t ns) { note_synced(ns); });
+  if (options_.checksums || !options_.on_close.command.empty()) {
+    closed_files_ = std::make_unique<ClosedFiles>(run_, options_.checksums, options_.on_close,
+                                                  [this](std::string_view line) { notice(std::string(line)); });
+    // An earlier recorder's files of the run: a manifest and a hand-off each may still be owed.
+    for (const std::string& file : earlier_files_) closed_files_->add(file, false);
+  }
   read_record();
   if (auto w = core::Watcher::create(arena_); w) {
     watcher_.emplace(std::move(*w));
@@ -276,6 +282,7 @@ core::Result<void> Recorder::continue_run() {
         std::uint64_t& end = resume_[e.channel];  // a channel in a file and no block yet: from its start
         if (e.any) end = std::max(end, e.end);
       }
+    earlier_files_.push_back(s.path.string());  // closed, or cleared of a dead recorder's marks: final now
     previous_ = std::move(*info);
   }
   if (previous_ && previous_->arena_created_ns != arena_.header().created_ns) {
@@ -591,6 +598,7 @@ core::Result<void> Recorder::close_segment() {
     return ok;
   }
   if (nothing) return remove_closed(file, fd);
+  file_closed(file);
   return sync_closed(file, fd);
 }
 
