@@ -43,7 +43,7 @@ class ClosedFiles {
 
   /// A closed file under its final name: hashed unless it has a manifest already (`hash` false: a file
   /// of an earlier recorder of the run, found at start), then handed over unless it was. Cold path.
-  /// Thread: the recording thread.
+  /// Thread: the recording thread, or the sync thread (once the file is on the disk).
   void add(std::string file, bool hash = true);
   /// Stops taking files; waits for every hash, for a hand-off in progress and for one attempt at each
   /// file whose hand-off is due, at most until `deadline_ns` (monotonic) for the hand-offs. Files

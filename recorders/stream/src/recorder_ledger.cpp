@@ -226,7 +226,7 @@ void Recorder::finish_syncs() {
 }
 
 void Recorder::file_closed(const std::string& file) {
-  if (closed_files_) closed_files_->add(file);
+  if (closed_files_ && !syncer_) closed_files_->add(file);  // else the sync thread hands it over, once on the disk
 }
 
 void Recorder::finish_closed_files() {

@@ -162,8 +162,9 @@ class Recorder {
   std::filesystem::path record_path_;            // the run record beside the files
   std::optional<ledger::RunRecord> record_;      // as read at start (nullopt: none, or unreadable)
   int out_fd_ = -1;                              // the output directory, open (O_DIRECTORY) for fsync
+  std::unique_ptr<ClosedFiles> closed_files_;    // manifests and hand-offs off this thread (none: neither asked for);
+                                                 // declared before syncer_, whose thread hands files to it
   std::optional<Syncer> syncer_;                 // fsyncs off this thread (not with FsyncPolicy::never)
-  std::unique_ptr<ClosedFiles> closed_files_;    // manifests and hand-offs off this thread (none: neither asked for)
   std::vector<std::string> earlier_files_;       // continuing a run: its files an earlier recorder closed
   std::unique_ptr<EncodePool> encoders_;         // encode chunks of channels with a codec (made with the first);
                                                  // declared before segment_, whose columns use it, so it outlives them
