@@ -14,6 +14,7 @@ build=(
   liblua5.4-dev libhdf5-dev libfftw3-dev liblz4-dev libzstd-dev zlib1g-dev libopenblas-dev libzmq3-dev
   libhnswlib-dev
   libsystemd-dev  # `weir run` speaks systemd's notify protocol (READY, STATUS, WATCHDOG); without it the protocol is off
+  libssl-dev  # SHA-256 of the recorders' checksum manifests (libcrypto's EVP)
   hdf5-tools  # h5dump: configuring finds it (the codec and recorder tests), the demo points to it
   # Kafka in the ESS streaming-data-types schemas (kafka/): librdkafka and flatc to build.
   librdkafka-dev flatbuffers-compiler libflatbuffers-dev
@@ -26,6 +27,7 @@ test=(
   python3-h5py python3-numpy python3-pandas python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
   jupyter-nbconvert python3-nbconvert python3-ipykernel
   procps util-linux iproute2 xfsprogs
+  inotify-tools  # inotifywait: no partial file ever appears under a recording's final name
   prometheus chromium chromium-driver python3-selenium python3-websocket
   python3-confluent-kafka python3-flatbuffers kcat  # the Kafka interop tests
   libtango-dev python3-tango tango-test  # weir-tango and its tests (Tango 9.3: libtango, PyTango, TangoTest)

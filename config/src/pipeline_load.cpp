@@ -38,7 +38,7 @@ constexpr std::array kRecordKinds{"hdf5"};
 // the recorder will.
 constexpr std::array kRecordParams{"flush_ms",    "rotate_mb", "rotate_s",         "compress",      "codec",
                                    "encode_threads", "run", "min_free_mb", "fsync", "fsync_interval_s",
-                                   "require_mount"};
+                                   "require_mount", "on_close_timeout_s", "on_close_retry_s", "on_close_retry_max_s"};
 // An ann service's settings are `weir ann` options (ef_construction -> --ef-construction).
 constexpr std::array kAnnParams{"m", "ef", "ef_construction", "metric", "threads"};
 constexpr std::array kPolicies{"lossy", "lossless", "latest"};
@@ -399,6 +399,14 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     WEIR_TRY(keys, f.list("keys", false));
     WEIR_TRY(out, f.text("out"));
     WEIR_TRY(policy, policy_of(f, "lossless"));
+    if (f.has("on_close")) {
+      const bool bare_text = f.is_text("on_close");
+      WEIR_TRY(on_close, f.list("on_close", false));
+      if (bare_text || on_close.empty() || on_close.front().empty())
+        return tl::make_unexpected(f.error("'on_close' must be a list: the program, then its arguments "
+                                           "(on_close = {\"rsync\", \"{path}\", \"host:/data/\"}), never one text"));
+      r.on_close = on_close;
+    }
     r.channels = channels;
     r.keys = keys;
     r.out = out;

@@ -104,4 +104,25 @@ std::vector<RunFile> list_run_files(const RunPlace& place) {
   return found;
 }
 
+std::vector<RunFile> list_manifests(const RunPlace& place, std::string_view suffix) {
+  std::vector<RunFile> found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(place.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec)) continue;
+    const std::string name = it->path().filename().string();
+    if (!name.ends_with(suffix)) continue;
+    RunFile f;
+    const std::string recording = name.substr(0, name.size() - suffix.size());
+    f.path = place.dir / recording;
+    if (!(place.file_form ? parse_file_name(recording, place.stem, f) : parse_dir_name(recording, f))) continue;
+    f.run_known = !place.file_form;
+    found.push_back(std::move(f));
+  }
+  std::sort(found.begin(), found.end(), [](const RunFile& a, const RunFile& b) {
+    return std::tie(a.arena, a.run, a.segment) < std::tie(b.arena, b.run, b.segment);
+  });
+  return found;
+}
+
 }  // namespace weir::ledger::detail

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace weir::ledger::detail {
@@ -33,5 +34,9 @@ struct RunPlace {
 /// The recordings and run records of `place`, sorted by (arena, run, segment); records in FILE
 /// form carry their run from the name. Unreadable directories list nothing. Thread: any.
 [[nodiscard]] std::vector<RunFile> list_run_files(const RunPlace& place);
+
+/// The checksum manifests (FILE.h5.sha256) of `place` whose FILE.h5 is named like a recording: each
+/// as the RunFile of that recording (`path` the recording's, which may be gone). Thread: any.
+[[nodiscard]] std::vector<RunFile> list_manifests(const RunPlace& place, std::string_view suffix);
 
 }  // namespace weir::ledger::detail

@@ -198,7 +198,18 @@ core::Result<void> Recorder::start() {
   out_ino_ = out.st_ino;
   out_fd_ = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // fsynced after each new file
   remove_stale_makings();
-  if (options_.fsync != FsyncPolicy::never) syncer_.emplace(out_fd_, [this](std::uint64_t ns) { note_synced(ns); });
+  if (options_.checksums || !options_.on_close.command.empty()) {
+    closed_files_ = std::make_unique<ClosedFiles>(run_, options_.checksums, options_.on_close,
+                                                  [this](std::string_view line) { notice(std::string(line)); });
+    // An earlier recorder's files of the run: a manifest and a hand-off each may still be owed.
+    for (const std::string& file : earlier_files_) closed_files_->add(file, false);
+  }
+  // A closed file is hashed once it is on the disk: a manifest never describes a file the disk may
+  // not hold yet (with --fsync never, at once: file_closed).
+  if (options_.fsync != FsyncPolicy::never)
+    syncer_.emplace(out_fd_, [this](std::uint64_t ns) { note_synced(ns); }, [this](const std::string& file) {
+      if (closed_files_) closed_files_->add(file);
+    });
   read_record();
   if (auto w = core::Watcher::create(arena_); w) {
     watcher_.emplace(std::move(*w));
@@ -276,6 +287,7 @@ core::Result<void> Recorder::continue_run() {
         std::uint64_t& end = resume_[e.channel];  // a channel in a file and no block yet: from its start
         if (e.any) end = std::max(end, e.end);
       }
+    earlier_files_.push_back(s.path.string());  // closed, or cleared of a dead recorder's marks: final now
     previous_ = std::move(*info);
   }
   if (previous_ && previous_->arena_created_ns != arena_.header().created_ns) {
@@ -591,6 +603,7 @@ core::Result<void> Recorder::close_segment() {
     return ok;
   }
   if (nothing) return remove_closed(file, fd);
+  file_closed(file);
   return sync_closed(file, fd);
 }
 

@@ -225,6 +225,14 @@ void Recorder::finish_syncs() {
   }
 }
 
+void Recorder::file_closed(const std::string& file) {
+  if (closed_files_ && !syncer_) closed_files_->add(file);  // else the sync thread hands it over, once on the disk
+}
+
+void Recorder::finish_closed_files() {
+  if (closed_files_) closed_files_->finish(monotonic_ns() + static_cast<std::int64_t>(kHandoffStopWaitS * 1e9));
+}
+
 void Recorder::note_synced(std::uint64_t now) {
   auto ok = ledger::update_run_record(record_path_, [&](ledger::RunRecord& r) { r.synced_ns = std::max(r.synced_ns, now); });
   if (!ok) notice(ok.error().what);

@@ -268,6 +268,20 @@ void Recorder::publish_counters() {
     row.blocks_out.store(blocks, std::memory_order_relaxed);  // relaxed: `weir ls` only displays them
     row.bytes_out.store(samples * f.info.sample_bytes, std::memory_order_relaxed);
   }
+  if (!closed_files_ || options_.part.empty()) return;
+  const ClosedFileCounters& c = closed_files_->counters();
+  const std::pair<const char*, const std::atomic<std::uint64_t>*> keys[] = {
+      {".files_hashed", &c.hashed_files},         {".bytes_hashed", &c.hashed_bytes},
+      {".hash_failures", &c.hash_failures},       {".hash_ms", nullptr},
+      {".handoff_ok", &c.handoff_ok},             {".handoff_failures", &c.handoff_failures},
+      {".handoff_timeouts", &c.handoff_timeouts}, {".handoff_pending", &c.handoff_pending}};
+  for (const auto& [suffix, value] : keys) {
+    if (suffix == std::string_view(".handoff_ok") && options_.on_close.command.empty()) break;  // no hand-off declared
+    // relaxed: the counters are only displayed; each key is one value, not a consistent set
+    const std::uint64_t v = value != nullptr ? value->load(std::memory_order_relaxed)
+                                             : c.hash_ns.load(std::memory_order_relaxed) / 1'000'000;
+    (void)kv_.set_u64(options_.part + suffix, v);  // a full KV store: the counters are also in the log lines
+  }
 }
 
 core::Result<void> Recorder::check_disk() {
@@ -403,8 +417,10 @@ void Recorder::stop_on_error(const core::Error& error) {
       if (fd >= 0) ::close(fd);
       file_blocks_.back().failed = true;
       error_ += "; closing: " + ok.error().what;
-    } else if (sync) {
-      if (auto synced = sync_closed(file, fd); !synced) error_ += "; " + synced.error().what;
+    } else {
+      file_closed(file);
+      if (sync)
+        if (auto synced = sync_closed(file, fd); !synced) error_ += "; " + synced.error().what;
     }
   } else {
     file_blocks_.back().failed = true;  // the driver failed: what reached the disk is not known
@@ -415,6 +431,7 @@ void Recorder::stop_on_error(const core::Error& error) {
 void Recorder::run() {
   loop();
   finish_syncs();
+  finish_closed_files();
   update_record(true);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "channel_group.hpp"
+#include "closed_files.hpp"
 #include "encode_pool.hpp"
 #include "segment.hpp"
 #include "segment_scan.hpp"
@@ -116,6 +117,8 @@ class Recorder {
   [[nodiscard]] core::Result<void> sync_failure();  // a sync the sync thread could not complete
   void finish_syncs();                              // waits for every sync; marks the files that reached the disk
   void note_synced(std::uint64_t now_ns);  // from the sync thread too
+  void file_closed(const std::string& file);  // to the closed-file thread: its manifest, its hand-off
+  void finish_closed_files();                 // at the stop: waits for the manifests (and hand-offs due, bounded)
 
   // loop (recorder_loop.cpp)
   [[nodiscard]] core::Result<std::uint64_t> pump(Follow& f, std::uint64_t limit, std::uint64_t until);
@@ -159,7 +162,10 @@ class Recorder {
   std::filesystem::path record_path_;            // the run record beside the files
   std::optional<ledger::RunRecord> record_;      // as read at start (nullopt: none, or unreadable)
   int out_fd_ = -1;                              // the output directory, open (O_DIRECTORY) for fsync
+  std::unique_ptr<ClosedFiles> closed_files_;    // manifests and hand-offs off this thread (none: neither asked for);
+                                                 // declared before syncer_, whose thread hands files to it
   std::optional<Syncer> syncer_;                 // fsyncs off this thread (not with FsyncPolicy::never)
+  std::vector<std::string> earlier_files_;       // continuing a run: its files an earlier recorder closed
   std::unique_ptr<EncodePool> encoders_;         // encode chunks of channels with a codec (made with the first);
                                                  // declared before segment_, whose columns use it, so it outlives them
   dev_t out_dev_ = 0;                            // the output directory's identity at start

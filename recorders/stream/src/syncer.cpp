@@ -10,8 +10,8 @@
 
 namespace weir::rec {
 
-Syncer::Syncer(int dir_fd, std::function<void(std::uint64_t)> synced)
-    : dir_fd_(dir_fd), synced_(std::move(synced)), thread_([this] { work(); }) {}
+Syncer::Syncer(int dir_fd, std::function<void(std::uint64_t)> synced, std::function<void(const std::string&)> on_disk)
+    : dir_fd_(dir_fd), synced_(std::move(synced)), on_disk_(std::move(on_disk)), thread_([this] { work(); }) {}
 
 Syncer::~Syncer() { (void)finish(); }
 
@@ -64,6 +64,7 @@ void Syncer::work() {
       if (what.empty() && job.closed) done_.push_back(job.index);
     }
     if (what.empty() && synced_) synced_(realtime_ns());
+    if (what.empty() && job.closed && on_disk_) on_disk_(job.file);
   }
 }
 

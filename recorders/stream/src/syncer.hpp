@@ -21,8 +21,9 @@ namespace weir::rec {
 class Syncer {
  public:
   /// dir_fd: the output directory (not owned), fsynced after each closed file. synced(ns): called
-  /// from the sync thread after each completed sync (the run record's synced_ns).
-  Syncer(int dir_fd, std::function<void(std::uint64_t)> synced);
+  /// from the sync thread after each completed sync (the run record's synced_ns). on_disk(file): called
+  /// from the sync thread once a closed file and its directory entry are on the disk (may be empty).
+  Syncer(int dir_fd, std::function<void(std::uint64_t)> synced, std::function<void(const std::string&)> on_disk = {});
   Syncer(const Syncer&) = delete;
   Syncer& operator=(const Syncer&) = delete;
   ~Syncer();
@@ -47,6 +48,7 @@ class Syncer {
 
   int dir_fd_;
   std::function<void(std::uint64_t)> synced_;
+  std::function<void(const std::string&)> on_disk_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Job> jobs_;

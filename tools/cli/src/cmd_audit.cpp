@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "weir/h5/recording_format.hpp"
 #include "weir/ledger/audit.hpp"
+#include "weir/ledger/manifest.hpp"
 #include "weir/ledger/run_log.hpp"
 #include "weir/ledger/run_record.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -26,6 +27,7 @@ struct AuditArgs {
   std::uint64_t run = 0;
   std::string arena;
   bool all_runs = false;
+  bool verify = false;
   bool json = false;
 };
 
@@ -200,7 +202,26 @@ int run_audit(const AuditArgs& args) {
     print_json_lines(*audit);
   else
     print_text(*audit, args.dir);
-  return audit->exact() ? kExitOk : kExitUnaccounted;
+  const int ledger_exit = audit->exact() ? kExitOk : kExitUnaccounted;
+  if (!args.verify) return ledger_exit;
+  // --verify: every file of the run against its manifest; each one that is not as it says named.
+  const ledger::Verification checked = ledger::verify_run(args.dir, *audit);
+  std::uint64_t bad = 0;
+  for (const ledger::FileCheck& f : checked.files) {
+    const bool fine = f.state == "ok" || f.state == "open";
+    bad += fine ? 0 : 1;
+    if (args.json)
+      print_json(JsonObject().text("verify", f.path.string()).text("state", f.state).text("detail", f.detail));
+    else if (!fine || f.state == "open")
+      fmt::print("verify: {} {}{}\n", f.state, f.path.string(), f.detail.empty() ? "" : ": " + f.detail);
+  }
+  if (args.json)
+    print_json(JsonObject().number("verified", checked.files.size()).number("bad", bad).number("bytes", checked.bytes_hashed).boolean("ok", checked.ok()));
+  else
+    fmt::print("verify: {} file(s), {} bytes hashed, {}\n", checked.files.size(), checked.bytes_hashed,
+               checked.ok() ? "every one as its manifest says" : fmt::format("{} NOT as their manifests say", bad));
+  if (ledger_exit != kExitOk) return ledger_exit;
+  return checked.ok() ? kExitOk : kExitNotVerified;
 }
 
 }  // namespace
@@ -218,6 +239,9 @@ void add_audit_command(CLI::App& app, Action& action) {
   sub->add_flag("--all-runs", args->all_runs,
                 "every run of the arena (--arena) in the directory, a line each, then the blocks published between "
                 "runs (controlled runs): in no run and lost by none");
+  sub->add_flag("--verify", args->verify,
+                "also recompute each file's SHA-256 against its manifest (FILE.sha256) and name every file that "
+                "changed, is missing, or is closed without a manifest; exit 6 when one is (5 wins)");
   sub->add_flag("--json", args->json,
                 "print one JSON object per line per channel, then one for the run ({\"run\", \"files\", \"exact\"})");
   bind_action(*sub, action, args, &run_audit);

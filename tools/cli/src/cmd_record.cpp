@@ -3,6 +3,7 @@
 // or a new matching channel, and stops cleanly on SIGINT, SIGTERM or --duration.
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -57,6 +58,12 @@ struct RecordArgs {
   bool require_mount = false;
   std::string missing_before = "before_start";
   bool controlled = false;  // record only inside the arena's runs (weir runctl)
+  bool no_checksums = false;
+  std::vector<std::string> on_close;  // the hand-off command's argv, one --on-close=ARG each
+  double on_close_timeout_s = rec::kHandoffTimeoutS;
+  double on_close_retry_s = rec::kHandoffRetryS;
+  double on_close_retry_max_s = rec::kHandoffRetryMaxS;
+  std::string part;
   bool json = false;
   KafkaRecordArgs kafka;  // --from-kafka: the file-writer
 };
@@ -138,6 +145,12 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.fsync = *fsync;
   o.fsync_interval_s = a.fsync_interval_s;
   o.require_mount = a.require_mount;
+  o.checksums = !a.no_checksums;
+  o.on_close.command = a.on_close;
+  o.on_close.timeout_s = a.on_close_timeout_s;
+  o.on_close.retry_s = a.on_close_retry_s;
+  o.on_close.retry_max_s = std::max(a.on_close_retry_max_s, a.on_close_retry_s);
+  o.part = a.part;
   auto missing = rec::parse_missing_before(a.missing_before);
   if (!missing) return tl::make_unexpected(missing.error());
   o.missing_before = *missing;
@@ -336,6 +349,25 @@ void add_record_command(CLI::App& app, Action& action) {
   sub->add_option("--throttle-us", args->throttle_us, "testing: sleep this long after every block")
       ->check(CLI::Range(0U, kMaxThrottleUs))
       ->group("");  // hidden: it only makes a slow recorder for tests
+  sub->add_flag("--no-checksums", args->no_checksums,
+                "write no FILE.sha256 manifest beside each closed file (they are hashed off the recording thread)");
+  sub->add_option("--on-close", args->on_close,
+                  "the hand-off command, one argument per --on-close=ARG ({path}, {name}, {dir}, {sha256} replaced): "
+                  "run for each closed file in a process of its own, retried with back-off until it exits 0, then "
+                  "recorded once as FILE.handed")
+      ->allow_extra_args(false)
+      ->take_all();
+  sub->add_option("--on-close-timeout-s", args->on_close_timeout_s, "a hand-off running longer is killed (a failed try)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--on-close-retry-s", args->on_close_retry_s, "the first retry of a failed hand-off after this long; doubled each time")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--on-close-retry-max-s", args->on_close_retry_max_s, "the longest wait between hand-off tries")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--part", args->part, "the pipeline part this recorder is: its counters go to keys PART.files_hashed, "
+                                        "PART.handoff_ok, PART.handoff_failures, ...");
   sub->add_flag("--controlled", args->controlled,
                 "record only inside the arena's runs, each run into its own files, waiting between runs "
                 "(weir runctl start|stop ARENA)");

@@ -161,6 +161,10 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
   plan.args.insert(plan.args.end(), {"--out", r.out, "--policy", r.policy, "--pipeline", p.file, "--from-oldest",
                                      "--wait-for-channels"});
   if (p.arena.controlled_runs) plan.args.emplace_back("--controlled");  // each run of the arena, into its own files
+  if (!r.on_close.empty()) {  // its counters as keys PART.handoff_ok, ... (only then: a new key may start a file)
+    plan.args.insert(plan.args.end(), {"--part", r.name});
+    for (const std::string& arg : r.on_close) plan.args.push_back("--on-close=" + arg);
+  }
   add_params(plan.args, r.params);
   return plan;
 }

@@ -23,6 +23,11 @@ class Fields {
   [[nodiscard]] const Origin& origin() const noexcept { return origin_; }
   [[nodiscard]] const std::string& what() const noexcept { return what_; }
   [[nodiscard]] bool has(const std::string& key) const { return values_.count(key) != 0; }
+  /// Whether `key` is there as one text (not a list).
+  [[nodiscard]] bool is_text(const std::string& key) const {
+    const auto it = values_.find(key);
+    return it != values_.end() && it->second.type == Setting::Type::text;
+  }
   [[nodiscard]] core::Result<std::string> text(const std::string& key, std::optional<std::string> fallback = {});
   [[nodiscard]] core::Result<long long> integer(const std::string& key, long long lo, long long hi,
                                                 std::optional<long long> fallback = {});

@@ -142,6 +142,9 @@ struct RecordDecl : PartDecl {
   std::vector<std::string> keys;      // glob patterns
   std::string out;
   std::string policy = "lossless";
+  // `on_close = {"cmd", "{path}", ...}`: the hand-off command run for each closed file (weir record
+  // --on-close; recorders/stream/README.md, "Hand-off"); empty: none.
+  std::vector<std::string> on_close;
 };
 
 /// `bridge "send" { channels = { "adc*" }, to = "tcp://HOST:PORT", ... }`: follows channels and

@@ -24,6 +24,11 @@ inline constexpr std::int64_t kDiscoverEveryNs = 200'000'000;   // looks for new
 inline constexpr std::uint64_t kCloseReserveBytes = 256 * 1024;  // free disk kept for metadata to close a file cleanly
 inline constexpr std::uint64_t kHeldChunks = 4;                 // chunks of a new dataset HDF5 holds in memory under SWMR until a flush
 inline constexpr std::uint32_t kMaxKeyWatches = 16;             // keys subscribed for wake-ups; more are sampled on other wakes
+inline constexpr double kHandoffTimeoutS = 600;                 // on_close: a hand-off command running longer is killed
+inline constexpr double kHandoffRetryS = 1;                     // on_close: the first retry after a failure (doubling)
+inline constexpr double kHandoffRetryMaxS = 300;                // on_close: the longest back-off between tries
+inline constexpr std::int64_t kHandoffPollMs = 10;              // on_close: how often a running command is looked at
+inline constexpr double kHandoffStopWaitS = 10;                 // at a stop: hand-offs due get this long, then wait for the next start
 
 /// Samples per chunk of a channel's data: whole blocks, about kTargetChunkBytes; a block bigger
 /// than that is cut into chunks of kTargetChunkBytes. Thread: any.

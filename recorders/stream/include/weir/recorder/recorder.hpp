@@ -49,6 +49,14 @@ struct CodecRule {
   CodecChoice choice{};
 };
 
+/// A command run for each closed file (docs/design/recording.md, "Hand-off"), in a process of its own.
+struct HandoffOptions {
+  std::vector<std::string> command;  // argv; "{path}", "{name}", "{dir}" and "{sha256}" in an argument are replaced
+  double timeout_s = kHandoffTimeoutS;    // killed (its whole process group) after this long: a failed try
+  double retry_s = kHandoffRetryS;        // first retry after a failure; doubled each time
+  double retry_max_s = kHandoffRetryMaxS;  // at most this long between tries
+};
+
 struct RecordOptions {
   std::vector<std::string> channels;  // glob patterns (fnmatch): "adc*"
   std::vector<std::string> keys;      // glob patterns of keys sampled on change; may be empty
@@ -80,6 +88,11 @@ struct RecordOptions {
   // supervisor restarting a recorder that ran before in the run, disk_error (its files went with a
   // failed disk) or recorder_down.
   h5::GapReason missing_before = h5::GapReason::before_start;
+  // Each closed file's SHA-256 in FILE.sha256 (docs/design/recording.md, "Checksums"), off the
+  // recording thread; then the hand-off command, when there is one.
+  bool checksums = true;
+  HandoffOptions on_close;
+  std::string part;  // the pipeline part it runs as: counters go to keys "<part>.files_hashed", ... ("": none)
   // One controlled run (docs/design/runs.md), set by record_runs() for each run of the arena's run
   // control: only blocks whose first sample is at or after run_start_ns and before the run's stop are
   // recorded (a block's realtime_ns is its first sample's time), and the recording ends at that stop.

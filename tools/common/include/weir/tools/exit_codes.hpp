@@ -11,5 +11,6 @@ inline constexpr int kExitDiskFull = 3;   // a recorder stopped on a full disk (
 inline constexpr int kExitDiskFault = 4;  // a recorder stopped on a disk fault: EIO, a read-only remount, its
                                           // output directory gone or replaced, or its filesystem changed
 inline constexpr int kExitUnaccounted = 5;  // `weir audit`: blocks duplicated or unaccounted
+inline constexpr int kExitNotVerified = 6;  // `weir audit --verify`: a file changed, missing or without a manifest
 
 }  // namespace weir::tools

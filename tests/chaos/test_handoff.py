@@ -1,0 +1,209 @@
+"""Closed files handed over: each gets its SHA-256 manifest (FILE.sha256) and, with `on_close`, one
+recorded success of the hand-off command (FILE.handed), off the recording thread. A command that
+fails for one file is retried with back-off while later files go on; a recorder killed mid-hand-off
+and restarted ends with exactly one success per file; `weir audit --verify` names a file that
+changed, is missing or has no manifest; inotifywait sees every manifest and marker renamed in whole,
+after its file's last write, and no recording created under its final name."""
+import hashlib
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from chaos import WEIR, wait_for, weir, writer_counts
+from ledger_check import check_run, run_files
+
+COMMAND = Path(__file__).resolve().parent / "handoff_cmd.py"
+RUN = 1  # a fresh output directory's first run
+
+
+def on_close(dest, retry_s=0.2, retry_max_s=0.5):
+    return (f', on_close = {{"/usr/bin/python3", "{COMMAND}", "{dest}", "{{path}}"}}, '
+            f'on_close_retry_s = {retry_s}, on_close_retry_max_s = {retry_max_s}, on_close_timeout_s = 30')
+
+
+def name(arena, segment):
+    return f"{arena}_run{RUN:06d}_{segment:04d}.h5"
+
+
+def handed(out, arena, segment):
+    return (Path(out) / (name(arena, segment) + ".handed")).exists()
+
+
+def log_lines(dest):
+    path = Path(dest) / "log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def key(arena, k):
+    r = weir("get", arena, k)
+    return int(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip().isdigit() else None
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def check_every_file_handed_once(out, arena, dest):
+    files = run_files(out, arena, RUN)
+    assert files, f"no file of run {RUN} in {out}"
+    oks = [line.split()[1] for line in log_lines(dest) if line.startswith("ok ")]
+    for f in files:
+        marker = Path(str(f) + ".handed")
+        assert marker.exists(), f"{f.name} has no hand-off marker; markers: {sorted(p.name for p in Path(out).glob('*.handed'))}"
+        assert oks.count(f.name) == 1, f"{f.name}: {oks.count(f.name)} successful hand-offs in {dest}/log:\n" + "\n".join(log_lines(dest))
+        copy = Path(dest) / f.name
+        assert copy.exists() and sha256(copy) == sha256(f), f"{copy} is not the file {f} as closed"
+    return files
+
+
+def verify(out):
+    r = weir("audit", str(out), "--verify", timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_a_failing_handoff_is_kept_and_retried_while_later_files_go_on(pipeline, workdir):
+    dest = workdir / "dest"
+    dest.mkdir()
+    p = pipeline(shard=False, rotate_s=1, record_extra=on_close(dest))
+    second = name(p.arena, 1)
+    (dest / f"fail-{second}").touch()
+    run = p.run()
+    run.wait_parts(p.kinds)
+
+    def later_ones_on():
+        fails = sum(1 for line in log_lines(dest) if line == f"fail {second}")
+        return fails >= 2 and handed(p.out, p.arena, 2) and handed(p.out, p.arena, 3) and not handed(p.out, p.arena, 1) \
+            and (key(p.arena, "record.handoff_failures") or 0) >= 2 and (fails, key(p.arena, "record.handoff_failures"))
+    try:
+        fails, counted = wait_for(later_ones_on, 40, "files 2 and 3 handed over while file 1 fails again and again")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; log: {log_lines(dest)}; markers: {sorted(x.name for x in p.out.glob('*.handed'))}; "
+                             f"record.handoff_failures = {key(p.arena, 'record.handoff_failures')}\n{run.output()[-3000:]}")
+    print(f"{second}: {fails} failed tries (record.handoff_failures = {counted}) while later files were handed over")
+    assert (p.out / second).exists(), f"{second} was not kept"
+    (dest / f"fail-{second}").unlink()
+    wait_for(lambda: handed(p.out, p.arena, 1), 20, f"{second} handed over once its command succeeds")
+    assert key(p.arena, "record.handoff_ok") is not None, "no record.handoff_ok key"
+    rc = run.stop()
+    assert rc == 0, f"weir run exits {rc}:\n{run.output()[-3000:]}"
+    check_every_file_handed_once(p.out, p.arena, dest)
+    attempts = int(re.search(r'"attempts": (\d+)', (p.out / (second + ".handed")).read_text()).group(1))
+    assert attempts >= 3, f"{second}.handed says {attempts} attempts; the log shows {fails} failures first"
+    check_run(p.out, p.arena, RUN, writer_counts(run.output()))
+    rc, text = verify(p.out)
+    assert rc == 0, f"weir audit --verify exits {rc}:\n{text}"
+
+
+def test_a_recorder_killed_mid_handoff_ends_with_one_success_per_file(pipeline, workdir):
+    dest = workdir / "dest"
+    dest.mkdir()
+    (dest / "slow").write_text("2.0")  # each hand-off takes 2 s: a kill lands inside one
+    p = pipeline(shard=False, rotate_s=1, record_extra=on_close(dest))
+    run = p.run()
+    run.wait_parts(p.kinds)
+
+    def in_flight():
+        for started in dest.glob("started-*"):
+            f = started.name[len("started-"):]
+            if not (p.out / (f + ".handed")).exists():
+                return f
+        return None
+    busy = wait_for(in_flight, 30, "a hand-off in progress")
+    victim = run.kill_part("recorder")
+    print(f"killed recorder pid {victim} while handing over {busy}")
+    (dest / "slow").unlink()
+
+    def caught_up():
+        files = run_files(p.out, p.arena, RUN)
+        return len(files) >= 5 and all(Path(str(f) + ".handed").exists() for f in files[:-1])
+    wait_for(caught_up, 60, f"the restarted recorder handing over {busy} and the files after it")
+    rc = run.stop()
+    assert rc == 0, f"weir run exits {rc}:\n{run.output()[-3000:]}"
+    files = check_every_file_handed_once(p.out, p.arena, dest)
+    print(f"{len(files)} files, each handed over once; {busy} was in flight at the kill")
+    check_run(p.out, p.arena, RUN, writer_counts(run.output()))
+    rc, text = verify(p.out)
+    assert rc == 0, f"weir audit --verify exits {rc}:\n{text}"
+
+
+def test_audit_verify_names_a_changed_a_missing_and_an_extra_file(pipeline):
+    p = pipeline(shard=False, rotate_s=0.5)
+    run = p.run()
+    run.wait_parts(p.kinds)
+    wait_for(lambda: len(run_files(p.out, p.arena, RUN)) >= 5, 30, "five files")
+    rc = run.stop()
+    assert rc == 0, f"weir run exits {rc}:\n{run.output()[-3000:]}"
+    files = run_files(p.out, p.arena, RUN)
+    rc, text = verify(p.out)
+    assert rc == 0, f"weir audit --verify of an untouched run exits {rc}:\n{text}"
+    for f in files:  # the manifests are what sha256sum -c reads
+        r = subprocess.run(["sha256sum", "-c", "--strict", f.name + ".sha256"], cwd=p.out, capture_output=True, text=True)
+        assert r.returncode == 0, f"sha256sum -c {f.name}.sha256: {r.stdout}{r.stderr}"
+    flipped, gone, unlisted = files[1], files[2], files[0]
+    data = bytearray(flipped.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    flipped.write_bytes(bytes(data))
+    rc, text = verify(p.out)
+    assert rc == 6 and f"changed {flipped}" in text, f"one flipped byte in {flipped.name}: exit {rc}:\n{text}"
+    gone.unlink()
+    Path(str(unlisted) + ".sha256").unlink()
+    rc, text = verify(p.out)
+    assert rc != 0, f"exit 0 with a file changed, one missing and one without a manifest:\n{text}"
+    for state, f in (("changed", flipped), ("missing", gone), ("extra", unlisted)):
+        assert f"{state} {f}" in text, f"weir audit --verify does not name {f.name} as {state}:\n{text}"
+
+
+def test_inotify_sees_manifests_and_markers_renamed_in_whole_after_their_files_last_write(pipeline, workdir):
+    if shutil.which("inotifywait") is None:
+        pytest.skip("no inotifywait (Debian: inotify-tools, in scripts/deps.sh's test set)")
+    dest = workdir / "dest"
+    dest.mkdir()
+    out = workdir / "watched"
+    out.mkdir()
+    log = workdir / "inotify.log"
+    watcher = subprocess.Popen(["inotifywait", "-m", "-e", "create,close_write,moved_to,moved_from,delete",
+                                "--format", "%e|%f", "--outfile", str(log), str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        said = ""
+        deadline = time.monotonic() + 20
+        while "Watches established" not in said:  # inotifywait's own word that it watches now
+            assert time.monotonic() < deadline and watcher.poll() is None, f"inotifywait did not start watching {out}: {said}"
+            said += watcher.stderr.readline()
+        p = pipeline(out=out, shard=False, rotate_s=0.5, record_extra=on_close(dest))
+        run = p.run()
+        run.wait_parts(p.kinds)
+        wait_for(lambda: len(run_files(out, p.arena, RUN)) >= 6, 30, "six files")
+        rc = run.stop()
+        assert rc == 0, f"weir run exits {rc}:\n{run.output()[-3000:]}"
+        files = run_files(out, p.arena, RUN)
+        last = files[-1].name + ".handed"
+        wait_for(lambda: log.exists() and f"MOVED_TO|{last}" in log.read_text(), 20, f"inotifywait reporting {last}")
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+    events_text = log.read_text()
+    events = [tuple(e.split("|", 1)) for e in events_text.splitlines() if "|" in e]
+    assert events, f"inotifywait saw nothing in {out}"
+    final = re.compile(re.escape(p.arena) + r"_run\d+_\d+\.h5(\.sha256|\.handed)?$")
+    problems = []
+    for i, (kinds, f) in enumerate(events):
+        if not final.match(f):
+            continue
+        if "CREATE" in kinds:
+            problems.append(f"event {i}: {f} created under its final name ({kinds})")
+        if f.endswith((".sha256", ".handed")) and "MOVED_TO" in kinds:
+            data = f.rsplit(".", 1)[0]
+            later_writes = [j for j, (k, g) in enumerate(events) if g == data and "CLOSE_WRITE" in k and j > i]
+            if later_writes:
+                problems.append(f"event {i}: {f} renamed in before {data}'s last write (event {later_writes[-1]})")
+    for f in files:
+        for suffix in (".sha256", ".handed"):
+            if not any(g == f.name + suffix and "MOVED_TO" in k for k, g in events):
+                problems.append(f"{f.name}{suffix} never renamed in")
+    assert not problems, "\n".join(problems) + "\nevents:\n" + events_text[-4000:]
+    print(f"{len(events)} events, {len(files)} files: every manifest and marker renamed in whole after its file's last write")
