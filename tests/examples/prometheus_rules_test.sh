@@ -5,7 +5,7 @@
 set -euo pipefail
 src=${1:?usage: prometheus_rules_test.sh SOURCE_DIR}
 dir=$src/examples/prometheus
-declared_ahead=(weir_handoff_failures_total)  # the hand-off change of issue 45 exports it
+declared_ahead=()  # metrics a rule may read before the change that exports them lands
 if ! command -v promtool >/dev/null; then
   echo "SKIPPED LOUDLY: promtool is not installed (Debian: prometheus, scripts/deps.sh test): the alert rules were not checked" >&2
   exit 77
@@ -21,7 +21,7 @@ for alert in $(sed -n 's/^ *- alert: *//p' "$dir/weir-rules.yml"); do
   fi
 done
 for metric in $(grep -v '^ *#' "$dir/weir-rules.yml" | grep -o 'weir_[a-z0-9_]*' | sort -u); do
-  [[ " ${declared_ahead[*]} " == *" $metric "* ]] && continue
+  [[ " ${declared_ahead[*]:-} " == *" $metric "* ]] && continue
   if ! grep -rqF "\"$metric\"" "$src/tools/serve/src"; then
     echo "FAIL: rule reads $metric, which /metrics does not export (tools/serve/src)" >&2
     status=1
