@@ -5,6 +5,7 @@ PSD, an array key written as the mca shard writes its spectrum) on loopback, wit
 import os
 import signal
 import sys
+import time
 
 import pytest
 
@@ -107,3 +108,27 @@ def test_bad_spectra_refused_by_check(tmp_path, spectra, says):
     out = r.stdout + r.stderr
     assert r.returncode != 0 and f"{p}:3" in out and says in out, out
 
+
+
+def test_subscriptions_outlive_the_heartbeat_timeout(served):
+    """A client's subscription lives on its server's heartbeat: without one for 10 s, libtango reports
+    API_EventTimeout and stops the events. Without a database server libtango 9.3 names the heartbeat
+    so that no client ever matches it (tango/server/src/nodb_heartbeat.cpp); weir renames it. Both
+    database-less modes at once, for 2.5 heartbeat deadlines."""
+    runs = [served(database=d) for d in ("none", "file")]
+    subs = []
+    for s in runs:
+        p = s.proxy()
+        wait_until("adc0 valid", lambda: p.read_attribute("adc0").quality == VALID)
+        subs.append((s, Events(p, "adc0")))
+    t0 = time.monotonic()
+    wait_until("25 s of events", lambda: time.monotonic() - t0 > 25 and all(len(e.values()) > 0 for _, e in subs), 60, 0.5)
+    for s, ev in subs:
+        seen = ev.values()
+        ev.close()
+        errors = [e for e in seen if isinstance(e[0], str)]
+        assert not errors, (s.device, errors[:3])
+        # update_hz = 20: a block event each cycle; events still arriving in the last 2 s.
+        last = max(e[2] for e in seen)
+        assert time.time() - last < 2, (s.device, "no event since", time.time() - last)
+        assert len(seen) > 20 * 20, (s.device, len(seen))

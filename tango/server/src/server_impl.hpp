@@ -237,6 +237,9 @@ class DeviceLock {
 
 /// The server the class and device serve: set before Tango's server_init, which makes them.
 Server*& current_server();
+/// Without a database server: renames the heartbeat's event name as clients subscribe to it
+/// (nodb_heartbeat.cpp says why). Call after Util::init, before server_init. True if it was renamed.
+bool match_nodb_heartbeat();
 /// The Tango class WeirDevice (weir_device.cpp), for DServer::class_factory.
 Tango::DeviceClass* make_class();
 

@@ -161,6 +161,7 @@ core::Result<ServeReport> run_server(const core::Arena& arena, const config::Pip
   Tango::Util* tg = nullptr;
   try {
     tg = Tango::Util::init(static_cast<int>(args->size()), argv.data());
+    if (options->database != TangoDatabase::tango) (void)detail::match_nodb_heartbeat();
     tg->server_init();
   } catch (const Tango::DevFailed& e) {
     return core::fail(core::Errc::io_error, fmt::format("tango \"{}\": device {}: {}", options->part, options->device, what_of(e)));
