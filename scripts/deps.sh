@@ -31,6 +31,7 @@ test=(
   prometheus chromium chromium-driver python3-selenium python3-websocket
   python3-confluent-kafka python3-flatbuffers kcat  # the Kafka interop tests
   libtango-dev python3-tango tango-test  # weir-tango and its tests (Tango 9.3: libtango, PyTango, TangoTest)
+  mariadb-server tango-db  # a private Tango database (TANGO_HOST) for the tests, started by tests/tango/tango_database.py
   python3-pyepics  # the EPICS tests: Debian's CA client (npm, for the epics-tca client, is in the build set)
 )
 list=0
@@ -61,5 +62,9 @@ if ((${#missing[@]})); then
   sudo_cmd=()
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
+  # tango-db would set up a system-wide database through dbconfig-common: the tests make their own.
+  if [[ " ${missing[*]} " == *" tango-db "* ]]; then
+    echo "tango-db tango-db/dbconfig-install boolean false" | "${sudo_cmd[@]}" debconf-set-selections
+  fi
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

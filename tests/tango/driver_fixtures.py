@@ -163,8 +163,10 @@ if __name__ == "__main__":
 '''
 
 
-def event_device(workdir, rate, port=None, device="test/evt/1", start=0, count=0, attrs=1):
-    """The PyTango event device at `rate` pushes/s; its pushes are logged to the returned server's `.pushes`."""
+def event_device(workdir, rate, port=None, device="test/evt/1", start=0, count=0, attrs=1, tango_host=None):
+    """The PyTango event device at `rate` pushes/s; its pushes are logged to the returned server's `.pushes`.
+    Without a database (-nodb -dlist), or registered in the Tango database at `tango_host` as
+    event_device/evdev (tango_database.TangoDatabase.add_server)."""
     port = port or free_port()
     script = os.path.join(workdir, "event_device.py")
     with open(script, "w") as f:
@@ -172,8 +174,10 @@ def event_device(workdir, rate, port=None, device="test/evt/1", start=0, count=0
     pushes = os.path.join(workdir, f"pushes-{port}.log")
     env = dict(os.environ, EVDEV_RATE=str(rate), EVDEV_START=str(start), EVDEV_LOG=pushes, EVDEV_COUNT=str(count),
                EVDEV_ATTRS=str(attrs))
-    server = Server([PYTHON, script, "evdev", "-nodb", "-dlist", device], port,
-                    os.path.join(workdir, f"evdev-{port}.log"), env)
+    if tango_host:
+        env["TANGO_HOST"] = tango_host
+    argv = [PYTHON, script, "evdev"] + ([] if tango_host else ["-nodb", "-dlist", device])
+    server = Server(argv, port, os.path.join(workdir, f"evdev-{port}.log"), env)
     server.pushes = pushes
     return server
 

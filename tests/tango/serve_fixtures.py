@@ -59,7 +59,7 @@ def weir(*args, timeout=60, **kw):
 class Served:
     """One `weir run` of PIPELINE in its own session; `proxy()` is a DeviceProxy of its device."""
 
-    def __init__(self, workdir, database="file"):
+    def __init__(self, workdir, database="file", tango_db=None):
         n = next(_serial)
         self.arena = f"tgsrv{os.getpid()}x{n}"
         self.device = f"weir/test/{os.getpid()}x{n}"
@@ -70,9 +70,14 @@ class Served:
                                              database=database))
         self.log_path = self.path.with_suffix(".log")
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([WEIR, "run", str(self.path), "--status-every", "0"], stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        env = None
         self.url = f"tango://127.0.0.1:{self.port}/{self.device}#dbase=no"
+        if database == "tango":  # registered first, as tango_admin --add-server does it on a facility
+            tango_db.add_server("weir-tango/tango", "WeirDevice", [self.device])
+            env = tango_db.env()
+            self.url = f"tango://{tango_db.tango_host}/{self.device}"
+        self.proc = subprocess.Popen([WEIR, "run", str(self.path), "--status-every", "0"], stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True, env=env)
         wait_until(f"weir-tango to serve {self.url}:\n{self.output()}",
                    lambda: self.alive() and str(self.proxy().RunState) == "Idle", 60)
 
