@@ -4,7 +4,12 @@ SECONDS. Prints what the devices pushed while the driver was subscribed, what th
 (updates, dropped), and the driver's CPU time per update (utime + stime from /proc).
 
   WEIR_CLI=build/tools/weir WEIR_TANGO_PROGRAM=build/tools/weir-tango \
-    /usr/bin/python3 bench/tango_driver_bench.py [--devices 4] [--attrs 10] [--rate 250] [--seconds 20]"""
+    /usr/bin/python3 bench/tango_driver_bench.py [--devices 4] [--attrs 10] [--rate 250] [--seconds 20] [--database]
+
+--database registers the devices in a private Tango database (tests/tango/tango_database.py: MariaDB and
+DataBaseds) and the driver finds them through it, as on a facility. Without it the devices run with
+-nodb, and libtango 9.3 clients lose a -nodb server's heartbeat: every subscription gets API_EventTimeout
+12 s after it starts (tango/server/src/nodb_heartbeat.cpp), so keep such windows under 10 s."""
 import argparse
 import os
 import shutil
@@ -15,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "tango"))
 from driver_fixtures import WEIR_TANGO, event_device, read_pushes, wait_until  # noqa: E402
+from tango_database import TangoDatabase  # noqa: E402
 
 WEIR = os.environ.get("WEIR_CLI", "weir")
 
@@ -38,7 +44,18 @@ def main():
     ap.add_argument("--attrs", type=int, default=10)
     ap.add_argument("--rate", type=float, default=250)
     ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--database", action="store_true", help="devices and driver through a private Tango database")
     a = ap.parse_args()
+    if a.database:
+        if not TangoDatabase.available():
+            sys.exit("--database needs mariadb-server and tango-db (scripts/deps.sh test)")
+        with TangoDatabase() as db:
+            bench(a, db)
+    else:
+        bench(a, None)
+
+
+def bench(a, db):
     work = tempfile.mkdtemp(prefix="weir-tango-bench-")
     devs, run = [], None
     arena = f"tgbench{os.getpid()}"
@@ -46,11 +63,15 @@ def main():
         for i in range(a.devices):
             d = os.path.join(work, f"d{i}")
             os.makedirs(d)
-            devs.append(event_device(d, a.rate, device=f"test/evt/{i + 1}", attrs=a.attrs).start())
+            if db is not None:
+                db.add_server(f"event_device/evdev{i + 1}", "EventDevice", [f"test/evt/{i + 1}"])
+            devs.append(event_device(d, a.rate, device=f"test/evt/{i + 1}", attrs=a.attrs, instance=f"evdev{i + 1}",
+                                     tango_host=db.tango_host if db is not None else None).start())
         attrs = []
         for i, d in enumerate(devs):
             names = ["value"] + [f"value{k}" for k in range(1, a.attrs)]
-            attrs += [f'"tango://127.0.0.1:{d.port}/test/evt/{i + 1}/{n}#dbase=no"' for n in names]
+            where = f"tango://{db.tango_host}" if db is not None else f"tango://127.0.0.1:{d.port}"
+            attrs += [f'"{where}/test/evt/{i + 1}/{n}{"" if db is not None else "#dbase=no"}"' for n in names]
         path = os.path.join(work, "bench.lua")
         with open(path, "w") as f:
             f.write(f'arena {{ name = "{arena}", slots = 1024 }}\n'

@@ -163,10 +163,11 @@ if __name__ == "__main__":
 '''
 
 
-def event_device(workdir, rate, port=None, device="test/evt/1", start=0, count=0, attrs=1, tango_host=None):
+def event_device(workdir, rate, port=None, device="test/evt/1", start=0, count=0, attrs=1, tango_host=None,
+                 instance="evdev"):
     """The PyTango event device at `rate` pushes/s; its pushes are logged to the returned server's `.pushes`.
     Without a database (-nodb -dlist), or registered in the Tango database at `tango_host` as
-    event_device/evdev (tango_database.TangoDatabase.add_server)."""
+    event_device/<instance> (tango_database.TangoDatabase.add_server)."""
     port = port or free_port()
     script = os.path.join(workdir, "event_device.py")
     with open(script, "w") as f:
@@ -176,7 +177,7 @@ def event_device(workdir, rate, port=None, device="test/evt/1", start=0, count=0
                EVDEV_ATTRS=str(attrs))
     if tango_host:
         env["TANGO_HOST"] = tango_host
-    argv = [PYTHON, script, "evdev"] + ([] if tango_host else ["-nodb", "-dlist", device])
+    argv = [PYTHON, script, instance] + ([] if tango_host else ["-nodb", "-dlist", device])
     server = Server(argv, port, os.path.join(workdir, f"evdev-{port}.log"), env)
     server.pushes = pushes
     return server
