@@ -29,56 +29,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "epics"))
-TICK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, HERE)
+from serve_bench_common import KEY_WRITER, child_of, cpu_s, percentile, writer_ticks  # noqa: E402
 
-WRITER = r"""
-import sys, time
-sys.path.insert(0, sys.argv[1])
-import weir
-arena = weir.Arena(sys.argv[2])
-keys, hz, seconds = [f"bench.k{i:04d}" for i in range(int(sys.argv[3]))], float(sys.argv[4]), float(sys.argv[5])
-period, start = 1.0 / hz, time.monotonic()
-ticks = 0
-while True:
-    deadline = start + ticks * period
-    now = time.monotonic()
-    if now - start >= seconds:
-        break
-    if deadline > now:
-        time.sleep(deadline - now)
-    for k in keys:
-        arena.set(k, time.time())
-    ticks += 1
-print(f"WRITER ticks {ticks} keys {len(keys)}", flush=True)
-"""
-
-
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def child_of(parent, argv0_suffix):
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if ppid == parent and argv and argv[0].endswith(argv0_suffix.encode()):
-            return int(entry.name)
-    return None
-
-
-def percentile(sorted_values, q):
-    if not sorted_values:
-        return float("nan")
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 def parse_camonitor(path, since):
@@ -145,7 +98,7 @@ def main():
         server = conftest.wait_until("weir-epics's pid", lambda: child_of(run.pid, "weir-epics"), 10)
         writer_env = {**env, "WEIR_LIBRARY": libweir}
         total_s = a.seconds + 8  # clients connect, then the measured window
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, os.path.join(HERE, "..", "python"), arena, str(a.pvs),
+        writer = subprocess.Popen([sys.executable, "-c", KEY_WRITER, os.path.join(HERE, "..", "python"), arena, str(a.pvs),
                                    str(a.hz), str(total_s)], env=writer_env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
         procs.append(writer)
@@ -201,8 +154,8 @@ def main():
             if m:
                 posted = int(m.group(3))
     writes = None
-    if writer_out and (m := re.search(r"WRITER ticks (\d+) keys (\d+)", writer_out)):
-        writes = int(m.group(1)) * int(m.group(2))
+    if ticks := writer_ticks(writer_out):
+        writes = ticks[-1][1] * a.pvs
     updates, latencies = 0, []
     for c in range(a.clients):
         n, lat = parse_camonitor(os.path.join(work, f"client{c}.txt"), since)

@@ -30,28 +30,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TICK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, HERE)
+from serve_bench_common import KEY_WRITER, child_of, cpu_s, percentile, writer_ticks  # noqa: E402
 
-WRITER = r"""
-import sys, time
-sys.path.insert(0, sys.argv[1])
-import weir
-arena = weir.Arena(sys.argv[2])
-keys, hz, seconds = [f"bench.k{i:04d}" for i in range(int(sys.argv[3]))], float(sys.argv[4]), float(sys.argv[5])
-period, start = 1.0 / hz, time.monotonic()
-ticks = 0
-while True:
-    deadline = start + ticks * period
-    now = time.monotonic()
-    if now - start >= seconds:
-        break
-    if deadline > now:
-        time.sleep(deadline - now)
-    for k in keys:
-        arena.set(k, time.time())
-    ticks += 1
-    print(f"WRITER {time.time()} {ticks}", flush=True)
-"""
 
 # One client: subscribes to every attribute, then counts the events and their latencies (libtango's
 # reception stamp minus the value written) between the times it reads from "window" (start and end,
@@ -95,34 +76,6 @@ with open(out, "w") as f:
     json.dump({"events": len(kept), "latencies": [l for _, l in kept], "errors": errors, "per_s": per_s}, f)
 os._exit(0)  # no unsubscribing: PyTango 9.3 can crash unsubscribing while events arrive
 """
-
-
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def child_of(parent, argv0_suffix):
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if ppid == parent and argv and argv[0].endswith(argv0_suffix.encode()):
-            return int(entry.name)
-    return None
-
-
-def percentile(sorted_values, q):
-    if not sorted_values:
-        return float("nan")
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 def wait_until(what, predicate, timeout_s, every_s=0.1):
@@ -178,7 +131,7 @@ def main():
         # The keys exist once written: the writer starts first, the clients subscribe to valid values.
         server = wait_until("weir-tango's pid", lambda: child_of(run.pid, "weir-tango"), 60)
         total_s = a.seconds + 120  # clients subscribe, then the measured window; stopped below
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, os.path.join(HERE, "..", "python"), arena, str(a.attrs),
+        writer = subprocess.Popen([sys.executable, "-c", KEY_WRITER, os.path.join(HERE, "..", "python"), arena, str(a.attrs),
                                    str(a.hz), str(total_s)], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
         procs.append(writer)
@@ -221,7 +174,7 @@ def main():
         subprocess.run([weir, "rm", arena, "--force"], capture_output=True)
 
     window = until - since
-    ticks = [(float(t), int(n)) for t, n in re.findall(r"WRITER ([\d.]+) (\d+)", writer_out)]
+    ticks = writer_ticks(writer_out)
     in_window = [n for t, n in ticks if since <= t < until]
     writes = (max(in_window) - min(in_window) + 1) * a.attrs if in_window else 0
     # The server's own count (ServeReport, whole run) against the writer's writes: what the polling at
