@@ -112,6 +112,11 @@ std::string describe(const Pipeline& p, const Resolved& r) {
     s += fmt::format("  epics \"{}\" ({}) process (weir-epics)  serves PVs under {}\n", server.name, server.kind,
                      prefix == server.settings.end() ? std::string("-") : prefix->second.as_text());
   }
+  for (const auto& a : p.alerts) {
+    std::string to = a.webhook.empty() ? "" : "POST " + a.webhook;
+    if (!a.command.empty()) to += (to.empty() ? "run " : " and run ") + a.command.front();
+    s += fmt::format("  alert \"{}\" ({}) in weir run  for {} s, then {}\n", a.name, a.when, a.for_s, to);
+  }
   return s;
 }
 

@@ -61,7 +61,7 @@ local env = {
   arena = declare("arena", false), channel = declare("channel", true), driver = declare("driver", true),
   shard = declare("shard", true), record = declare("record", true), bridge = declare("bridge", true),
   kafka = declare("kafka", true), ann = declare("ann", true), epics = declare("epics", true), tango = declare("tango", true),
-  entry = declare("entry", false), source = declare("source", true),
+  entry = declare("entry", false), source = declare("source", true), alert = declare("alert", true),
   print = print, pairs = pairs, ipairs = ipairs, next = next, select = select, type = type,
   tostring = tostring, tonumber = tonumber, error = error, assert = assert, pcall = pcall,
   rawequal = rawequal, rawget = rawget, rawlen = rawlen, setmetatable = setmetatable,

@@ -338,6 +338,16 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
     p.source = std::move(s);
     return {};
   }
+  if (d.kind == "alert") {
+    AlertDecl a;
+    if (auto r = detail::load_alert(d.name, std::move(f), a); !r) return r;
+    for (const auto& other : p.alerts)
+      if (other.name == a.name)
+        return tl::make_unexpected(error_at(d.origin, "a second alert named \"" + a.name + "\" (the first is at " +
+                                                          other.origin.where() + ")"));
+    p.alerts.push_back(std::move(a));
+    return {};
+  }
   if (d.kind == "arena") {
     if (have_arena)
       return tl::make_unexpected(error_at(d.origin, "a second arena; a pipeline declares one (the first is at " +

@@ -202,6 +202,30 @@ Result<Resolved> resolve(const Pipeline& p, const ShardResolver& resolver, const
                                                     "give it vector_dim = D (the embedding's dims)"));
   }
 
+  // An alert names channels and parts of this pipeline; a disk alert needs a filesystem to watch.
+  for (const auto& a : p.alerts) {
+    std::vector<const char*> known;
+    for (const auto& c : b.r.channels) known.push_back(c.name.c_str());
+    for (const auto& name : a.channels)
+      if (b.find(name) == nullptr)
+        return tl::make_unexpected(error_at(a.origin, "alert \"" + a.name + "\": channel '" + name + "' is no channel of the "
+                                                      "pipeline" + did_you_mean(name, known) + "; channels are: " +
+                                                      name_list(b.r.channels)));
+    std::vector<const char*> parts;
+    for (const auto& [name, origin] : part_names) parts.push_back(name.c_str());
+    for (const auto& name : a.parts)
+      if (part_names.count(name) == 0) {
+        std::string list;
+        for (const char* q : parts) list += (list.empty() ? "" : ", ") + std::string(q);
+        return tl::make_unexpected(error_at(a.origin, "alert \"" + a.name + "\": part '" + name + "' is no part of the "
+                                                      "pipeline" + did_you_mean(name, parts) + "; parts are: " +
+                                                      (list.empty() ? "none" : list)));
+      }
+    if ((a.when == "disk_below" || a.when == "disk_filling") && a.paths.empty() && p.records.empty())
+      return tl::make_unexpected(error_at(a.origin, "alert \"" + a.name + "\": no recorder's directory to watch; give "
+                                                    "paths = {\"/data\"}"));
+  }
+
   // Geometry: the arena must hold every channel, its rings, and every consumer row.
   Resolved& r = b.r;
   for (const auto& c : r.channels) r.channel_bytes += core::channel_footprint(c);

@@ -29,6 +29,7 @@
 #include "run_supervisor.hpp"
 #include "run_threads.hpp"
 #include "service_notify.hpp"
+#include "weir/alerts/alert_service.hpp"
 #include "weir/config/pipeline.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/clock.hpp"
@@ -324,6 +325,16 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
     ledger.parts(supervisor);
   }, log);
 
+  // `alert` declarations: evaluated and delivered by threads of their own; this loop only prints their log.
+  std::optional<alerts::AlertService> alert_service;
+  if (!loaded->pipeline.alerts.empty()) {
+    std::vector<std::string> recorder_dirs;
+    for (const RecorderTarget& t : *targets) recorder_dirs.push_back(t.dir.string());
+    alert_service.emplace(*arena, loaded->pipeline.alerts, recorder_dirs);
+    alert_service->start();
+    console.log(fmt::format("alerts: {} declared, evaluated every {:g} s", loaded->pipeline.alerts.size(),
+                            alerts::kEvaluateEveryS));
+  }
   std::optional<RunSchedule> schedule;
   if (controlled && loaded->pipeline.arena.schedule) {
     const config::RunScheduleDecl& d = *loaded->pipeline.arena.schedule;
@@ -374,6 +385,8 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
         notify.status(line);
       next_notify = now + 1'000'000'000;
     }
+    if (alert_service)
+      for (const std::string& line : alert_service->take_log()) console.log(line);
     if (mark_ns == 0 && now >= mark_at) {
       mark_samples = source_samples();
       mark_ns = core::monotonic_ns();
@@ -392,6 +405,10 @@ core::Result<RunReport> run_pipeline(const RunOptions& args) {
     }
   }
   console.end_status();
+  if (alert_service) {  // before the parts stop: a stopping pipeline is no incident
+    alert_service->stop();
+    for (const std::string& line : alert_service->take_log()) console.log(line);
+  }
   if (supervisor.essential_failed()) console.log("an essential part cannot run: stopping the run");
   notify.stopping(supervisor.essential_failed() ? "stopping: an essential part cannot run"
                                                 : "stopping: drivers first, then shards and recorders");

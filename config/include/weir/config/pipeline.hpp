@@ -187,6 +187,47 @@ struct AnnDecl : PartDecl {
   std::string part;  // the partition's label
 };
 
+/// The conditions an `alert` declaration may watch: the same as the Prometheus rules of
+/// examples/prometheus/weir-rules.yml, evaluated by `weir run` itself (tools/alerts, README "Alerts").
+inline constexpr std::array<std::string_view, 12> kAlertConditions{
+    "writer_stalled", "rate_below",      "blocks_lost",    "gaps_growing",     "consumer_lagging", "disk_filling",
+    "disk_below",     "part_restarting", "part_given_up",  "run_not_balanced", "handoff_failing",  "clock_unsynchronised"};
+
+/// `alert "NAME" { when = "disk_below", floor_gib = 5, webhook = "http://HOST:PORT/PATH", command = {...}, ... }`:
+/// a condition `weir run` evaluates once a second; held for `for_s` it fires, and a JSON body is POSTed to
+/// `webhook` and/or `command` runs (README, "Alerts"). Which settings apply depends on `when`; unset
+/// numbers keep the defaults below (those of the Prometheus rules).
+struct AlertDecl {
+  Origin origin;
+  std::string name;
+  std::string when;                   // one of kAlertConditions
+  std::vector<std::string> channels;  // writer_stalled, rate_below, blocks_lost, consumer_lagging: none = every channel
+  std::vector<std::string> parts;     // gaps_growing, part_*, handoff_failing: none = every part
+  std::vector<std::string> paths;     // disk_*: filesystems watched; none = the recorders' out directories
+  double stall_s = 0;                 // writer_stalled: newest block older than this; 0 = max(4 block periods, 30 s)
+  double fraction = 0;                // rate_below: of the declared rate (0.95); consumer_lagging: of the ring (0.5)
+  double floor_gib = 0;               // disk_below: free space under this; 0 = under floor_fraction of the size
+  double floor_fraction = 0.05;       // disk_below without floor_gib
+  double horizon_h = 24;              // disk_filling: predicted full within this many hours
+  double window_s = 0;                // counters: increase within this window; disk_filling: the fit's history
+  double for_s = 60;                  // the condition holds this long before the alert fires
+  double clear_s = 10;                // ... and is false this long before it resolves (hysteresis)
+  double every_s = 3600;              // while firing, notify again at most this often (0: never again)
+  double timeout_s = 10;              // each POST or command is given this long
+  int retries = 8;                    // a notice that cannot be delivered is tried this many times more
+  std::string webhook;                // "http://HOST[:PORT]/PATH" (plain HTTP: a local relay for TLS)
+  std::vector<std::string> command;   // argv; {name}, {state}, {subject}, {condition}, {value} substituted
+};
+
+/// A webhook URL taken apart: http only.
+struct HttpUrl {
+  std::string host;
+  std::string port = "80";
+  std::string target = "/";
+};
+/// Parses "http://HOST[:PORT][/PATH]"; refuses https (no TLS in weir), user info, an empty host or a bad port.
+[[nodiscard]] core::Result<HttpUrl> parse_http_url(const std::string& url);
+
 struct Pipeline {
   std::string file;
   std::string text;  // the file as read, for recorders' run metadata
@@ -200,6 +241,7 @@ struct Pipeline {
   std::vector<AnnDecl> anns;
   std::vector<EpicsDecl> epics;
   std::vector<TangoDecl> tangos;
+  std::vector<AlertDecl> alerts;
   EntryDecl entry;
   std::optional<SourceDecl> source;
 };
