@@ -16,6 +16,7 @@
 
 #include "epics_metrics.hpp"
 #include "handoff_metrics.hpp"
+#include "retention_metrics.hpp"
 #include "kafka_metrics.hpp"
 #include "metric_family.hpp"
 #include "process_metrics.hpp"
@@ -328,6 +329,7 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
   append_kafka_metrics(out, kv);
   append_epics_metrics(out, kv);
   append_handoff_metrics(out, kv);
+  append_retention_metrics(out, kv);
   append_process_metrics(out);
   return out;
 }
