@@ -117,6 +117,8 @@ def test_retention_keeps_the_disk_off_its_floor_across_controlled_runs(workdir, 
         controlled_runs(p, run, RUNS, 5)
     finally:
         lowest = watch.stop()
+    counted = key(p.arena, "record.retention_deleted_files")  # while the arena is there: every run has closed
+    counted_bytes = key(p.arena, "record.retention_deleted_bytes")
     rc = run.stop()
     assert rc == 0, f"weir run exits {rc}:\n{run.output()[-4000:]}"
     out = run.output()
@@ -127,11 +129,10 @@ def test_retention_keeps_the_disk_off_its_floor_across_controlled_runs(workdir, 
 
     gone = deletions(p.out, p.arena, range(1, RUNS + 1))
     logged = re.findall(r"retention deleted (\S+) \(run (\d+), (\d+) bytes\), reason (\w+)", out)
-    counted = key(p.arena, "hdf5.retention_deleted_files")
     print(f"deleted: {len(gone)} on record, {len(logged)} logged, counter {counted}")
     assert gone, f"nothing was deleted: the disk never needed it?\n{out[-3000:]}"
     assert len(gone) == len(logged) == counted, f"records {len(gone)}, log lines {len(logged)}, counter {counted}"
-    assert key(p.arena, "hdf5.retention_deleted_bytes") == sum(d["bytes"] for _, d in gone)
+    assert counted_bytes == sum(d["bytes"] for _, d in gone)
     handed = set(Path(dest / "log").read_text().split())  # "ok NAME" lines
     for n, d in gone:
         assert n < RUNS, f"a file of the last run, open while retention ran, was deleted: {d}"
@@ -192,12 +193,12 @@ def test_nothing_deletable_stops_at_the_floor_after_the_alarm(workdir, staged, p
     run = p.run()
     run.wait_parts(p.kinds)
     wait_for(lambda: "exit 3" in run.output(), 60, f"the recorder to stop on the full disk:\n{run.output()[-3000:]}")
-    blocked = key(p.arena, "hdf5.retention_blocked")
+    blocked = wait_for(lambda: key(p.arena, "record.retention_blocked"), 10, "the key hdf5.retention_blocked set")
     rc = run.stop()
     out = run.output()
     alarm = out.find("retention blocked")
     stop = out.find("exit 3")
-    print(f"alarm at {alarm}, exit 3 at {stop}, hdf5.retention_blocked = {blocked}, weir run exit {rc}")
+    print(f"alarm at {alarm}, exit 3 at {stop}, record.retention_blocked = {blocked}, weir run exit {rc}")
     assert 0 <= alarm < stop, f"no 'retention blocked' line before the stop:\n{out[-3000:]}"
-    assert blocked == 1, f"hdf5.retention_blocked = {blocked}"
+    assert blocked == 1, f"record.retention_blocked = {blocked}"
     assert "retention deleted" not in out, f"a file of the open run was deleted:\n{out[-3000:]}"

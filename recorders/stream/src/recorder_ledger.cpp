@@ -231,7 +231,11 @@ void Recorder::file_closed(const std::string& file) {
 }
 
 void Recorder::finish_closed_files() {
-  retention_.reset();  // the pass in progress ends; nothing is deleted after the stop
+  if (retention_) {  // the pass in progress ends; nothing is deleted after the stop, and the last counts are published
+    retention_->finish();
+    publish_counters();
+    retention_.reset();
+  }
   if (closed_files_) closed_files_->finish(monotonic_ns() + static_cast<std::int64_t>(kHandoffStopWaitS * 1e9));
 }
 
