@@ -2,8 +2,10 @@
 // and range, unknown keys refused with a did-you-mean, each error with the declaration's file:line.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -41,6 +43,7 @@ constexpr std::array kRecordParams{"flush_ms",    "rotate_mb", "rotate_s",      
                                    "require_mount", "on_close_timeout_s", "on_close_retry_s", "on_close_retry_max_s"};
 // An ann service's settings are `weir ann` options (ef_construction -> --ef-construction).
 constexpr std::array kAnnParams{"m", "ef", "ef_construction", "metric", "threads"};
+constexpr std::array kKeepKeys{"free_gib", "max_gib", "max_age_days", "after"};
 constexpr std::array kPolicies{"lossy", "lossless", "latest"};
 
 struct RawDecl {
@@ -416,6 +419,24 @@ Result<void> add_decl(const RawDecl& d, Pipeline& p, bool& have_arena, bool& hav
         return tl::make_unexpected(f.error("'on_close' must be a list: the program, then its arguments "
                                            "(on_close = {\"rsync\", \"{path}\", \"host:/data/\"}), never one text"));
       r.on_close = on_close;
+    }
+    if (f.has("keep")) {
+      WEIR_TRY(keep, f.table("keep", true));
+      for (const char* key : {"free_gib", "max_gib", "max_age_days"}) {
+        WEIR_TRY(limit, keep.number(key, 0.0));
+        if (!(limit >= 0) || !std::isfinite(limit))
+          return tl::make_unexpected(keep.error(std::string("keep.") + key + " must be a number >= 0 (0: no limit; fractions allowed)"));
+        (key == std::string_view("free_gib") ? r.keep.free_gib : key == std::string_view("max_gib") ? r.keep.max_gib : r.keep.max_age_days) = limit;
+      }
+      WEIR_TRY(after, keep.text("after", ""));
+      if (!after.empty() && after != "closed" && after != "handed_over")
+        return tl::make_unexpected(keep.error("keep.after '" + after + "': it is \"closed\" or \"handed_over\""));
+      if (after == "handed_over" && r.on_close.empty())
+        return tl::make_unexpected(keep.error("keep.after = \"handed_over\" needs an on_close hand-off in the same record"));
+      if (!r.keep.enabled())
+        return tl::make_unexpected(keep.error("keep: set at least one of free_gib, max_gib, max_age_days above 0"));
+      if (auto ok = keep.no_other_keys(kKeepKeys); !ok) return ok;
+      r.keep.after = after;
     }
     r.channels = channels;
     r.keys = keys;

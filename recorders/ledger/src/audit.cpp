@@ -35,19 +35,22 @@ std::string run_name(const std::string& arena, std::uint64_t run) {
 struct ChannelEvidence {
   std::string name;
   std::map<std::uint64_t, Evidence> incarnations;
+  std::map<std::uint64_t, std::vector<detail::Reach>> reaches;  // per incarnation: each remaining file's reach
 };
 
 ChannelEvidence& evidence_of(std::vector<ChannelEvidence>& all, const std::string& name) {
   const auto it = std::find_if(all.begin(), all.end(), [&](const ChannelEvidence& c) { return c.name == name; });
   if (it != all.end()) return *it;
-  all.push_back(ChannelEvidence{name, {}});
+  all.push_back(ChannelEvidence{name, {}, {}});
   return all.back();
 }
 
-void add_file(const h5::SegmentTables& file, std::uint64_t synced_ns, std::vector<ChannelEvidence>& all) {
+void add_file(const h5::SegmentTables& file, std::uint64_t segment, std::uint64_t synced_ns, std::vector<ChannelEvidence>& all) {
   const bool durable = synced_ns != 0 && file.stop_ns != 0 && file.stop_ns <= synced_ns;
   for (const h5::SegmentChannel& c : file.channels) {
-    Evidence& e = evidence_of(all, c.name).incarnations[file.arena_created_ns];
+    ChannelEvidence& ce = evidence_of(all, c.name);
+    Evidence& e = ce.incarnations[file.arena_created_ns];
+    const std::size_t spans_before = e.spans.size();
     detail::add_blocks(c.sequence, c.flags, e.spans);
     if (durable)
       e.durable += static_cast<std::uint64_t>(std::count_if(
@@ -60,6 +63,30 @@ void add_file(const h5::SegmentTables& file, std::uint64_t synced_ns, std::vecto
         e.spans.push_back(detail::Span{g.sequence, g.sequence + g.blocks, static_cast<std::uint8_t>(g.reason)});
       }
     }
+    detail::Reach reach{segment, UINT64_MAX, 0};
+    for (std::size_t i = spans_before; i < e.spans.size(); ++i) {
+      reach.lo = std::min(reach.lo, e.spans[i].lo);
+      reach.hi = std::max(reach.hi, e.spans[i].hi);
+    }
+    if (reach.hi > reach.lo) ce.reaches[file.arena_created_ns].push_back(reach);
+  }
+}
+
+// The stretches the run's deleted files held, as spans of their own kind, before the sweep.
+void add_deleted(ChannelEvidence& c, const std::vector<std::uint64_t>& deleted_segments) {
+  if (deleted_segments.empty()) return;
+  for (auto& [incarnation, e] : c.incarnations) {
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for (const detail::Span& s : e.spans) {
+      lo = std::min(lo, s.lo);
+      hi = std::max(hi, s.hi);
+    }
+    const std::uint64_t first = e.first.value_or(lo == UINT64_MAX ? 0 : lo);
+    const std::uint64_t end = std::max(e.written.value_or(0), hi);
+    const auto it = c.reaches.find(incarnation);
+    auto holes = detail::deleted_spans(it != c.reaches.end() ? it->second : std::vector<detail::Reach>{}, deleted_segments,
+                                       std::min(first, lo), end);
+    e.spans.insert(e.spans.end(), holes.begin(), holes.end());
   }
 }
 
@@ -177,7 +204,7 @@ core::Result<Audit> audit_run(const std::filesystem::path& where, const AuditOpt
       state.state = file_state(*tables);
       for (const h5::SegmentChannel& c : tables->channels) state.blocks += c.sequence.size();
       if (audit.arena.empty()) audit.arena = tables->arena;
-      add_file(*tables, synced_ns, evidence);
+      add_file(*tables, f.segment, synced_ns, evidence);
     }
     audit.files.push_back(std::move(state));
   }
@@ -185,8 +212,28 @@ core::Result<Audit> audit_run(const std::filesystem::path& where, const AuditOpt
     add_record(*audit.record, evidence);
     if (audit.arena.empty()) audit.arena = audit.record->arena;
   }
+  // Files retention deleted (the record says so, and they are gone): named, and what they held accounted.
+  std::vector<std::uint64_t> deleted_segments;
+  if (audit.record) {
+    for (const DeletedFile& d : audit.record->deleted) {
+      const std::filesystem::path path = place.dir / d.file;
+      std::error_code ec;
+      if (std::filesystem::exists(path, ec)) continue;  // its deletion was recorded, then did not happen
+      deleted_segments.push_back(d.segment);
+      FileState state;
+      state.path = path;
+      state.segment = d.segment;
+      state.state = "deleted";
+      state.error = "deleted by retention (" + d.reason + ", " + std::to_string(d.bytes) + " bytes" +
+                    (d.sha256.empty() ? std::string() : ", sha256 " + d.sha256) + ")";
+      audit.files.push_back(std::move(state));
+    }
+    std::stable_sort(audit.files.begin(), audit.files.end(),
+                     [](const FileState& a, const FileState& b) { return a.segment < b.segment; });
+  }
   const std::uint8_t tail = tail_reason(audit.record);
   for (ChannelEvidence& c : evidence) {
+    add_deleted(c, deleted_segments);
     ChannelLedger total;
     total.channel = c.name;
     for (auto& [incarnation, e] : c.incarnations) detail::add_incarnation(total, detail::sweep(std::move(e), tail));

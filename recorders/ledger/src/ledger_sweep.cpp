@@ -12,7 +12,7 @@ namespace weir::ledger::detail {
 
 namespace {
 
-constexpr std::size_t kKinds = kReasonCount + 1;  // the gap reasons, then recorded
+constexpr std::size_t kKinds = kReasonCount + 2;  // the gap reasons, then recorded, then deleted
 constexpr auto kDroppedAtSource = static_cast<std::size_t>(h5::GapReason::dropped_at_source);
 
 struct Event {
@@ -65,10 +65,13 @@ ChannelLedger sweep(Evidence evidence, std::uint8_t tail_reason) {
 
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at < b.at; });
   std::array<std::uint64_t, kKinds> open{};  // spans of each kind covering the current stretch
-  std::uint64_t covering = 0, covered = 0;
+  std::uint64_t covering = 0, covered = 0;  // covering: spans other than deleted stretches
   std::uint64_t at = out.first;
   for (const Event& e : events) {
-    if (e.at > at && covering > 0) {
+    if (e.at > at && covering == 0 && open[kDeletedKind] > 0) {
+      out.deleted += e.at - at;
+      covered += e.at - at;
+    } else if (e.at > at && covering > 0) {
       const std::uint64_t length = e.at - at;
       covered += length;
       if (covering > 1) out.duplicates += length;
@@ -82,18 +85,47 @@ ChannelLedger sweep(Evidence evidence, std::uint8_t tail_reason) {
       }
     }
     at = std::max(at, e.at);
+    const std::uint64_t counts = e.kind == kDeletedKind ? 0 : 1;
     if (e.opens) {
       ++open[e.kind];
-      ++covering;
+      covering += counts;
     } else {
       --open[e.kind];
-      --covering;
+      covering -= counts;
     }
   }
   out.unaccounted = evidence_end - out.first - covered;
   out.gaps[kDroppedAtSource] += evidence.dropped_at_source;
   out.written = out.end - out.first + evidence.dropped_at_source;
   out.durable = std::min(evidence.durable, out.recorded);
+  return out;
+}
+
+std::vector<Span> deleted_spans(std::vector<Reach> reaches, const std::vector<std::uint64_t>& deleted_segments,
+                                std::uint64_t first, std::uint64_t end) {
+  std::vector<Span> out;
+  if (deleted_segments.empty() || end <= first) return out;
+  const auto deleted_between = [&](std::uint64_t after, std::uint64_t before) {  // a deleted segment in (after, before)
+    return std::any_of(deleted_segments.begin(), deleted_segments.end(),
+                       [&](std::uint64_t s) { return s > after && s < before; });
+  };
+  const auto add = [&](std::uint64_t lo, std::uint64_t hi) {
+    lo = std::max(lo, first);
+    hi = std::min(hi, end);
+    if (hi > lo) out.push_back(Span{lo, hi, kDeletedKind});
+  };
+  std::erase_if(reaches, [](const Reach& r) { return r.hi <= r.lo; });
+  if (reaches.empty()) {
+    add(first, end);
+    return out;
+  }
+  std::sort(reaches.begin(), reaches.end(), [](const Reach& a, const Reach& b) { return a.segment < b.segment; });
+  constexpr std::uint64_t kNone = UINT64_MAX;
+  if (*std::min_element(deleted_segments.begin(), deleted_segments.end()) < reaches.front().segment)
+    add(first, reaches.front().lo);
+  for (std::size_t i = 0; i + 1 < reaches.size(); ++i)
+    if (deleted_between(reaches[i].segment, reaches[i + 1].segment)) add(reaches[i].hi, reaches[i + 1].lo);
+  if (deleted_between(reaches.back().segment, kNone)) add(reaches.back().hi, end);
   return out;
 }
 
@@ -108,6 +140,7 @@ void add_incarnation(ChannelLedger& total, const ChannelLedger& part) {
   total.duplicates += part.duplicates;
   for (std::size_t r = 0; r < kReasonCount; ++r) total.gaps[r] += part.gaps[r];
   total.unaccounted += part.unaccounted;
+  total.deleted += part.deleted;
   total.tail += part.tail;
   total.durable += part.durable;
   ++total.incarnations;

@@ -12,6 +12,8 @@
 namespace weir::ledger::detail {
 
 inline constexpr std::uint8_t kRecordedKind = kReasonCount;  // a span of recorded blocks; below: a gap reason
+inline constexpr std::uint8_t kDeletedKind = kReasonCount + 1;  // a stretch a deleted file held: counts only where
+                                                                 // nothing else accounts for it
 
 /// Sequences [lo, hi) of one kind: recorded blocks, or a gap row's blocks with its reason.
 struct Span {
@@ -38,6 +40,18 @@ void add_blocks(const std::vector<std::uint64_t>& sequence, const std::vector<st
 /// tail (blocks past the spans up to the record's written, counted under `tail_reason`).
 /// Leaves channel, durable and incarnations alone.
 [[nodiscard]] ChannelLedger sweep(Evidence evidence, std::uint8_t tail_reason);
+
+/// One remaining file's reach in a channel's sequence space (its blocks and gap rows), with its segment.
+struct Reach {
+  std::uint64_t segment = 0;
+  std::uint64_t lo = 0, hi = 0;  // [lo, hi)
+};
+
+/// The stretches of a channel's sequence space [first, end) that files retention deleted held, as
+/// kDeletedKind spans: between two remaining files (in segment order), before the first or after the
+/// last, each where a deleted segment number lies; the whole space when no file remains.
+[[nodiscard]] std::vector<Span> deleted_spans(std::vector<Reach> reaches, const std::vector<std::uint64_t>& deleted_segments,
+                                              std::uint64_t first, std::uint64_t end);
 
 /// Adds one incarnation's ledger to a channel's total (sequence spaces laid end to end).
 void add_incarnation(ChannelLedger& total, const ChannelLedger& part);

@@ -145,7 +145,8 @@ core::Result<void> mark_handed(const std::filesystem::path& file, std::int64_t h
 }
 
 bool Verification::ok() const noexcept {
-  return std::all_of(files.begin(), files.end(), [](const FileCheck& f) { return f.state == "ok" || f.state == "open"; });
+  return std::all_of(files.begin(), files.end(),
+                     [](const FileCheck& f) { return f.state == "ok" || f.state == "open" || f.state == "deleted"; });
 }
 
 Verification verify_run(const std::filesystem::path& where, const Audit& audit) {
@@ -155,6 +156,10 @@ Verification verify_run(const std::filesystem::path& where, const Audit& audit) 
   for (const FileState& f : audit.files) {
     seen.insert(f.path);
     FileCheck check{f.path, "ok", {}};
+    if (f.state == "deleted") {  // by retention, on record: not missing
+      out.files.push_back(FileCheck{f.path, "deleted", f.error});
+      continue;
+    }
     const std::filesystem::path manifest = manifest_path(f.path);
     std::error_code ec;
     if (!std::filesystem::exists(manifest, ec)) {

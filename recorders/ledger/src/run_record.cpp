@@ -98,6 +98,12 @@ std::string to_json(const RunRecord& r) {
     for (const ConfigEvent& e : r.config_events)
       j["config_events"].push_back({{"realtime_ns", e.realtime_ns}, {"what", e.what}, {"pipeline", e.pipeline}});
   }
+  if (!r.deleted.empty()) {
+    j["deleted"] = json::array();
+    for (const DeletedFile& d : r.deleted)
+      j["deleted"].push_back({{"file", d.file}, {"segment", d.segment}, {"bytes", d.bytes}, {"sha256", d.sha256},
+                              {"reason", d.reason}, {"part", d.part}, {"deleted_ns", d.deleted_ns}});
+  }
   return j.dump(2) + "\n";
 }
 
@@ -134,6 +140,10 @@ core::Result<RunRecord> from_json(std::string_view text, const std::string& wher
     for (const json& e : j.value("config_events", json::array()))
       r.config_events.push_back(ConfigEvent{e.value("realtime_ns", std::uint64_t{0}), e.value("what", ""),
                                             e.value("pipeline", "")});
+    for (const json& d : j.value("deleted", json::array()))
+      r.deleted.push_back(DeletedFile{d.value("file", ""), d.value("segment", std::uint64_t{0}), d.value("bytes", std::uint64_t{0}),
+                                      d.value("sha256", ""), d.value("reason", ""), d.value("part", ""),
+                                      d.value("deleted_ns", std::uint64_t{0})});
   } catch (const json::exception& e) {
     return core::fail(core::Errc::invalid_argument, "run record " + where + ": " + e.what());
   }

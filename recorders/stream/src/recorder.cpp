@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <system_error>
@@ -128,6 +129,26 @@ core::Result<GapReason> parse_missing_before(std::string_view text) {
                                                       ": the reasons are before_start, disk_error and recorder_down");
 }
 
+namespace {
+
+// The keep limits: numbers >= 0 (fractions of a GiB are fine), and `after = handed_over` only with a hand-off.
+core::Result<void> check_keep(const RecordOptions& o) {
+  const KeepOptions& k = o.keep;
+  const std::pair<const char*, double> limits[] = {
+      {"--keep-free-gib", k.free_gib}, {"--keep-max-gib", k.max_gib}, {"--keep-max-age-days", k.max_age_days}};
+  for (const auto& [flag, value] : limits)
+    if (!(value >= 0) || std::isinf(value))
+      return core::fail(core::Errc::invalid_argument, std::string(flag) + " " + std::to_string(value) + ": a number >= 0 (0: no limit)");
+  if (k.after == KeepAfter::handed_over && o.on_close.command.empty())
+    return core::fail(core::Errc::invalid_argument,
+                      "--keep-after handed_over: no --on-close hand-off is declared, so no file would ever be handed over");
+  if (k.after && !k.enabled())
+    return core::fail(core::Errc::invalid_argument, "--keep-after: set a limit too (--keep-free-gib, --keep-max-gib or --keep-max-age-days)");
+  return {};
+}
+
+}  // namespace
+
 core::Result<void> check_options(const RecordOptions& o, StartFault* fault) {
   if (o.channels.empty()) return core::fail(core::Errc::invalid_argument, "--channels: name at least one pattern");
   if (o.policy != core::ConsumerPolicy::lossless && o.policy != core::ConsumerPolicy::lossy)
@@ -146,6 +167,7 @@ core::Result<void> check_options(const RecordOptions& o, StartFault* fault) {
                                                         ": the reasons are before_start, disk_error and recorder_down");
   if (o.fsync == FsyncPolicy::interval && !(o.fsync_interval_s > 0))
     return core::fail(core::Errc::invalid_argument, "--fsync-interval-s takes seconds > 0");
+  if (auto ok = check_keep(o); !ok) return ok;
   const std::filesystem::path dir = parse_out(o.out).dir;
   if (o.require_mount) {
     auto root = on_root_filesystem(dir);
@@ -203,6 +225,12 @@ core::Result<void> Recorder::start() {
                                                   [this](std::string_view line) { notice(std::string(line)); });
     // An earlier recorder's files of the run: a manifest and a hand-off each may still be owed.
     for (const std::string& file : earlier_files_) closed_files_->add(file, false);
+  }
+  if (options_.keep.enabled()) {
+    const KeepAfter after = options_.keep.after.value_or(options_.on_close.command.empty() ? KeepAfter::closed : KeepAfter::handed_over);
+    retention_ = std::make_unique<Retention>(
+        RetentionSetup{target_, arena_name_, run_, options_.keep, after == KeepAfter::handed_over, options_.part},
+        [this](std::string_view line) { notice(std::string(line)); });
   }
   // A closed file is hashed once it is on the disk: a manifest never describes a file the disk may
   // not hold yet (with --fsync never, at once: file_closed).

@@ -227,9 +227,15 @@ void Recorder::finish_syncs() {
 
 void Recorder::file_closed(const std::string& file) {
   if (closed_files_ && !syncer_) closed_files_->add(file);  // else the sync thread hands it over, once on the disk
+  if (retention_) retention_->poke();                       // a file more on the disk: look at the limits now
 }
 
 void Recorder::finish_closed_files() {
+  if (retention_) {  // the pass in progress ends; nothing is deleted after the stop, and the last counts are published
+    retention_->finish();
+    publish_counters();
+    retention_.reset();
+  }
   if (closed_files_) closed_files_->finish(monotonic_ns() + static_cast<std::int64_t>(kHandoffStopWaitS * 1e9));
 }
 

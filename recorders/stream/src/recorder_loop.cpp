@@ -268,6 +268,15 @@ void Recorder::publish_counters() {
     row.blocks_out.store(blocks, std::memory_order_relaxed);  // relaxed: `weir ls` only displays them
     row.bytes_out.store(samples * f.info.sample_bytes, std::memory_order_relaxed);
   }
+  if (retention_ && !options_.part.empty()) {
+    const RetentionCounters& r = retention_->counters();
+    const std::pair<const char*, const std::atomic<std::uint64_t>*> kept[] = {
+        {".retention_deleted_files", &r.deleted_files}, {".retention_deleted_bytes", &r.deleted_bytes},
+        {".retention_failures", &r.failures},           {".retention_kept_back", &r.kept_back}};
+    for (const auto& [suffix, value] : kept) (void)kv_.set_u64(options_.part + suffix, value->load(std::memory_order_relaxed));
+    // Once set by check_disk at the floor, the alarm stays up for the stop.
+    if (!disk_low_) (void)kv_.set_u64(options_.part + ".retention_blocked", r.blocked.load(std::memory_order_relaxed));
+  }
   if (!closed_files_ || options_.part.empty()) return;
   const ClosedFileCounters& c = closed_files_->counters();
   const std::pair<const char*, const std::atomic<std::uint64_t>*> keys[] = {
@@ -289,8 +298,14 @@ core::Result<void> Recorder::check_disk() {
   if (reserve_bytes_ == 0) return {};  // --min-free-mb 0: HDF5's own write errors are the only check
   auto free = free_bytes(target_.dir);
   if (!free) return tl::make_unexpected(free.error());
+  if (retention_ && *free < gib_bytes(options_.keep.free_gib)) retention_->poke();
   if (*free >= reserve_bytes_) return {};
   disk_low_ = true;
+  if (retention_) {  // the alarm, before the stop: nothing retention may delete made room in time
+    if (!options_.part.empty()) (void)kv_.set_u64(options_.part + ".retention_blocked", 1);
+    notice("retention blocked: " + std::to_string(*free) + " bytes free in " + target_.dir.string() +
+           " and nothing more may be deleted (files of the open run, or not handed over yet): stopping at the floor");
+  }
   return core::fail(core::Errc::io_error, "disk full: " + std::to_string(*free) + " bytes free in " +
                                               target_.dir.string() + ", below the " + std::to_string(reserve_bytes_) +
                                               " bytes kept to close " + segment_.path().string() + " cleanly");

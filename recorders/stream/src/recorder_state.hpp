@@ -13,6 +13,7 @@
 #include "channel_group.hpp"
 #include "closed_files.hpp"
 #include "encode_pool.hpp"
+#include "retention.hpp"
 #include "segment.hpp"
 #include "segment_scan.hpp"
 #include "syncer.hpp"
@@ -164,6 +165,7 @@ class Recorder {
   int out_fd_ = -1;                              // the output directory, open (O_DIRECTORY) for fsync
   std::unique_ptr<ClosedFiles> closed_files_;    // manifests and hand-offs off this thread (none: neither asked for);
                                                  // declared before syncer_, whose thread hands files to it
+  std::unique_ptr<Retention> retention_;         // keep: deletes old files off this thread (none: no limit set)
   std::optional<Syncer> syncer_;                 // fsyncs off this thread (not with FsyncPolicy::never)
   std::vector<std::string> earlier_files_;       // continuing a run: its files an earlier recorder closed
   std::unique_ptr<EncodePool> encoders_;         // encode chunks of channels with a codec (made with the first);

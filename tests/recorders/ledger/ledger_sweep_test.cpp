@@ -136,3 +136,48 @@ TEST_CASE("incarnations add end to end") {
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("recorders.ledger.sweep") {
+
+TEST_CASE("files retention deleted: the stretches where a deleted segment was count as deleted, not unaccounted") {
+  // Segments 0..3 held [0,10) [10,20) [20,30) [30,40); 0 and 2 were deleted, 1 and 3 remain.
+  const std::vector<detail::Reach> remaining{{3, 30, 40}, {1, 10, 20}};
+  const auto holes = detail::deleted_spans(remaining, {0, 2}, 0, 45);
+  REQUIRE(holes.size() == 2);
+  CHECK(holes[0].lo == 0);
+  CHECK(holes[0].hi == 10);
+  CHECK(holes[1].lo == 20);
+  CHECK(holes[1].hi == 30);
+  std::vector<Span> spans{{10, 20, kRecorded}, {30, 40, kRecorded}};
+  spans.insert(spans.end(), holes.begin(), holes.end());
+  const ChannelLedger c = detail::sweep(Evidence{spans, 0, 0, std::uint64_t{0}, std::uint64_t{45}}, kDown);
+  CHECK(c.recorded == 20);
+  CHECK(c.deleted == 20);
+  CHECK(c.unaccounted == 0);
+  CHECK(c.tail == 5);  // after the last remaining file, no deleted segment: still the tail's
+  CHECK(lost_blocks(c) == 5);
+}
+
+TEST_CASE("a deleted stretch never hides a duplicate or a gap row, and a wholly deleted run is all deleted") {
+  const auto all = detail::deleted_spans({}, {0, 1}, 5, 25);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].lo == 5);
+  CHECK(all[0].hi == 25);
+  const ChannelLedger gone = detail::sweep(Evidence{all, 0, 0, std::uint64_t{5}, std::uint64_t{25}}, kDown);
+  CHECK(gone.deleted == 20);
+  CHECK(gone.unaccounted == 0);
+  CHECK(gone.tail == 0);
+  // A gap row inside a deleted stretch keeps its reason.
+  std::vector<Span> spans{{0, 10, detail::kDeletedKind}, {4, 6, reason(GapReason::lapped)}};
+  const ChannelLedger c = detail::sweep(Evidence{spans, 0, 0, std::uint64_t{0}, std::uint64_t{10}}, kDown);
+  CHECK(c.deleted == 8);
+  CHECK(gap(c, GapReason::lapped) == 2);
+  CHECK(c.duplicates == 0);
+  // No deleted segment between two files: their hole stays unaccounted.
+  const auto after_last = detail::deleted_spans({{0, 0, 10}, {2, 20, 30}}, {5}, 0, 35);
+  REQUIRE(after_last.size() == 1);  // only after the last remaining file (segment 5 > 2): [10, 20) stays unaccounted
+  CHECK(after_last[0].lo == 30);
+  CHECK(after_last[0].hi == 35);
+}
+
+}  // TEST_SUITE

@@ -44,6 +44,8 @@ void print_text(const ledger::Audit& audit, const std::string& dir) {
   for (const ledger::FileState& f : audit.files) {
     if (f.state == "unreadable") {
       fmt::print("  {}: unreadable: {}\n", f.path.string(), f.error);
+    } else if (f.state == "deleted") {
+      fmt::print("  {}: deleted: {}\n", f.path.string(), f.error);
     } else if (f.state == "swmr-marked") {
       fmt::print("  {}: swmr-marked, {} blocks: run `weir repair {}` so every HDF5 tool opens it\n", f.path.string(),
                  f.blocks, f.path.string());
@@ -52,8 +54,9 @@ void print_text(const ledger::Audit& audit, const std::string& dir) {
     }
   }
   for (const ledger::ChannelLedger& c : audit.channels) {
-    fmt::print("channel {}: written {}, recorded {}, duplicated {}, unaccounted {}, lost {}\n", c.channel, c.written,
-               c.recorded, c.duplicates, c.unaccounted, ledger::lost_blocks(c));
+    fmt::print("channel {}: written {}, recorded {}, duplicated {}, unaccounted {}, lost {}{}\n", c.channel, c.written,
+               c.recorded, c.duplicates, c.unaccounted, ledger::lost_blocks(c),
+               c.deleted != 0 ? fmt::format(", in deleted files {}", c.deleted) : "");
     fmt::print("  sequences [{}, {}){}, durable {}\n", c.first, c.end,
                c.incarnations > 1 ? fmt::format(" over {} arena incarnations", c.incarnations) : "", c.durable);
     fmt::print("  gaps: {}{}\n", gaps_text(c), c.tail != 0 ? fmt::format(" (of them {} after the files' last block)", c.tail) : "");
@@ -100,6 +103,7 @@ void print_json_lines(const ledger::Audit& audit) {
                    .number("duplicates", c.duplicates)
                    .raw("gaps", gaps.str())
                    .number("unaccounted", c.unaccounted)
+                   .number("deleted", c.deleted)
                    .number("lost", ledger::lost_blocks(c))
                    .number("first", c.first)
                    .number("end", c.end)
@@ -208,11 +212,11 @@ int run_audit(const AuditArgs& args) {
   const ledger::Verification checked = ledger::verify_run(args.dir, *audit);
   std::uint64_t bad = 0;
   for (const ledger::FileCheck& f : checked.files) {
-    const bool fine = f.state == "ok" || f.state == "open";
+    const bool fine = f.state == "ok" || f.state == "open" || f.state == "deleted";
     bad += fine ? 0 : 1;
     if (args.json)
       print_json(JsonObject().text("verify", f.path.string()).text("state", f.state).text("detail", f.detail));
-    else if (!fine || f.state == "open")
+    else if (!fine || f.state == "open" || f.state == "deleted")
       fmt::print("verify: {} {}{}\n", f.state, f.path.string(), f.detail.empty() ? "" : ": " + f.detail);
   }
   if (args.json)

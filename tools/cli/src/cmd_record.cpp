@@ -63,6 +63,8 @@ struct RecordArgs {
   double on_close_timeout_s = rec::kHandoffTimeoutS;
   double on_close_retry_s = rec::kHandoffRetryS;
   double on_close_retry_max_s = rec::kHandoffRetryMaxS;
+  double keep_free_gib = 0, keep_max_gib = 0, keep_max_age_days = 0;  // retention (0: no limit)
+  std::string keep_after;                                           // "": by whether --on-close is given
   std::string part;
   bool json = false;
   KafkaRecordArgs kafka;  // --from-kafka: the file-writer
@@ -151,6 +153,14 @@ core::Result<rec::RecordOptions> to_options(const RecordArgs& a) {
   o.on_close.retry_s = a.on_close_retry_s;
   o.on_close.retry_max_s = std::max(a.on_close_retry_max_s, a.on_close_retry_s);
   o.part = a.part;
+  o.keep.free_gib = a.keep_free_gib;
+  o.keep.max_gib = a.keep_max_gib;
+  o.keep.max_age_days = a.keep_max_age_days;
+  if (!a.keep_after.empty()) {
+    auto after = rec::parse_keep_after(a.keep_after);
+    if (!after) return core::fail(core::Errc::invalid_argument, "--keep-after " + a.keep_after + ": 'closed' or 'handed_over'");
+    o.keep.after = *after;
+  }
   auto missing = rec::parse_missing_before(a.missing_before);
   if (!missing) return tl::make_unexpected(missing.error());
   o.missing_before = *missing;
@@ -366,6 +376,19 @@ void add_record_command(CLI::App& app, Action& action) {
   sub->add_option("--on-close-retry-max-s", args->on_close_retry_max_s, "the longest wait between hand-off tries")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  sub->add_option("--keep-free-gib", args->keep_free_gib,
+                  "retention: delete the oldest closed files of finished runs while the disk has less free than this "
+                  "(GiB, fractions allowed; 0: no limit); when nothing may go, recording stops at --min-free-mb as before")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--keep-max-gib", args->keep_max_gib,
+                  "retention: delete the oldest closed files of finished runs while this recorder's files in --out total more (GiB)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--keep-max-age-days", args->keep_max_age_days,
+                  "retention: delete closed files of finished runs closed longer ago than this (days)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--keep-after", args->keep_after,
+                  "retention takes a file once it is closed, or only once handed_over by --on-close (the default with --on-close)")
+      ->check(CLI::IsMember({"closed", "handed_over"}));
   sub->add_option("--part", args->part, "the pipeline part this recorder is: its counters go to keys PART.files_hashed, "
                                         "PART.handoff_ok, PART.handoff_failures, ...");
   sub->add_flag("--controlled", args->controlled,

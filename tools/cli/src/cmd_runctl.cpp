@@ -13,6 +13,7 @@
 #include "weir/core/run_control.hpp"
 #include "weir/json/json.hpp"
 #include "weir/ledger/run_log.hpp"
+#include "weir/ledger/run_record.hpp"
 #include "weir/runctl/doors.hpp"
 #include "weir/runctl/run_json.hpp"
 #include "weir/tools/arena_access.hpp"
@@ -122,9 +123,25 @@ int run_runs_ls(const RunsArgs& a) {
   }
   auto rows = ledger::read_run_log(ledger::run_log_path(a.dir, prefix));
   if (!rows) return report_error("runs ls", rows.error());
+  // Retention's deletions are in each run's record (the row was written when the run ended).
+  const auto deleted_files = [&](const ledger::RunLogRow& r) -> std::uint64_t {
+    auto record = ledger::read_run_record(ledger::run_record_path(a.dir, prefix, r.run));
+    return record && *record ? (*record)->deleted.size() : 0;
+  };
+  const auto deleted_text = [&](const ledger::RunLogRow& r) -> std::string {
+    const std::uint64_t n = deleted_files(r);
+    if (n == 0) return "";
+    if (n >= r.files) return "  (wholly deleted by retention)";
+    return fmt::format("  (partly deleted by retention: {} of {} files)", n, r.files);
+  };
   if (a.json) {
     JsonArray all;
-    for (const ledger::RunLogRow& r : *rows) all.raw(runctl::row_json(r).str());
+    for (const ledger::RunLogRow& r : *rows) {
+      JsonObject row = runctl::row_json(r);
+      const std::uint64_t n = deleted_files(r);
+      row.number("deleted_files", n).text("retention", n == 0 ? "kept" : n >= r.files ? "wholly deleted" : "partly deleted");
+      all.raw(row.str());
+    }
     JsonObject o;
     o.text("arena", prefix).raw("runs", all.str());
     print_json(o);
@@ -134,9 +151,9 @@ int run_runs_ls(const RunsArgs& a) {
              "files", "written", "recorded", "lost", "title");
   for (const ledger::RunLogRow& r : *rows) {
     const double seconds = r.stop_ns > r.start_ns ? static_cast<double>(r.stop_ns - r.start_ns) / 1e9 : 0.0;
-    fmt::print("{:>6}  {:<11} {:<24} {:>8.1f} {:>5} {:>10} {:>10} {:>6}  {}{}\n", r.run, r.ended,
+    fmt::print("{:>6}  {:<11} {:<24} {:>8.1f} {:>5} {:>10} {:>10} {:>6}  {}{}{}\n", r.run, r.ended,
                when(r.start_ns), seconds, r.files, r.blocks_written, r.blocks_recorded, r.blocks_lost,
-               r.title, r.exact ? "" : "  (NOT exact)");
+               r.title, r.exact ? "" : "  (NOT exact)", deleted_text(r));
   }
   return kExitOk;
 }

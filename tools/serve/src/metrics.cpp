@@ -17,6 +17,7 @@
 #include "clock_metrics.hpp"
 #include "epics_metrics.hpp"
 #include "handoff_metrics.hpp"
+#include "retention_metrics.hpp"
 #include "kafka_metrics.hpp"
 #include "metric_family.hpp"
 #include "process_metrics.hpp"
@@ -345,6 +346,7 @@ std::string prometheus_text(const core::Arena& arena, const std::vector<std::str
   append_epics_metrics(out, kv);
   append_clock_metrics(out);
   append_handoff_metrics(out, kv);
+  append_retention_metrics(out, kv);
   append_process_metrics(out);
   return out;
 }

@@ -165,6 +165,13 @@ PartPlan record_plan(const config::Pipeline& p, const config::RecordDecl& r) {
     plan.args.insert(plan.args.end(), {"--part", r.name});
     for (const std::string& arg : r.on_close) plan.args.push_back("--on-close=" + arg);
   }
+  if (r.keep.enabled()) {  // retention; its counters as keys PART.retention_deleted_files, ...
+    if (r.on_close.empty()) plan.args.insert(plan.args.end(), {"--part", r.name});
+    for (const auto& [flag, value] : {std::pair{"--keep-free-gib", r.keep.free_gib}, std::pair{"--keep-max-gib", r.keep.max_gib},
+                                      std::pair{"--keep-max-age-days", r.keep.max_age_days}})
+      if (value > 0) plan.args.push_back(fmt::format("{}={}", flag, value));
+    if (!r.keep.after.empty()) plan.args.push_back("--keep-after=" + r.keep.after);
+  }
   add_params(plan.args, r.params);
   return plan;
 }

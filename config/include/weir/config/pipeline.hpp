@@ -137,6 +137,14 @@ struct ShardDecl : PartDecl {
   double batch_ms = -1;  // `batch_ms`: the host gathers streaming blocks this long per wake-up; -1: its default
 };
 
+/// `keep = { free_gib = 50, max_gib = 2000, max_age_days = 30, after = "handed_over" }` of a record
+/// declaration: retention (weir record --keep-*; recorders/stream/README.md, "Retention"). 0: no limit.
+struct KeepDecl {
+  double free_gib = 0, max_gib = 0, max_age_days = 0;
+  std::string after;  // "closed", "handed_over" or "" (handed_over with an on_close, else closed)
+  [[nodiscard]] bool enabled() const noexcept { return free_gib > 0 || max_gib > 0 || max_age_days > 0; }
+};
+
 struct RecordDecl : PartDecl {
   std::vector<std::string> channels;  // glob patterns
   std::vector<std::string> keys;      // glob patterns
@@ -145,6 +153,7 @@ struct RecordDecl : PartDecl {
   // `on_close = {"cmd", "{path}", ...}`: the hand-off command run for each closed file (weir record
   // --on-close; recorders/stream/README.md, "Hand-off"); empty: none.
   std::vector<std::string> on_close;
+  KeepDecl keep;  // retention; none enabled: nothing deleted
 };
 
 /// `bridge "send" { channels = { "adc*" }, to = "tcp://HOST:PORT", ... }`: follows channels and

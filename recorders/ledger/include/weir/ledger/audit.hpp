@@ -20,7 +20,7 @@ namespace weir::ledger {
 inline constexpr std::size_t kReasonCount = core::kGapReasonCount;  // every gap reason of the format
 
 /// One channel's ledger over one run. Invariant: recorded + the gaps of every reason but
-/// dropped_at_source + unaccounted == end - first.
+/// dropped_at_source + deleted + unaccounted == end - first.
 ///
 /// first is the run record's first_sequence, lowered to the lowest sequence the files hold when
 /// they hold one below it; end is max(one past the highest sequence the files account for, the
@@ -37,6 +37,8 @@ struct ChannelLedger {
                                   // gap row, or in two gap rows)
   std::array<std::uint64_t, kReasonCount> gaps{};  // blocks by gap reason (h5::GapReason order)
   std::uint64_t unaccounted = 0;  // blocks in [first, end) in no file and no gap row
+  std::uint64_t deleted = 0;      // blocks in files retention deleted (the run record's `deleted`): the
+                                  // stretches between the remaining files where a deleted segment was
   std::uint64_t tail = 0;         // of the gaps: blocks past the files' last accounted block up to the record's
                                   // written (under the recorded fault's reason, else recorder_down)
   std::uint64_t durable = 0;      // blocks in files closed before the record's synced_ns (best effort: a
@@ -50,7 +52,8 @@ struct FileState {
   std::uint64_t segment = 0;
   std::string state;              // "closed" (stop_time set), "repaired" (no stop_time, no SWMR marks),
                                   // "swmr-marked" (a killed recorder's marks: run `weir repair`),
-                                  // "unreadable" (with `error`)
+                                  // "unreadable" (with `error`), "deleted" (by retention: the run
+                                  // record says so and the file is gone; `error` says why and when)
   std::string error;
   std::uint64_t blocks = 0;       // over its channels
 };
@@ -75,7 +78,8 @@ struct AuditOptions {
 /// Thread: one per process (serial HDF5).
 [[nodiscard]] core::Result<Audit> audit_run(const std::filesystem::path& dir, const AuditOptions& options = {});
 
-/// Blocks lost in the ledger: every gap reason except the recorder_restart marker, plus unaccounted.
+/// Blocks lost in the ledger: every gap reason except the recorder_restart marker, plus unaccounted
+/// (blocks in files retention deleted are not lost: they were kept, then let go on purpose).
 [[nodiscard]] std::uint64_t lost_blocks(const ChannelLedger& ledger) noexcept;
 
 }  // namespace weir::ledger

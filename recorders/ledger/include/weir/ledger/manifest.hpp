@@ -60,7 +60,8 @@ struct FileCheck {
   std::filesystem::path path;
   std::string state;   // "ok", "changed" (digest or size differs), "missing" (a manifest, no file),
                        // "extra" (a closed file with no manifest), "open" (no manifest yet: SWMR-marked,
-                       // its recorder running or killed), "unreadable" (file or manifest; see `detail`)
+                       // its recorder running or killed), "unreadable" (file or manifest; see `detail`),
+                       // "deleted" (by retention: its run record says so; not missing)
   std::string detail;  // what differs, or why it could not be read
 };
 

@@ -61,6 +61,18 @@ struct ConfigEvent {
   std::string pipeline;  // the pipeline file's text from then on
 };
 
+/// A file of the run that retention deleted (docs/design/recording.md, "Retention"): written into the
+/// record before the file goes, so the audit names it deleted, not missing.
+struct DeletedFile {
+  std::string file;              // its name in the run's directory
+  std::uint64_t segment = 0;     // its number in the run's series
+  std::uint64_t bytes = 0;
+  std::string sha256;            // from its manifest; "" when it had none
+  std::string reason;            // "free_space", "max_total" or "max_age"
+  std::string part;              // the recorder that deleted it ("record" for one run by hand)
+  std::uint64_t deleted_ns = 0;  // CLOCK_REALTIME
+};
+
 struct RunRecord {
   std::string format = kRunRecordFormat;
   std::uint64_t run = 0;
@@ -77,6 +89,7 @@ struct RunRecord {
   std::vector<Fault> faults;
   std::string pipeline_at_end;             // a controlled run: the pipeline file's text when it stopped
   std::vector<ConfigEvent> config_events;  // a controlled run: every reload while it ran
+  std::vector<DeletedFile> deleted;        // files retention deleted, in the order it did
 
   /// The channel's mark, added (with `first_sequence` = `written` = 0) when it has none.
   ChannelMark& channel(std::string_view name);

@@ -28,6 +28,7 @@ inline constexpr double kHandoffTimeoutS = 600;                 // on_close: a h
 inline constexpr double kHandoffRetryS = 1;                     // on_close: the first retry after a failure (doubling)
 inline constexpr double kHandoffRetryMaxS = 300;                // on_close: the longest back-off between tries
 inline constexpr std::int64_t kHandoffPollMs = 10;              // on_close: how often a running command is looked at
+inline constexpr std::int64_t kRetentionPeriodMs = 200;         // keep: how often the disk and the files are looked at
 inline constexpr double kHandoffStopWaitS = 10;                 // at a stop: hand-offs due get this long, then wait for the next start
 
 /// Samples per chunk of a channel's data: whole blocks, about kTargetChunkBytes; a block bigger

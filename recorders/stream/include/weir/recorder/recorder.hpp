@@ -18,6 +18,7 @@
 #include "weir/h5/recording_format.hpp"
 #include "weir/recorder/format.hpp"
 #include "weir/recorder/nexus_meta.hpp"
+#include "weir/recorder/retention.hpp"
 
 namespace weir::rec {
 
@@ -92,6 +93,9 @@ struct RecordOptions {
   // recording thread; then the hand-off command, when there is one.
   bool checksums = true;
   HandoffOptions on_close;
+  // Retention (weir/recorder/retention.hpp): the oldest closed files of finished runs deleted to keep
+  // the disk within these limits, off the recording thread; none enabled: nothing is ever deleted.
+  KeepOptions keep;
   std::string part;  // the pipeline part it runs as: counters go to keys "<part>.files_hashed", ... ("": none)
   // One controlled run (docs/design/runs.md), set by record_runs() for each run of the arena's run
   // control: only blocks whose first sample is at or after run_start_ns and before the run's stop are
