@@ -46,7 +46,8 @@ def test_server_registered_in_the_database(served, tango_db):
     seen = ev.values()
     ev.close()
     assert not [e for e in seen if isinstance(e[0], str)], seen[:3]
-    assert time.time() - max(e[2] for e in seen) < 2 and len(seen) > 15 * 20, len(seen)
+    stamps = [e[2] for e in seen[1:]]  # after the subscription's own read
+    assert time.time() - max(stamps) < 2 and max(stamps) - min(stamps) > 13, (len(seen), min(stamps), max(stamps))
     line = p.StopRun()
     assert line.startswith("run 1 stopped") and "0 lost" in line, line
     assert weir("audit", "--all-runs", s.out).returncode == 0
@@ -82,10 +83,12 @@ def test_driver_through_the_database(tango_db):
     runs = runs_in(out, arena)
     check_run(out, arena, runs[0])
     log = pv_logs(run_files(out, arena, runs[0]))["test/evt/db/value"]
-    values = log["value"].astype(np.int64)
-    # Events kept arriving past the heartbeat deadline: an unbroken run of the device's counter over 15 s
-    # and more (the first entry is the subscription's own read).
-    assert len(values) > 15 * 50, len(values)
+    values, times = log["value"].astype(np.int64), log["time"].astype(np.int64)
+    # Events kept arriving past the heartbeat deadline (12 s after the subscription without one): an
+    # unbroken run of the device's counter whose stamps span more than 13 s (the first entry is the
+    # subscription's own read; a busy machine may push slower than 50 Hz, never with a hole).
+    span_s = (times[-1] - times[1]) / 1e9
+    assert span_s > 13, (span_s, len(values))
     assert np.all(np.diff(values[1:]) == 1), values[:20]
     remove_arena(arena)
     shutil.rmtree(work, ignore_errors=True)
