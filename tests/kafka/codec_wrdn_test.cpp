@@ -47,7 +47,7 @@ TEST_CASE("wrdn: weir's finished-writing notice reads back with the generated co
   }
 }
 
-TEST_CASE("wrdn made by the generated code alone decodes; a wrong, cut or incomplete one is refused naming why") {
+TEST_CASE("wrdn made by the generated code alone decodes, and a wrong, cut or incomplete one is refused naming why") {
   namespace w = kafka::wire::wrdn;
   flatbuffers::FlatBufferBuilder b;
   w::FinishFinishedWritingBuffer(b, w::CreateFinishedWritingDirect(b, "fw1", "j9", true, "/d/f.nxs", nullptr, "oops"));

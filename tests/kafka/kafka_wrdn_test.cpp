@@ -111,7 +111,7 @@ TEST_CASE("a recorder handing over with `weir kafka run written` puts one wrdn p
   check_one_per_file(wrdn_per_file(cluster, control, markers.size(), "job-17"), dir, files);
 }
 
-TEST_CASE("with the control topic's leader down the hand-off fails and retries; back up, every file gets exactly one wrdn" *
+TEST_CASE("with the control topic's leader down the hand-off fails and is retried, and once it is back every file gets exactly one wrdn" *
           doctest::timeout(150)) {
   const std::string control = "weir.wrdn.outage";
   kafka::MockCluster cluster = make_cluster(control);
@@ -152,7 +152,7 @@ TEST_CASE("with the control topic's leader down the hand-off fails and retries; 
   check_one_per_file(wrdn_per_file(cluster, control, markers.size(), "run-5"), dir, files);
 }
 
-TEST_CASE("`weir kafka run written` with no broker answering fails within its timeout, naming why; without a job id it is a usage error") {
+TEST_CASE("`weir kafka run written` with no broker answering fails within its timeout, naming why, and without a job id is a usage error") {
   const RunResult lost = run_weir({"kafka", "run", "written", "--brokers", "127.0.0.1:1", "--topic", "t", "--job-id", "j",
                                    "--timeout-s", "1", "/data/f.h5"});
   CHECK(lost.exit_code == kExitError);
