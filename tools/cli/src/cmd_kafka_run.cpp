@@ -2,6 +2,8 @@
 // file-writer: a pl72 run start (job id, run name, file name, start and stop time, service id,
 // metadata) or a 6s4t run stop (job id, stop time), produced to a control topic with acks=all and
 // confirmed. Prints the job id (the handle a stop needs).
+// `weir kafka run written FILE`: what a file-writer sends when it closed a job's file, a wrdn,
+// confirmed the same way; exits 0 only once the cluster has it, so it is a recorder's on_close.
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -42,6 +44,9 @@ struct RunArgs {
   std::string nexus_structure;
   std::string instrument;
   std::string command_id;
+  std::string file_name;  // written: the closed file, as given
+  std::string message;    // written: e.g. the error
+  bool error = false;     // written: the file is not whole
   bool json = false;
 };
 
@@ -152,6 +157,38 @@ int run_stop(const RunArgs& args) {
   return print_sent(args, "6s4t", s.job_id, s.stop_time_ms);
 }
 
+// `weir kafka run written`: one wrdn for one closed file. Exit 0 only once it is delivered (acks=all),
+// anything else is a failure a recorder's hand-off retries.
+int run_written(const RunArgs& args) {
+  auto o = control_options(args);
+  if (!o) return report_usage(o.error().what);
+  if (o->name.empty()) o->name = "written";
+  kafka::FinishedWriting f;
+  f.service_id = args.service_id.empty() ? "weir-" + host_name_or("localhost") : args.service_id;
+  f.job_id = args.job_id;
+  f.file_name = args.file_name;
+  f.error_encountered = args.error;
+  f.message = args.message;
+  auto metadata = text_or_file(args.metadata, "--metadata");
+  if (!metadata) return report_usage(metadata.error().what);
+  f.metadata = std::move(*metadata);
+  if (f.job_id.empty()) return report_usage("--job-id is empty");
+  if (f.file_name.empty()) return report_usage("FILE is empty");
+  const std::vector<std::byte> message = kafka::encode_wrdn(f);
+  if (auto ok = kafka::send_control(*o, message, f.job_id); !ok)
+    return report_error(fmt::format("kafka run written {}", f.file_name), ok.error());
+  if (args.json)
+    print_json(JsonObject()
+                   .text("sent", "wrdn")
+                   .text("job_id", f.job_id)
+                   .text("service_id", f.service_id)
+                   .text("file_name", f.file_name)
+                   .text("topic", args.o.topic));
+  else
+    fmt::print("{}\n", f.file_name);
+  return kExitOk;
+}
+
 void add_common(CLI::App& sub, RunArgs& a) {
   sub.add_option("--brokers", a.o.brokers, "bootstrap servers: HOST:PORT,...")->required();
   sub.add_option("--topic", a.o.topic, "the control topic the file-writer listens to")->required();
@@ -191,7 +228,7 @@ int run_control(const ControlArgs& args) {
 void add_kafka_run_commands(CLI::App& kafka, Action& action) {
   CLI::App* run = kafka.add_subcommand(
       "run", "Start or stop a run of the file-writers listening to a control topic (pl72 / 6s4t, as experiment "
-             "control sends them)");
+             "control sends them), or say a file was written (wrdn)");
   run->require_subcommand(1);
 
   auto start = std::make_shared<RunArgs>();
@@ -216,6 +253,27 @@ void add_kafka_run_commands(CLI::App& kafka, Action& action) {
                                                "now)");
   p->add_option("--command-id", stop->command_id, "this command's id (default: random)");
   bind_action(*p, action, stop, &run_stop);
+
+  auto written = std::make_shared<RunArgs>();
+  CLI::App* w = run->add_subcommand(
+      "written", "Send a wrdn (a file finished writing) for FILE and exit 0 once the cluster has it: a recorder's "
+                 "on_close = {\"weir\", \"kafka\", \"run\", \"written\", ..., \"{path}\"}");
+  w->add_option("--brokers", written->o.brokers, "bootstrap servers: HOST:PORT,...")->required();
+  w->add_option("--topic", written->o.topic, "the control topic")->required();
+  w->add_option("--job-id", written->job_id, "the job the file belongs to: the pl72's job id, or the run number")
+      ->required();
+  w->add_option("--service-id", written->service_id, "the writer that wrote it (default: weir-HOSTNAME)");
+  w->add_flag("--error", written->error, "the file is not whole (error_encountered)");
+  w->add_option("--message", written->message, "e.g. what went wrong");
+  w->add_option("--metadata", written->metadata, "metadata (JSON text, or @FILE)");
+  w->add_option("--timeout-s", written->timeout_s, "longest wait for the cluster to take the message")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  w->add_option("-X,--property", written->properties, "librdkafka property KEY=VALUE, over weir's defaults");
+  w->add_option("FILE", written->file_name, "the closed file, as it goes in file_name (give its full path)")
+      ->required();
+  add_json_flag(*w, written->json);
+  bind_action(*w, action, written, &run_written);
 
   auto control = std::make_shared<ControlArgs>();
   CLI::App* c = kafka.add_subcommand(

@@ -7,6 +7,9 @@
 //                          metadata (JSON), instrument_name, control_topic
 //   a run's stop  -> 6s4t  job_id, stop_time (ms since the epoch; 0: now), run_name, service_id,
 //                          command_id
+//   a file written -> wrdn service_id (the writer), job_id, file_name (full path),
+//                          error_encountered, metadata (JSON), message: a file-writer's notice that
+//                          it closed a job's file (weir: one per closed file, `weir kafka run written`)
 //
 // Cold path: one message per run start or stop, so the encoders return owned bytes. Decoders
 // verify the buffer (FlatBuffers' Verifier and the file identifier) before they read it, and copy.
@@ -23,6 +26,7 @@ namespace weir::kafka {
 
 inline constexpr std::string_view kPl72 = "pl72";
 inline constexpr std::string_view k6s4t = "6s4t";
+inline constexpr std::string_view kWrdn = "wrdn";
 
 /// A pl72 RunStart's fields (detector_spectrum_map, for ISIS, is neither sent nor read).
 struct RunStart {
@@ -49,10 +53,23 @@ struct RunStop {
   std::string command_id;
 };
 
+/// A wrdn FinishedWriting's fields: a file closed, and whether it is whole.
+struct FinishedWriting {
+  std::string service_id;  // required: the writer that wrote it
+  std::string job_id;      // required: the job it belongs to
+  bool error_encountered = false;
+  std::string file_name;   // required: the file, with its full path
+  std::string metadata;    // JSON
+  std::string message;     // e.g. the error
+};
+
 /// The start as a pl72 message. Cold path. Thread: any.
 [[nodiscard]] std::vector<std::byte> encode_pl72(const RunStart& start);
 /// The stop as a 6s4t message. Cold path. Thread: any.
 [[nodiscard]] std::vector<std::byte> encode_6s4t(const RunStop& stop);
+/// The notice as a wrdn message. Cold path. Thread: any.
+/// Requires: service_id, job_id and file_name not empty (the schema requires them).
+[[nodiscard]] std::vector<std::byte> encode_wrdn(const FinishedWriting& done);
 
 /// A pl72 message's fields (copied). Fails naming what is wrong: not pl72, a buffer that does not
 /// verify, no job_id. Thread: any.
@@ -60,5 +77,8 @@ struct RunStop {
 /// A 6s4t message's fields (copied). Fails naming what is wrong: not 6s4t, a buffer that does not
 /// verify, no job_id. Thread: any.
 [[nodiscard]] core::Result<RunStop> decode_6s4t(std::span<const std::byte> message);
+/// A wrdn message's fields (copied). Fails naming what is wrong: not wrdn, a buffer that does not
+/// verify (which includes a required field missing), an empty job_id or file_name. Thread: any.
+[[nodiscard]] core::Result<FinishedWriting> decode_wrdn(std::span<const std::byte> message);
 
 }  // namespace weir::kafka
