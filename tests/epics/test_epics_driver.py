@@ -125,8 +125,10 @@ def test_every_update_recorded_with_ioc_time_units_alarms_and_states(workdir, io
                 ("sample", "LaB6 standard"), ("sample", "Si 111")]
         for name, value in puts:
             assert epics.caput(p + name, value, wait=True, timeout=5) == 1, f"caput {p}{name} {value}"
+        # The monitors' callbacks come after caput returns: wait for the initial values + every put.
+        wait_until(f"pyepics monitors to see the {len(puts)} puts",
+                   lambda: sum(len(m.seen) for m in monitors.values()) >= 5 + len(puts))
         expected = sum(len(m.seen) for m in monitors.values())  # initial values + the puts, as pyepics saw them
-        assert expected >= 5 + len(puts), {n: len(m.seen) for n, m in monitors.items()}
         wait_until(f"weir's driver to count the {expected} scalar updates pyepics saw (+ waveform frames)",
                    lambda: (key_number(arena, "bl.updates") or 0) >= expected and key_number(arena, "bl.updates"))
         enums = {n: list(monitors[n].pv.get_ctrlvars(timeout=5)["enum_strs"]) for n in ("shutter", "mode")}  # the IOC's own
