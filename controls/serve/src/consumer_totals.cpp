@@ -34,4 +34,17 @@ void sum_consumers(const core::Arena& arena, std::span<const int> row_of_channel
   }
 }
 
+std::uint64_t recorder_blocks_out(const core::Arena& arena) {
+  std::uint64_t sum = 0;
+  const auto* rows = reinterpret_cast<const core::ConsumerRow*>(arena.region(core::Region::consumers));
+  for (std::uint32_t r = 0; r < arena.geometry().consumer_capacity; ++r) {
+    const core::ConsumerRow& row = rows[r];
+    if (row.active.load(std::memory_order_acquire) == 0) continue;  // pairs with the row's registration
+    const std::string_view kind(row.kind, strnlen(row.kind, sizeof row.kind));
+    if (kind.substr(0, kRecorderKind.size()) == kRecorderKind)
+      sum += row.blocks_out.load(std::memory_order_relaxed);  // relaxed: a counter to display
+  }
+  return sum;
+}
+
 }  // namespace weir::controls

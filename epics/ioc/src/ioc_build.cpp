@@ -156,17 +156,14 @@ core::Result<void> Server::add_keys() {
 
 core::Result<void> Server::add_channels() {
   for (const ChannelPv& c : options_.channels) {
-    auto copier = core::BlockCopier::open(arena_, c.channel);
-    if (!copier)
-      return core::fail(core::Errc::not_found, fmt::format("epics \"{}\": channel '{}' (channels = {{...}}) is not in the arena: {}",
-                                                           options_.part, c.channel, copier.error().what));
-    auto index = core::find_channel(arena_, c.channel);
-    if (!index) return tl::make_unexpected(index.error());
+    auto served = controls::open_served_channel(arena_, fmt::format("epics \"{}\"", options_.part), "channels", c.channel);
+    if (!served) return tl::make_unexpected(served.error());
+    core::BlockCopier* copier = &served->copier;
     WaveRow row;
     row.opt = &c;
-    row.channel = *index;
+    row.channel = served->index;
     row.dtype = copier->desc().dtype;
-    const std::string units(copier->desc().units, strnlen(copier->desc().units, sizeof copier->desc().units));
+    const std::string& units = served->units;
     const auto i = static_cast<std::uint32_t>(waves_.size());
     if (c.mode == "envelope") {
       row.elements = c.elements != 0 ? c.elements : kDefaultEnvelope;

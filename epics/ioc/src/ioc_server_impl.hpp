@@ -27,6 +27,7 @@
 #include "weir/config/pipeline.hpp"
 #include "weir/controls/channel_envelope.hpp"
 #include "weir/controls/consumer_totals.hpp"
+#include "weir/controls/served_channel.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/block_copier.hpp"
 #include "weir/core/channel.hpp"
@@ -38,7 +39,6 @@
 
 namespace weir::epics::detail {
 
-inline constexpr std::string_view kRecorderKindPrefix = "record";  // consumer rows of recorders ("record:hdf5")
 inline constexpr std::int64_t kMaxWaitNs = 100'000'000;            // every wait looks at the stop flag this often
 inline constexpr std::uint64_t kEpicsEpochOffsetS = 631'152'000;   // POSIX_TIME_AT_EPICS_EPOCH
 

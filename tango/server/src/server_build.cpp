@@ -108,18 +108,14 @@ core::Result<void> Server::add_keys() {
 
 core::Result<void> Server::add_channels() {
   for (const ChannelAttr& c : options_.channels) {
-    auto copier = core::BlockCopier::open(arena_, c.channel);
-    if (!copier)
-      return core::fail(core::Errc::not_found, fmt::format("tango \"{}\": channel '{}' (channels = {{...}}) is not in the arena: {}",
-                                                           options_.part, c.channel, copier.error().what));
-    auto index = core::find_channel(arena_, c.channel);
-    if (!index) return tl::make_unexpected(index.error());
+    auto served = controls::open_served_channel(arena_, fmt::format("tango \"{}\"", options_.part), "channels", c.channel);
+    if (!served) return tl::make_unexpected(served.error());
+    core::BlockCopier* copier = &served->copier;
     WaveRow row;
     row.opt = &c;
-    row.channel = *index;
-    const core::ChannelDesc& d = copier->desc();
-    row.dtype = d.dtype;
-    const std::string units(d.units, strnlen(d.units, sizeof d.units));
+    row.channel = served->index;
+    row.dtype = copier->desc().dtype;
+    const std::string& units = served->units;
     if (c.mode == "envelope") {
       row.elements = c.elements;
       row.envelope.emplace(copier->desc(), row.channel, row.elements);

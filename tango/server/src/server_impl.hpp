@@ -23,6 +23,7 @@
 #include "weir/core/kv_store.hpp"
 #include "weir/controls/channel_envelope.hpp"
 #include "weir/controls/consumer_totals.hpp"
+#include "weir/controls/served_channel.hpp"
 #include "weir/core/run_control.hpp"
 #include "weir/tango/serve_config.hpp"
 #include "weir/tango/tango_server.hpp"

@@ -18,7 +18,6 @@ namespace weir::tango::detail {
 namespace {
 
 constexpr std::string_view kDoor = "tango";
-constexpr std::string_view kRecorderRowKind = "record";
 
 timeval time_now() {
   timeval t{};
@@ -51,15 +50,7 @@ void Server::update_runs(bool force) {
   }
   // Blocks the recorders wrote since the run began: their consumer rows' blocks_out (recorders of
   // controlled runs write only inside runs), less what they showed while idle.
-  std::uint64_t sum = 0;
-  const auto* rows = reinterpret_cast<const core::ConsumerRow*>(arena_.region(core::Region::consumers));
-  for (std::uint32_t r = 0; r < arena_.geometry().consumer_capacity; ++r) {
-    const core::ConsumerRow& row = rows[r];
-    if (row.active.load(std::memory_order_acquire) == 0) continue;  // pairs with the row's registration
-    const std::string_view kind(row.kind, strnlen(row.kind, sizeof row.kind));
-    if (kind.substr(0, kRecorderRowKind.size()) == kRecorderRowKind)
-      sum += row.blocks_out.load(std::memory_order_relaxed);  // relaxed: a counter to display
-  }
+  const std::uint64_t sum = controls::recorder_blocks_out(arena_);
   if (!running_) {
     captured_base_ = sum;
     if (force) set_i64(*num_captured_, 0, Tango::ATTR_VALID);

@@ -21,10 +21,9 @@ core::Result<void> Server::add_spectra() {
     row.opt = &a;
     std::string units, axis_units, axis_name = "element";
     if (!a.channel.empty()) {
-      auto copier = core::BlockCopier::open(arena_, a.channel);
-      if (!copier)
-        return core::fail(core::Errc::not_found, fmt::format("tango \"{}\": channel '{}' (spectra = {{...}}) is not in the arena: {}",
-                                                             options_.part, a.channel, copier.error().what));
+      auto served = controls::open_served_channel(arena_, fmt::format("tango \"{}\"", options_.part), "spectra", a.channel);
+      if (!served) return tl::make_unexpected(served.error());
+      core::BlockCopier* copier = &served->copier;
       const core::ChannelDesc& d = copier->desc();
       const core::FrameShape shape = core::frame_shape(d);
       if (!shape.framed() || shape.frame_elements == 0)
@@ -38,7 +37,7 @@ core::Result<void> Server::add_spectra() {
       row.axis_start = shape.axis.start;
       row.axis_step = shape.axis.step;
       row.axis_key.name = shape.axis.values_key;
-      units.assign(d.units, strnlen(d.units, sizeof d.units));
+      units = served->units;
       axis_units = shape.axis.units;
       if (!shape.axis.name.empty()) axis_name = shape.axis.name;
       row.copier.emplace(std::move(*copier));

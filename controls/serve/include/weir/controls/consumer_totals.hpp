@@ -20,3 +20,11 @@ struct ChannelTotals {
 void sum_consumers(const core::Arena& arena, std::span<const int> row_of_channel, std::span<ChannelTotals> totals);
 
 }  // namespace weir::controls
+
+namespace weir::controls {
+
+/// Blocks written so far by the arena's recorders ("record..." consumer rows): the sum of their
+/// blocks_out. A server's NumCaptured is this less what it was when the run began. Thread: any.
+[[nodiscard]] std::uint64_t recorder_blocks_out(const core::Arena& arena);
+
+}  // namespace weir::controls
