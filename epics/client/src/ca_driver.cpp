@@ -27,11 +27,7 @@ void apply_ca_env(const DriverOptions& o) {
 }
 
 Result<void> Driver::open() {
-  // The channels: made by weir run before its drivers start; made here when this driver runs alone.
-  controls::make_missing_channel(arena_, controls::pv_log_channel_spec(options_));
-  for (const PvSpec& pv : options_.pvs)
-    if (!pv.channel.empty()) controls::make_missing_channel(arena_, controls::frame_channel_spec(pv, "waveform"));
-  auto log = controls::PvLogChannel::open(arena_, options_, "PV log");
+  auto log = controls::open_driver_channels(arena_, options_, options_.pvs, "waveform", "PV log");
   if (!log) return tl::make_unexpected(log.error());
   log_.emplace(std::move(*log));
   for (std::size_t i = 0; i < options_.pvs.size(); ++i) {

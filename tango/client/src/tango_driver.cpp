@@ -17,11 +17,7 @@ using core::Result;
 namespace detail {
 
 core::Result<void> Driver::open() {
-  // The channels: made by weir run before its drivers start; made here when this driver runs alone.
-  controls::make_missing_channel(arena_, controls::pv_log_channel_spec(options_));
-  for (const AttributeSpec& a : options_.attributes)
-    if (!a.channel.empty()) controls::make_missing_channel(arena_, controls::frame_channel_spec(a, "spectrum"));
-  auto log = controls::PvLogChannel::open(arena_, options_, "attribute log");
+  auto log = controls::open_driver_channels(arena_, options_, options_.attributes, "spectrum", "attribute log");
   if (!log) return tl::make_unexpected(log.error());
   log_.emplace(std::move(*log));
   for (std::size_t i = 0; i < options_.attributes.size(); ++i) {

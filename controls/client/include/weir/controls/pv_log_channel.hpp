@@ -6,6 +6,7 @@
 
 #include "weir/controls/driver_settings.hpp"
 #include "weir/controls/entry_queue.hpp"
+#include "weir/controls/frame_writer.hpp"
 #include "weir/core/arena.hpp"
 #include "weir/core/channel.hpp"
 #include "weir/core/error.hpp"
@@ -35,5 +36,18 @@ class PvLogChannel {
   std::vector<std::byte> discard_;  // one block: where refused entries go
   std::uint64_t blocks_ = 0, lost_ = 0;
 };
+
+/// A driver's channels made when missing (weir run makes them before its drivers start; a driver run
+/// alone makes them here): its PV log and each item's frame channel (`frame`: "waveform", "spectrum");
+/// then its PV log opened (`what` as for PvLogChannel::open). `items`: the driver's PvSpec or
+/// AttributeSpec list. Thread: control only.
+template <class Items>
+[[nodiscard]] core::Result<PvLogChannel> open_driver_channels(const core::Arena& arena, const DriverSettings& settings,
+                                                              const Items& items, const char* frame, const char* what) {
+  make_missing_channel(arena, pv_log_channel_spec(settings));
+  for (const FrameSettings& item : items)
+    if (!item.channel.empty()) make_missing_channel(arena, frame_channel_spec(item, frame));
+  return PvLogChannel::open(arena, settings, what);
+}
 
 }  // namespace weir::controls
