@@ -18,15 +18,16 @@ SIDE_REASONS = ("dropped_at_source",)  # gap rows without sequence numbers: coun
 
 
 def run_files(out, arena, run):
-    """The run's HDF5 files in segment order (names: <arena>_run<RUN, 6 digits>_<SEGMENT>.h5)."""
-    pattern = re.compile(re.escape(arena) + r"_run0*" + str(run) + r"_(\d+)\.h5$")
+    """The run's HDF5 files in segment order (names: <arena>_run<RUN, 6 digits>_<SEGMENT>.h5, with
+    ".partial" after it while written or when its recorder was killed)."""
+    pattern = re.compile(re.escape(arena) + r"_run0*" + str(run) + r"_(\d+)\.h5(?:\.partial)?$")
     found = [(int(m.group(1)), p) for p in Path(out).iterdir() if (m := pattern.match(p.name))]
     return [p for _, p in sorted(found)]
 
 
 def runs_in(out, arena):
     """The run numbers of `arena` found in `out` (files and run records)."""
-    pattern = re.compile(re.escape(arena) + r"_run(\d+)(?:_\d+\.h5|\.ledger\.json)$")
+    pattern = re.compile(re.escape(arena) + r"_run(\d+)(?:_\d+\.h5(?:\.partial)?|\.ledger\.json)$")
     return sorted({int(m.group(1)) for p in Path(out).iterdir() if (m := pattern.match(p.name))})
 
 

@@ -2,8 +2,9 @@
 recorded success of the hand-off command (FILE.handed), off the recording thread. A command that
 fails for one file is retried with back-off while later files go on; a recorder killed mid-hand-off
 and restarted ends with exactly one success per file; `weir audit --verify` names a file that
-changed, is missing or has no manifest; inotifywait sees every manifest and marker renamed in whole,
-after its file's last write, and no recording created under its final name."""
+changed, is missing or has no manifest; inotifywait sees every recording written as NAME.partial and
+renamed to its final name after its last write (nothing ever created or written under a final name),
+and every manifest and marker renamed in whole after its file's last write."""
 import hashlib
 import re
 import shutil
@@ -157,7 +158,7 @@ def test_audit_verify_names_a_changed_a_missing_and_an_extra_file(pipeline):
         assert f"{state} {f}" in text, f"weir audit --verify does not name {f.name} as {state}:\n{text}"
 
 
-def test_inotify_sees_manifests_and_markers_renamed_in_whole_after_their_files_last_write(pipeline, workdir):
+def test_inotify_sees_every_file_renamed_to_its_final_name_after_its_last_write(pipeline, workdir):
     if shutil.which("inotifywait") is None:
         pytest.skip("no inotifywait (Debian: inotify-tools, in scripts/deps.sh's test set)")
     dest = workdir / "dest"
@@ -165,7 +166,7 @@ def test_inotify_sees_manifests_and_markers_renamed_in_whole_after_their_files_l
     out = workdir / "watched"
     out.mkdir()
     log = workdir / "inotify.log"
-    watcher = subprocess.Popen(["inotifywait", "-m", "-e", "create,close_write,moved_to,moved_from,delete",
+    watcher = subprocess.Popen(["inotifywait", "-m", "-e", "create,modify,close_write,moved_to,moved_from,delete",
                                 "--format", "%e|%f", "--outfile", str(log), str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -194,16 +195,28 @@ def test_inotify_sees_manifests_and_markers_renamed_in_whole_after_their_files_l
     for i, (kinds, f) in enumerate(events):
         if not final.match(f):
             continue
-        if "CREATE" in kinds:
-            problems.append(f"event {i}: {f} created under its final name ({kinds})")
-        if f.endswith((".sha256", ".handed")) and "MOVED_TO" in kinds:
-            data = f.rsplit(".", 1)[0]
-            later_writes = [j for j, (k, g) in enumerate(events) if g == data and "CLOSE_WRITE" in k and j > i]
-            if later_writes:
-                problems.append(f"event {i}: {f} renamed in before {data}'s last write (event {later_writes[-1]})")
+        for kind in ("CREATE", "MODIFY", "CLOSE_WRITE"):  # a final name is only ever renamed in, whole
+            if kind in kinds:
+                problems.append(f"event {i}: {f} {kind} under its final name ({kinds})")
+        if "MOVED_TO" not in kinds:
+            continue
+        # The recording (itself, or the one a manifest or marker is of), written as NAME.partial.
+        data = f if f.endswith(".h5") else f.rsplit(".", 1)[0]
+        later_writes = [j for j, (k, g) in enumerate(events)
+                        if g == data + ".partial" and j > i and ("CLOSE_WRITE" in k or "MODIFY" in k)]
+        if later_writes:
+            problems.append(f"event {i}: {f} renamed in before {data}.partial's last write (event {later_writes[-1]})")
+        if data != f and not any(g == data and "MOVED_TO" in k for k, g in events[:i]):
+            problems.append(f"event {i}: {f} renamed in before {data} had its final name")
     for f in files:
+        assert f.name.endswith(".h5"), f"{f.name}: the run stopped cleanly, yet a file is not under its final name"
+        partial_writes = [i for i, (k, g) in enumerate(events) if g == f.name + ".partial" and "MODIFY" in k]
+        renamed = [i for i, (k, g) in enumerate(events) if g == f.name and "MOVED_TO" in k]
+        if not partial_writes or len(renamed) != 1 or renamed[0] < partial_writes[-1]:
+            problems.append(f"{f.name}: {len(partial_writes)} writes as {f.name}.partial, renamed in at {renamed}")
         for suffix in (".sha256", ".handed"):
             if not any(g == f.name + suffix and "MOVED_TO" in k for k, g in events):
                 problems.append(f"{f.name}{suffix} never renamed in")
     assert not problems, "\n".join(problems) + "\nevents:\n" + events_text[-4000:]
-    print(f"{len(events)} events, {len(files)} files: every manifest and marker renamed in whole after its file's last write")
+    print(f"{len(events)} events, {len(files)} files: every recording written as NAME.partial and renamed in once, "
+          "whole, and every manifest and marker renamed in after its file's last write")

@@ -197,6 +197,7 @@ core::Result<Audit> audit_run(const std::filesystem::path& where, const AuditOpt
     FileState state;
     state.path = f.path;
     state.segment = f.segment;
+    state.partial = f.partial;
     if (!tables) {
       state.state = "unreadable";
       state.error = tables.error().what;

@@ -163,10 +163,11 @@ Verification verify_run(const std::filesystem::path& where, const Audit& audit) 
     const std::filesystem::path manifest = manifest_path(f.path);
     std::error_code ec;
     if (!std::filesystem::exists(manifest, ec)) {
-      check.state = f.state == "swmr-marked" ? "open" : "extra";
-      check.detail = f.state == "swmr-marked" ? "no manifest yet: not closed (its recorder is running, or was killed: "
-                                                "a restart of the run or `weir repair` closes it)"
-                                              : "a " + f.state + " file of the run with no manifest";
+      const bool open = f.partial || f.state == "swmr-marked";
+      check.state = open ? "open" : "extra";
+      check.detail = open ? "no manifest yet: not closed (its recorder is running, or was killed: "
+                            "a restart of the run closes it, or `weir repair` its marks)"
+                          : "a " + f.state + " file of the run with no manifest";
       out.files.push_back(std::move(check));
       continue;
     }

@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::string_view kH5 = ".h5";
 constexpr std::string_view kRunTag = "_run";
+constexpr std::string_view kPartial = ".partial";  // the recorder's NAME.partial (recorders/stream naming.hpp)
 
 // A run of decimal digits, whole. False for empty, non-digits or overflow.
 bool parse_number(std::string_view text, std::uint64_t& out) {
@@ -87,8 +88,13 @@ std::vector<RunFile> list_run_files(const RunPlace& place) {
     if (!it->is_regular_file(type_ec)) continue;
     RunFile f;
     f.path = it->path();
-    const std::string name = f.path.filename().string();
-    if (parse_record_name(name, f)) {
+    std::string name = f.path.filename().string();
+    if (name.ends_with(kPartial) && name.size() > kPartial.size() + kH5.size()) {
+      f.partial = true;
+      name.resize(name.size() - kPartial.size());
+      if (!name.ends_with(kH5)) continue;
+    }
+    if (!f.partial && parse_record_name(name, f)) {
       f.record = true;
       if (place.file_form && f.arena != place.stem) continue;
       if (place.file_form) f.arena.clear();

@@ -2,7 +2,8 @@
 // Finding a run's files by name, as `weir record` names them: --out DIR writes
 // DIR/<arena>_run<RUN, 6 digits>_<SEG, 4 digits>.h5, --out FILE.h5 writes FILE.h5, FILE_0001.h5, ...
 // (the run in each file's `run` attribute), and the run record beside them
-// (<prefix>_run<RUN, 6 digits>.ledger.json). Private to the audit. Thread: any.
+// (<prefix>_run<RUN, 6 digits>.ledger.json). A file still being written has ".partial" after its
+// final name. Private to the audit. Thread: any.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -19,6 +20,7 @@ struct RunFile {
   std::uint64_t segment = 0;    // from the name
   bool record = false;          // a run record, not a recording
   bool run_known = true;        // FILE form: false until the file's run attribute was read
+  bool partial = false;         // NAME.partial: not closed yet (being written, or its recorder was killed)
 };
 
 /// Where a run's files are looked for, and how they are named.

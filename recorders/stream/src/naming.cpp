@@ -80,6 +80,18 @@ std::filesystem::path segment_path(const OutTarget& target, std::string_view are
                        padded(number, kSegmentDigits) + std::string(kSuffix));
 }
 
+std::filesystem::path partial_path(const std::filesystem::path& final_name) {
+  std::filesystem::path p = final_name;
+  p += std::string(kPartialSuffix);
+  return p;
+}
+
+std::filesystem::path final_path(const SegmentName& segment) {
+  if (!segment.partial) return segment.path;
+  const std::string name = segment.path.filename().string();
+  return segment.path.parent_path() / name.substr(0, name.size() - kPartialSuffix.size());
+}
+
 std::vector<SegmentName> existing_segments(const OutTarget& target) {
   std::vector<SegmentName> found;
   std::error_code ec;
@@ -87,11 +99,15 @@ std::vector<SegmentName> existing_segments(const OutTarget& target) {
     if (!it->is_regular_file(ec)) continue;
     SegmentName s;
     s.path = it->path();
-    const std::string name = s.path.filename().string();
+    std::string name = s.path.filename().string();
+    if (name.ends_with(kPartialSuffix)) {
+      s.partial = true;
+      name.resize(name.size() - kPartialSuffix.size());
+    }
     if (target.is_dir ? parse_dir_name(name, s) : parse_file_name(name, target.stem, s)) found.push_back(std::move(s));
   }
   std::sort(found.begin(), found.end(), [](const SegmentName& a, const SegmentName& b) {
-    return a.run != b.run ? a.run < b.run : a.number < b.number;
+    return a.run != b.run ? a.run < b.run : a.number != b.number ? a.number < b.number : a.partial < b.partial;
   });
   return found;
 }

@@ -232,12 +232,11 @@ core::Result<void> Recorder::start() {
         RetentionSetup{target_, arena_name_, run_, options_.keep, after == KeepAfter::handed_over, options_.part},
         [this](std::string_view line) { notice(std::string(line)); });
   }
-  // A closed file is hashed once it is on the disk: a manifest never describes a file the disk may
-  // not hold yet (with --fsync never, at once: file_closed).
+  // A closed file is named, and then hashed, once it is on the disk: a final name or a manifest
+  // never describes a file the disk may not hold yet (with --fsync never, at once: finish_name).
   if (options_.fsync != FsyncPolicy::never)
-    syncer_.emplace(out_fd_, [this](std::uint64_t ns) { note_synced(ns); }, [this](const std::string& file) {
-      if (closed_files_) closed_files_->add(file);
-    });
+    syncer_.emplace(out_fd_, [this](std::uint64_t ns) { note_synced(ns); },
+                    [this](const std::string& file) { named_closed(file); });
   read_record();
   if (auto w = core::Watcher::create(arena_); w) {
     watcher_.emplace(std::move(*w));
@@ -287,6 +286,7 @@ void Recorder::pick_run() {
 }
 
 core::Result<void> Recorder::continue_run() {
+  std::vector<SegmentName> to_name;  // a killed recorder's NAME.partial files
   for (const SegmentName& s : existing_segments(target_)) {
     if (target_.is_dir && (s.run != run_ || s.arena != arena_name_)) continue;
     auto info = read_segment(s.path);
@@ -315,9 +315,14 @@ core::Result<void> Recorder::continue_run() {
         std::uint64_t& end = resume_[e.channel];  // a channel in a file and no block yet: from its start
         if (e.any) end = std::max(end, e.end);
       }
-    earlier_files_.push_back(s.path.string());  // closed, or cleared of a dead recorder's marks: final now
+    // Closed, or cleared of a dead recorder's marks: final now, and named so once no file of the run
+    // has turned out to be a live recorder's.
+    if (s.partial) to_name.push_back(s);
+    earlier_files_.push_back(final_path(s).string());
     previous_ = std::move(*info);
   }
+  for (const SegmentName& s : to_name)
+    if (auto named = take_final_name(s); !named) return named;
   if (previous_ && previous_->arena_created_ns != arena_.header().created_ns) {
     notice("run " + std::to_string(run_) + " continues on a re-created arena: block sequences start afresh");
     previous_->channels.clear();
@@ -508,12 +513,14 @@ core::Result<void> Recorder::open_segment() {
   }
   for (int attempt = 0; attempt < kMaxNameTries; ++attempt, ++next_number_) {
     const std::filesystem::path path = segment_path(target_, arena_name_, run_, next_number_);
+    const std::filesystem::path partial = partial_path(path);  // its name until closed
     std::error_code ec;
-    if (std::filesystem::exists(path, ec)) continue;  // never overwrite: the next free number
+    if (std::filesystem::exists(path, ec) || std::filesystem::exists(partial, ec)) continue;  // never overwrite: the next free number
     meta.segment = next_number_;
     meta.start_ns = realtime_ns();
-    // Made under a hidden name no reader lists, and named only once whole and on the disk: a fault
-    // or a kill while it is made leaves nothing under the segment's name.
+    // Made under a hidden name no reader lists, and named NAME.partial only once whole and on the
+    // disk: a fault or a kill while it is made leaves nothing under a segment's name. It takes its
+    // final name once closed (finish_name).
     const std::filesystem::path making = making_path(path, host_pid_);
     std::filesystem::remove(making, ec);
     auto segment = Segment::create(making, meta, channels, keys, encoders_.get(), !options_.staged_writes);
@@ -531,7 +538,7 @@ core::Result<void> Recorder::open_segment() {
       return core::fail(core::Errc::io_error, path.string() + ": not on the filesystem recording began on");
     }
     bool taken = false;
-    if (auto named = name_segment(*segment, making, path, taken); !named) {
+    if (auto named = name_segment(*segment, making, partial, taken); !named) {
       (void)segment->abandon();
       std::filesystem::remove(making, ec);
       if (taken) continue;  // another process took the name meanwhile
@@ -557,10 +564,10 @@ core::Result<void> Recorder::open_segment() {
       keys_[i].logged = false;
     }
     key_news_ = false;
-    files_.push_back(path.string());
+    files_.push_back(path.string());  // the name it has once closed
     file_blocks_.emplace_back();
     checked_file_bytes_ = 0;
-    notice("recording to " + path.string());
+    notice("recording to " + partial.string() + " (" + path.filename().string() + " once closed)");
     return {};
   }
   return core::fail(core::Errc::already_exists, "no free segment name in " + target_.dir.string());
@@ -584,6 +591,26 @@ core::Result<void> Recorder::name_segment(Segment& segment, const std::filesyste
     fault_errno_ = errno;
     return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(errno));
   }
+  return {};
+}
+
+// A killed recorder's NAME.partial (its marks cleared): renamed to NAME, never over another file,
+// and the directory entry fsynced (unless --fsync never).
+core::Result<void> Recorder::take_final_name(const SegmentName& segment) {
+  const std::filesystem::path final_name = final_path(segment);
+  if (::renameat2(AT_FDCWD, segment.path.c_str(), AT_FDCWD, final_name.c_str(), RENAME_NOREPLACE) != 0) {
+    const int e = errno;
+    fault_errno_ = e;
+    return core::fail(core::Errc::io_error, "run " + std::to_string(run_) + ": cannot give " + segment.path.string() +
+                                                ", which a killed recorder left, its final name " +
+                                                final_name.filename().string() + ": " + std::strerror(e));
+  }
+  if (options_.fsync != FsyncPolicy::never)
+    if (const int dir = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+      (void)::fsync(dir);
+      ::close(dir);
+    }
+  notice("named " + final_name.string() + ": the file a killed recorder left as " + segment.path.filename().string());
   return {};
 }
 
@@ -631,8 +658,7 @@ core::Result<void> Recorder::close_segment() {
     return ok;
   }
   if (nothing) return remove_closed(file, fd);
-  file_closed(file);
-  return sync_closed(file, fd);
+  return finish_name(file, fd);
 }
 
 bool Recorder::segment_holds_nothing() const noexcept {
@@ -650,7 +676,7 @@ core::Result<void> Recorder::remove_closed(const std::string& file, int fd) {
   std::error_code ec;
   if (!std::filesystem::remove(file, ec) || ec) {
     notice("could not remove " + file + ", which holds nothing: " + (ec ? ec.message() : "not there"));
-    return sync_closed(file, fd);
+    return finish_name(file, fd);
   }
   if (fd >= 0) ::close(fd);
   files_.pop_back();

@@ -2,6 +2,7 @@
 // at start and at every stop), the output directory watched for a vanished directory or a changed
 // filesystem, disk faults classified with their errno, and fsync by the durability policy.
 #include <fcntl.h>
+#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,19 +184,32 @@ Recorder::~Recorder() {
   if (out_fd_ >= 0) ::close(out_fd_);
 }
 
-// A closed file's fsync (and its directory's) goes to the sync thread; its failure is seen at the
-// next flush, and at the stop.
-core::Result<void> Recorder::sync_closed(const std::string& file, int fd) {
-  if (options_.fsync == FsyncPolicy::never || !syncer_) {
-    if (fd >= 0) ::close(fd);
+// A closed segment, written as NAME.partial (`partial`), takes its final name (files_.back()) once
+// on the disk: by the fsync policy, on the sync thread after its fsync (fd: a dup of its descriptor,
+// owned here), then its directory's (a failure is seen at the next flush, and at the stop); with
+// --fsync never (or `sync` false), at once. Its manifest and hand-off follow the rename.
+core::Result<void> Recorder::finish_name(const std::string& partial, int fd, bool sync) {
+  const std::string& final_name = files_.back();
+  if (sync && options_.fsync != FsyncPolicy::never && syncer_) {
+    if (fd < 0) {
+      fault_errno_ = EBADF;
+      return core::fail(core::Errc::io_error, "fsync " + partial + ": no descriptor to sync");
+    }
+    syncer_->add_closed(fd, partial, final_name, files_.size() - 1);
     return {};
   }
-  if (fd < 0) {
-    fault_errno_ = EBADF;
-    return core::fail(core::Errc::io_error, "fsync " + file + ": no descriptor to sync");
+  if (fd >= 0) ::close(fd);
+  if (::renameat2(AT_FDCWD, partial.c_str(), AT_FDCWD, final_name.c_str(), RENAME_NOREPLACE) != 0) {
+    fault_errno_ = errno;
+    return core::fail(core::Errc::io_error, "rename " + partial + " to " + final_name + ": " + std::strerror(errno));
   }
-  syncer_->add(fd, file, true, files_.size() - 1);
+  named_closed(final_name);
   return {};
+}
+
+void Recorder::named_closed(const std::string& file) {
+  if (closed_files_) closed_files_->add(file);
+  if (retention_) retention_->poke();  // a file more on the disk: look at the limits now
 }
 
 core::Result<void> Recorder::sync_open() {
@@ -203,7 +217,7 @@ core::Result<void> Recorder::sync_open() {
   const std::int64_t now = monotonic_ns();
   if (now < sync_at_) return {};
   sync_at_ = now + static_cast<std::int64_t>(options_.fsync_interval_s * 1e9);
-  if (const int fd = segment_.duplicate_fd(); fd >= 0) syncer_->add(fd, segment_.path().string(), false, 0);
+  if (const int fd = segment_.duplicate_fd(); fd >= 0) syncer_->add_open(fd, segment_.path().string());
   return {};
 }
 
@@ -223,11 +237,6 @@ void Recorder::finish_syncs() {
     stopped_by_ = "error";
     note_fault(*failed, false);
   }
-}
-
-void Recorder::file_closed(const std::string& file) {
-  if (closed_files_ && !syncer_) closed_files_->add(file);  // else the sync thread hands it over, once on the disk
-  if (retention_) retention_->poke();                       // a file more on the disk: look at the limits now
 }
 
 void Recorder::finish_closed_files() {

@@ -432,10 +432,8 @@ void Recorder::stop_on_error(const core::Error& error) {
       if (fd >= 0) ::close(fd);
       file_blocks_.back().failed = true;
       error_ += "; closing: " + ok.error().what;
-    } else {
-      file_closed(file);
-      if (sync)
-        if (auto synced = sync_closed(file, fd); !synced) error_ += "; " + synced.error().what;
+    } else if (auto named = finish_name(file, fd, sync); !named) {
+      error_ += "; " + named.error().what;
     }
   } else {
     file_blocks_.back().failed = true;  // the driver failed: what reached the disk is not known
@@ -639,10 +637,13 @@ RecordSummary Recorder::summary() const {
   std::vector<std::uint64_t> lost_blocks(follows_.size(), 0), lost_samples(follows_.size(), 0);
   for (std::size_t i = 0; i < files_.size(); ++i) {
     const FileBlocks& held = file_blocks_[i];
-    if (!held.failed && reachable(files_[i], held.synced)) {
-      s.files.push_back(files_[i]);
+    std::string file = files_[i];  // its final name; NAME.partial where it could not be renamed
+    if (std::error_code ec; !std::filesystem::exists(file, ec) && std::filesystem::exists(partial_path(file), ec))
+      file = partial_path(file).string();
+    if (!held.failed && reachable(file, held.synced)) {
+      s.files.push_back(file);
       std::error_code ec;
-      const auto size = std::filesystem::file_size(files_[i], ec);
+      const auto size = std::filesystem::file_size(file, ec);
       if (!ec) s.bytes += size;
       continue;
     }

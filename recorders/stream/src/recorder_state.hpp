@@ -104,6 +104,8 @@ class Recorder {
   [[nodiscard]] core::Result<void> name_segment(Segment& segment, const std::filesystem::path& making,
                                                 const std::filesystem::path& path, bool& taken);
   void remove_stale_makings();
+  // continuing a run: a killed recorder's NAME.partial renamed NAME
+  [[nodiscard]] core::Result<void> take_final_name(const SegmentName& segment);
   void account_segment(bool all_committed);  // adds the open segment's blocks to the totals; unslots
   void notice(const std::string& line) const;
   // the run record and the output directory (recorder_ledger.cpp)
@@ -111,14 +113,14 @@ class Recorder {
   void update_record(bool at_stop);
   [[nodiscard]] core::Result<void> check_out_dir();  // still the directory (and filesystem) recording began in
   void note_fault(const core::Error& error, bool disk_full);
-  [[nodiscard]] core::Result<void> sync_closed(const std::string& file, int fd);  // fsync a closed file (fd: a
-                                                                                  // dup of its descriptor, closed
-                                                                                  // here) and its directory
+  // A closed NAME.partial takes its final name (files_.back()) once on the disk (fd: a dup of its
+  // descriptor, closed here; sync false: renamed at once, unsynced).
+  [[nodiscard]] core::Result<void> finish_name(const std::string& partial, int fd, bool sync = true);
+  void named_closed(const std::string& file);  // to the closed-file thread: its manifest, its hand-off
   [[nodiscard]] core::Result<void> sync_open();                           // fsync the open file (interval)
   [[nodiscard]] core::Result<void> sync_failure();  // a sync the sync thread could not complete
   void finish_syncs();                              // waits for every sync; marks the files that reached the disk
   void note_synced(std::uint64_t now_ns);  // from the sync thread too
-  void file_closed(const std::string& file);  // to the closed-file thread: its manifest, its hand-off
   void finish_closed_files();                 // at the stop: waits for the manifests (and hand-offs due, bounded)
 
   // loop (recorder_loop.cpp)

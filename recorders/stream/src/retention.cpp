@@ -174,7 +174,8 @@ void Retention::pass() {
     if (::stat(f.path.c_str(), &st) != 0) continue;
     f.bytes = static_cast<std::uint64_t>(st.st_size);
     f.closed_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    f.open_run = f.run == setup_.own_run || !run_finished(f.run);
+    // NAME.partial: being written, or left by a killed recorder until its run is continued: never taken.
+    f.open_run = s.partial || f.run == setup_.own_run || !run_finished(f.run);
     f.handed = ledger::handed_over(s.path);
     files.push_back(std::move(f));
   }

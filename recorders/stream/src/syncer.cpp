@@ -1,6 +1,8 @@
 // fsync in a thread of its own (syncer.hpp).
 #include "syncer.hpp"
 
+#include <fcntl.h>  // AT_FDCWD
+#include <stdio.h>  // renameat2
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,10 +17,18 @@ Syncer::Syncer(int dir_fd, std::function<void(std::uint64_t)> synced, std::funct
 
 Syncer::~Syncer() { (void)finish(); }
 
-void Syncer::add(int fd, std::string file, bool closed, std::size_t index) {
+void Syncer::add_open(int fd, std::string file) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(Job{fd, std::move(file), closed, index});
+    jobs_.push_back(Job{fd, std::move(file), {}, false, 0});
+  }
+  wake_.notify_one();
+}
+
+void Syncer::add_closed(int fd, std::string file, std::string final_name, std::size_t index) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(Job{fd, std::move(file), std::move(final_name), true, index});
   }
   wake_.notify_one();
 }
@@ -49,23 +59,32 @@ void Syncer::work() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    std::string what;
-    if (::fsync(job.fd) != 0) {
-      const int e = errno;
-      what = "fsync " + job.file + ": errno = " + std::to_string(e) + ", " + std::strerror(e);
-    } else if (job.closed && (dir_fd_ < 0 || ::fsync(dir_fd_) != 0)) {  // the new file's directory entry
-      const int e = dir_fd_ < 0 ? EBADF : errno;
-      what = "fsync of the directory of " + job.file + ": errno = " + std::to_string(e) + ", " + std::strerror(e);
-    }
-    ::close(job.fd);
+    const std::string what = sync(job);
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!what.empty() && !failure_) failure_ = core::Error{core::Errc::io_error, what};
       if (what.empty() && job.closed) done_.push_back(job.index);
     }
     if (what.empty() && synced_) synced_(realtime_ns());
-    if (what.empty() && job.closed && on_disk_) on_disk_(job.file);
+    if (what.empty() && job.closed && on_disk_) on_disk_(job.final_name);
   }
+}
+
+std::string Syncer::sync(const Job& job) const {
+  const auto failed = [](const std::string& call, int e) {
+    return call + ": errno = " + std::to_string(e) + ", " + std::strerror(e);
+  };
+  // Closed before the rename: no close of a descriptor open for writing is ever seen under the final name.
+  const bool synced = ::fsync(job.fd) == 0;
+  const int e = errno;
+  ::close(job.fd);
+  if (!synced) return failed("fsync " + job.file, e);
+  if (!job.closed) return {};
+  if (::renameat2(AT_FDCWD, job.file.c_str(), AT_FDCWD, job.final_name.c_str(), RENAME_NOREPLACE) != 0)
+    return failed("rename " + job.file + " to " + job.final_name, errno);
+  if (dir_fd_ < 0) return failed("fsync of the directory of " + job.final_name, EBADF);
+  if (::fsync(dir_fd_) != 0) return failed("fsync of the directory of " + job.final_name, errno);  // the new name
+  return {};
 }
 
 }  // namespace weir::rec

@@ -220,7 +220,11 @@ TEST_CASE("weir audit: a killed weir record's file is swmr-marked (with the repa
   REQUIRE(recorder.signal(SIGKILL));
   CHECK(recorder.wait(kRunTimeout).signal == SIGKILL);
 
-  const std::string file = segment_file(dir.path(), scratch.name(), 1, 0).string();
+  // The killed recorder's file keeps its NAME.partial: it never reached its final name.
+  const std::string closed_name = segment_file(dir.path(), scratch.name(), 1, 0).string();
+  const std::string file = closed_name + ".partial";
+  CHECK(std::filesystem::exists(file));
+  CHECK_FALSE(std::filesystem::exists(closed_name));
   const RunResult marked = run_weir({"audit", dir.str()});
   INFO(marked.out, marked.err);
   CHECK(marked.exit_code == 0);  // every flushed block is there: marks are repairable, not lost blocks
@@ -229,6 +233,8 @@ TEST_CASE("weir audit: a killed weir record's file is swmr-marked (with the repa
   const std::vector<nlohmann::json> lines = json_lines(run_weir({"audit", dir.str(), "--json"}).out);
   REQUIRE(lines.size() == 2);
   CHECK(lines[1]["files"][0]["state"] == "swmr-marked");
+  CHECK(lines[1]["files"][0]["partial"] == true);
+  CHECK(contains(marked.out, "not closed yet"));
   CHECK(lines[0]["recorded"] == kBlocks);
 
   REQUIRE(run_weir({"repair", file}).exit_code == 0);

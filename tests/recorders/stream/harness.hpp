@@ -76,29 +76,29 @@ inline std::uint64_t recorder_blocks_read(const core::Arena& arena, const std::s
   return 0;
 }
 
-/// Waits until the recorder follows `channels` channels (it registers them before opening its file,
-/// and its file exists once `file_glob_dir` holds a .h5), or fails after kReadyTimeout.
+/// The recording files in dir, sorted by name: closed (NAME.h5) and being written or left by a
+/// killed recorder (NAME.h5.partial).
+inline std::vector<std::string> h5_files(const std::filesystem::path& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->path().extension() == ".h5" || (name.size() > 11 && name.ends_with(".h5.partial"))) files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Waits until the recorder follows `channels` channels (it registers them before opening its file)
+/// and its first file is there, or fails after kReadyTimeout.
 inline bool wait_for_recorder(const core::Arena& arena, const Program& p, std::size_t channels,
                               const std::filesystem::path& dir) {
   const auto deadline = Clock::now() + kReadyTimeout;
   while (Clock::now() < deadline && p.running()) {
-    bool file = false;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      file = file || it->path().extension() == ".h5";
-    if (file && recorder_rows(arena, p.pid()) >= channels) return true;
+    if (!h5_files(dir).empty() && recorder_rows(arena, p.pid()) >= channels) return true;
     std::this_thread::sleep_for(kPoll);
   }
   return false;
-}
-
-/// The recording files in dir, sorted by name.
-inline std::vector<std::string> h5_files(const std::filesystem::path& dir) {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".h5") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 /// Creates the channels a SimWriter with these options attaches to (so a recorder can follow them

@@ -54,4 +54,24 @@ TEST_CASE("a file target finds its own series only") {
   CHECK(found[1].number == 3);
 }
 
+TEST_CASE("a segment being written is NAME.partial: found with its numbers, its final name known") {
+  TempDir dir;
+  for (const char* name : {"a_run000001_0000.h5", "a_run000001_0001.h5.partial", "a_run000001_0002.h5.sha256",
+                           "a_run000001_0003.partial", ".a_run000001_0004.h5.77.making", "shot.h5.partial"})
+    std::ofstream(dir.path() / name) << "x";
+  const auto found = existing_segments(parse_out(dir.str()));
+  REQUIRE(found.size() == 2);
+  CHECK_FALSE(found[0].partial);
+  CHECK(final_path(found[0]) == found[0].path);
+  CHECK(found[1].partial);
+  CHECK(found[1].number == 1);
+  CHECK(found[1].path.filename() == "a_run000001_0001.h5.partial");
+  CHECK(final_path(found[1]) == dir.path() / "a_run000001_0001.h5");
+  CHECK(partial_path(dir.path() / "a_run000001_0001.h5") == found[1].path);
+  const auto series = existing_segments(parse_out((dir.path() / "shot.h5").string()));
+  REQUIRE(series.size() == 1);  // FILE form too
+  CHECK(series[0].partial);
+  CHECK(final_path(series[0]).filename() == "shot.h5");
+}
+
 }  // TEST_SUITE

@@ -52,8 +52,14 @@ TEST_CASE("a recorder killed three times leaves readable files holding every flu
     recorder.signal(SIGKILL);
     const Exit killed = recorder.wait();
     CHECK(killed.signal == SIGKILL);
-    // Right after the kill: a SWMR reader opens the file the dead recorder still has marked.
-    const std::string file = h5_files(dir.path()).back();
+    // Right after the kill: the file the dead recorder wrote is still NAME.partial, never under its
+    // final name, and every earlier one (named by a restart) is final; a SWMR reader opens it.
+    const std::vector<std::string> now = h5_files(dir.path());
+    REQUIRE(now.size() == static_cast<std::size_t>(round + 1));
+    for (std::size_t i = 0; i + 1 < now.size(); ++i) CHECK(now[i].ends_with(".h5"));
+    const std::string file = now.back();
+    REQUIRE(file.ends_with(".h5.partial"));
+    CHECK_FALSE(std::filesystem::exists(file.substr(0, file.size() - std::string_view(".partial").size())));
     const Facts facts = inspect(file, true);
     INFO(facts.exit.out << facts.exit.err);
     REQUIRE(facts.ok());
@@ -64,7 +70,9 @@ TEST_CASE("a recorder killed three times leaves readable files holding every flu
   }
   const auto files = h5_files(dir.path());
   REQUIRE(files.size() == kKills + 1);
-  // The restarts cleared the marks the dead recorders left: plain readers and h5dump open every file.
+  // The restarts cleared the marks the dead recorders left and named their files: plain readers and
+  // h5dump open every file, each under its final name.
+  for (const std::string& f : files) CHECK_MESSAGE(f.ends_with(".h5"), f);
   const std::vector<Facts> facts = inspect_all(files, false, exported.str());
   std::uint64_t last = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {

@@ -38,6 +38,9 @@ std::string gaps_text(const ledger::ChannelLedger& c) {
   return text.empty() ? "none" : text;
 }
 
+// After a file named NAME.partial: what the name says.
+constexpr const char* kNotClosed = " (not closed yet: its recorder runs, or was killed; continuing the run names it)";
+
 void print_text(const ledger::Audit& audit, const std::string& dir) {
   fmt::print("run {}{} in {}\n", audit.run, audit.arena.empty() ? "" : fmt::format(" of arena '{}'", audit.arena), dir);
   fmt::print("files: {}\n", audit.files.size());
@@ -47,10 +50,10 @@ void print_text(const ledger::Audit& audit, const std::string& dir) {
     } else if (f.state == "deleted") {
       fmt::print("  {}: deleted: {}\n", f.path.string(), f.error);
     } else if (f.state == "swmr-marked") {
-      fmt::print("  {}: swmr-marked, {} blocks: run `weir repair {}` so every HDF5 tool opens it\n", f.path.string(),
-                 f.blocks, f.path.string());
+      fmt::print("  {}: swmr-marked, {} blocks: run `weir repair {}` so every HDF5 tool opens it{}\n", f.path.string(),
+                 f.blocks, f.path.string(), f.partial ? kNotClosed : "");
     } else {
-      fmt::print("  {}: {}, {} blocks\n", f.path.string(), f.state, f.blocks);
+      fmt::print("  {}: {}, {} blocks{}\n", f.path.string(), f.state, f.blocks, f.partial ? kNotClosed : "");
     }
   }
   for (const ledger::ChannelLedger& c : audit.channels) {
@@ -115,6 +118,7 @@ void print_json_lines(const ledger::Audit& audit) {
   for (const ledger::FileState& f : audit.files) {
     JsonObject file;
     file.text("path", f.path.string()).text("state", f.state).number("segment", f.segment).number("blocks", f.blocks);
+    if (f.partial) file.boolean("partial", true);
     if (!f.error.empty()) file.text("error", f.error);
     files.raw(file.str());
   }

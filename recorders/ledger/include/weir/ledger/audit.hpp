@@ -56,6 +56,7 @@ struct FileState {
                                   // record says so and the file is gone; `error` says why and when)
   std::string error;
   std::uint64_t blocks = 0;       // over its channels
+  bool partial = false;           // named NAME.partial: not closed yet (its recorder runs, or was killed)
 };
 
 struct Audit {
