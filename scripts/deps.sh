@@ -26,7 +26,7 @@ test=(
   libbenchmark-dev tmux socat clang-14 libclang-rt-14-dev libtorch-dev python3-torch
   python3-h5py python3-numpy python3-pandas python3-pytest python3-matplotlib python3-silx python3-hdf5plugin hdf5-filter-plugin bitshuffle systemd
   jupyter-nbconvert python3-nbconvert python3-ipykernel
-  procps util-linux iproute2 xfsprogs
+  procps util-linux iproute2 xfsprogs e2fsprogs
   inotify-tools  # inotifywait: no partial file ever appears under a recording's final name
   prometheus chromium chromium-driver python3-selenium python3-websocket
   python3-confluent-kafka python3-flatbuffers kcat  # the Kafka interop tests

@@ -211,6 +211,36 @@ def tmpfs(path, size_mb):
         umount(path)
 
 
+@contextlib.contextmanager
+def ext4(path, size_mb):
+    """A loop-mounted ext4 of `size_mb` (a sparse image beside `path`, no reserved blocks) mounted at
+    `path`: a real block filesystem of a logger's size, journal and all."""
+    path = Path(path)
+    for tool in ("mkfs.ext4", "losetup"):
+        if _tool(tool) is None:
+            raise MountRefused(f"{tool} is not installed (Debian: e2fsprogs, util-linux; scripts/deps.sh installs them)")
+    if not Path("/dev/loop-control").exists():
+        raise MountRefused("no /dev/loop-control: this machine has no loop devices")
+    path.mkdir(parents=True, exist_ok=True)
+    image = path.with_name(path.name + ".img")
+    with open(image, "wb") as f:
+        f.truncate(size_mb << 20)
+    r = subprocess.run([_tool("mkfs.ext4"), "-q", "-F", "-m", "0", str(image)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise MountRefused(f"mkfs.ext4 {image} failed: {r.stderr.strip()}")
+    r = subprocess.run(["mount", "-o", "loop", str(image), str(path)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise MountRefused(f"cannot loop-mount the ext4 image {image} at {path}: {r.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        umount(path)
+        loops = subprocess.run([_tool("losetup"), "-j", str(image)], capture_output=True, text=True).stdout
+        for line in loops.splitlines():
+            subprocess.run([_tool("losetup"), "-d", line.split(":")[0]], capture_output=True)
+        image.unlink(missing_ok=True)
+
+
 class Xfs:
     """A loop-mounted XFS image the test can shut down (EIO on every access) and mount again."""
 
