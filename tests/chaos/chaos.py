@@ -198,17 +198,42 @@ class MountRefused(Exception):
 
 
 @contextlib.contextmanager
-def tmpfs(path, size_mb):
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0755", "tmpfs", str(path)],
-                       capture_output=True, text=True)
+def _mounted(mount_args, path, what):
+    """`mount MOUNT_ARGS PATH` for the block; MountRefused naming `what` when it cannot be mounted."""
+    r = subprocess.run(["mount", *mount_args, str(path)], capture_output=True, text=True)
     if r.returncode != 0:
-        raise MountRefused(f"cannot mount a {size_mb} MiB tmpfs at {path}: {r.stderr.strip() or r.returncode}")
+        raise MountRefused(f"cannot mount {what} at {path}: {r.stderr.strip() or r.returncode}")
     try:
         yield path
     finally:
         umount(path)
+
+
+def tmpfs(path, size_mb):
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return _mounted(["-t", "tmpfs", "-o", f"size={size_mb}m,mode=0755", "tmpfs"], path, f"a {size_mb} MiB tmpfs")
+
+
+def _make_image(image, size_mb, mkfs, packages, tools=()):
+    """A sparse `size_mb` image made into a filesystem by `mkfs` (its argv, the image appended), on a
+    machine that has loop devices; MountRefused naming what is missing otherwise."""
+    for tool in (mkfs[0], "losetup", *tools):
+        if _tool(tool) is None:
+            raise MountRefused(f"{tool} is not installed (Debian: {packages}; scripts/deps.sh installs them)")
+    if not Path("/dev/loop-control").exists():
+        raise MountRefused("no /dev/loop-control: this machine has no loop devices")
+    with open(image, "wb") as f:
+        f.truncate(size_mb << 20)
+    r = subprocess.run([_tool(mkfs[0]), *mkfs[1:], str(image)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise MountRefused(f"{mkfs[0]} {image} failed: {r.stderr.strip()}")
+
+
+def _detach_loops(image):
+    loops = subprocess.run([_tool("losetup"), "-j", str(image)], capture_output=True, text=True).stdout
+    for line in loops.splitlines():
+        subprocess.run([_tool("losetup"), "-d", line.split(":")[0]], capture_output=True)
 
 
 @contextlib.contextmanager
@@ -216,28 +241,14 @@ def ext4(path, size_mb):
     """A loop-mounted ext4 of `size_mb` (a sparse image beside `path`, no reserved blocks) mounted at
     `path`: a real block filesystem of a logger's size, journal and all."""
     path = Path(path)
-    for tool in ("mkfs.ext4", "losetup"):
-        if _tool(tool) is None:
-            raise MountRefused(f"{tool} is not installed (Debian: e2fsprogs, util-linux; scripts/deps.sh installs them)")
-    if not Path("/dev/loop-control").exists():
-        raise MountRefused("no /dev/loop-control: this machine has no loop devices")
     path.mkdir(parents=True, exist_ok=True)
     image = path.with_name(path.name + ".img")
-    with open(image, "wb") as f:
-        f.truncate(size_mb << 20)
-    r = subprocess.run([_tool("mkfs.ext4"), "-q", "-F", "-m", "0", str(image)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise MountRefused(f"mkfs.ext4 {image} failed: {r.stderr.strip()}")
-    r = subprocess.run(["mount", "-o", "loop", str(image), str(path)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise MountRefused(f"cannot loop-mount the ext4 image {image} at {path}: {r.stderr.strip()}")
+    _make_image(image, size_mb, ["mkfs.ext4", "-q", "-F", "-m", "0"], "e2fsprogs, util-linux")
     try:
-        yield path
+        with _mounted(["-o", "loop", str(image)], path, f"the ext4 image {image}"):
+            yield path
     finally:
-        umount(path)
-        loops = subprocess.run([_tool("losetup"), "-j", str(image)], capture_output=True, text=True).stdout
-        for line in loops.splitlines():
-            subprocess.run([_tool("losetup"), "-d", line.split(":")[0]], capture_output=True)
+        _detach_loops(image)
         image.unlink(missing_ok=True)
 
 
@@ -265,23 +276,12 @@ class Xfs:
 @contextlib.contextmanager
 def xfs(workdir, size_mb=320):
     """An XFS of `size_mb` (mkfs.xfs wants at least 300 MiB; the image is sparse) mounted at workdir/xfs."""
-    for tool in ("mkfs.xfs", "xfs_io", "losetup"):
-        if _tool(tool) is None:
-            raise MountRefused(f"{tool} is not installed (Debian: xfsprogs, util-linux; scripts/deps.sh installs them)")
-    if not Path("/dev/loop-control").exists():
-        raise MountRefused("no /dev/loop-control: this machine has no loop devices")
     fs = Xfs(Path(workdir) / "xfs.img", Path(workdir) / "xfs")
     fs.mount.mkdir()
-    with open(fs.image, "wb") as f:
-        f.truncate(size_mb << 20)
-    r = subprocess.run([_tool("mkfs.xfs"), "-q", "-f", str(fs.image)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise MountRefused(f"mkfs.xfs {fs.image} failed: {r.stderr.strip()}")
+    _make_image(fs.image, size_mb, ["mkfs.xfs", "-q", "-f"], "xfsprogs, util-linux", tools=("xfs_io",))
     fs.mount_it()
     try:
         yield fs
     finally:
         umount(fs.mount)
-        loops = subprocess.run([_tool("losetup"), "-j", str(fs.image)], capture_output=True, text=True).stdout
-        for line in loops.splitlines():
-            subprocess.run([_tool("losetup"), "-d", line.split(":")[0]], capture_output=True)
+        _detach_loops(fs.image)
