@@ -5,7 +5,9 @@ A sim driver SIGSTOPped past stall_s makes one firing body naming its channel, S
 body; a second incident makes a second pair; an alert with every_s repeats while it fires, spaced
 by every_s; a listener answering 500 to the first POST gets it retried, counted (weir.alert.NAME.failed)
 and still exactly one firing body; a key the test writes (<part>.handoff_failures) fires
-handoff_failing. A healthy run posts nothing. Every wait has a deadline and says what it saw."""
+handoff_failing. A SIGKILLed recorder fires part_restarting, a SIGKILLed shard with restarts = 0
+part_given_up, a floor above the disk disk_below. A healthy run posts nothing. Every wait has a
+deadline and says what it saw."""
 import json
 import os
 import signal
@@ -233,6 +235,58 @@ alert "handoff" {{ when = "handoff_failing", window_s = 3, for_s = 0, clear_s = 
     log.seek(0)
     text = log.read()
     assert "alert \"retry\": attempt 1:" in text and "answered 500" in text, "the failed attempt was not logged"
+
+
+def test_a_part_restarting_one_given_up_and_a_disk_below_its_floor(work):
+    """part_restarting, part_given_up and disk_below end to end, from the parts' and the disk's real
+    figures: the recorder (essential, restarted) SIGKILLed fires part_restarting for it, resolved
+    once its window holds no restart; the fft shard (restarts = 0) SIGKILLed is given up and fires
+    part_given_up for it alone, unresolved while the run goes on; a floor above any disk fires
+    disk_below for the recorder's directory at once, a floor of a KiB never."""
+    tmp_path, listener, procs = work
+    url = f"http://127.0.0.1:{listener.port}"
+    out = tmp_path / "out"
+    text = HEAD + f"""
+shard "fft" {{ input = "a", output = "a.psd", size = 1024, window = "hann", spectrum = "psd", thread = false, restarts = 0 }}
+record "hdf5" {{ channels = {{"a"}}, out = "{out}", rotate_s = 1 }}
+alert "restart" {{ when = "part_restarting", parts = {{"record"}}, window_s = 3, for_s = 0, clear_s = 0, webhook = "{url}/hook" }}
+alert "down" {{ when = "part_given_up", for_s = 0, webhook = "{url}/hook" }}
+alert "full" {{ when = "disk_below", floor_gib = 1e9, for_s = 0, webhook = "{url}/hook" }}
+alert "roomy" {{ when = "disk_below", floor_gib = 0.000001, for_s = 0, webhook = "{url}/hook" }}
+"""
+    proc, arena, log = start(tmp_path, procs, "parts", text)
+
+    def part(word):
+        def found():
+            kids = [pid for pid, cmd in children(proc.pid) if cmd.startswith(f"weir {word} ")]
+            return len(kids) == 1, kids
+        return wait_until(found, f"the {word} part's process")[0]
+
+    full = listener.wait_for("full", 1, "disk_below firing for a floor above any disk")
+    assert [(b["state"], b["condition"], b["subject"]) for _, b in full] == [("firing", "disk_below", str(out))], full
+    assert full[0][1]["value"] < full[0][1]["threshold"], full[0][1]
+    passes = passes_after(arena, 0)
+    assert listener.bodies("restart") == [] and listener.bodies("down") == [], "a healthy start fired"
+
+    recorder = part("record")
+    os.kill(recorder, signal.SIGKILL)
+    got = listener.wait_for("restart", 2, "part_restarting firing for the killed recorder, then resolved")
+    assert [(b["state"], b["subject"]) for _, b in got] == [("firing", "record"), ("resolved", "record")], got
+    assert got[0][1]["value"] >= 1, got[0][1]
+    assert part("record") != recorder, "the recorder was not restarted"
+
+    os.kill(part("shard"), signal.SIGKILL)
+    down = listener.wait_for("down", 1, "part_given_up firing for the fft shard")
+    assert [(b["state"], b["condition"], b["subject"]) for _, b in down] == [("firing", "part_given_up", "fft:a")], down
+    rc, state = weir_text("get", arena, "weir.part.fft:a.state")
+    assert rc == 0 and state.strip() == "given up", f"weir.part.fft:a.state: {state}"
+    passes_after(arena, passes_after(arena, passes) + 3)  # a few passes more: nothing else comes
+    assert [b["state"] for _, b in listener.bodies("down")] == ["firing"], listener.bodies("down")
+    assert [b["state"] for _, b in listener.bodies("full")] == ["firing"], listener.bodies("full")
+    assert listener.bodies("roomy") == [], f"a floor of a KiB fired: {listener.bodies('roomy')}"
+    assert proc.poll() is None, "weir run ended when a part that is not essential was given up"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
 
 
 def test_a_healthy_run_posts_nothing(work):
