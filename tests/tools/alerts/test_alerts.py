@@ -6,7 +6,8 @@ body; a second incident makes a second pair; an alert with every_s repeats while
 by every_s; a listener answering 500 to the first POST gets it retried, counted (weir.alert.NAME.failed)
 and still exactly one firing body; a key the test writes (<part>.handoff_failures) fires
 handoff_failing. A SIGKILLed recorder fires part_restarting, a SIGKILLed shard with restarts = 0
-part_given_up, a floor above the disk disk_below. A healthy run posts nothing. Every wait has a
+part_given_up, a floor above the disk disk_below; a SIGSTOPped lossy shard consumer_lagging and,
+lapped, blocks_lost; a SIGSTOPped driver rate_below. A healthy run posts nothing. Every wait has a
 deadline and says what it saw."""
 import json
 import os
@@ -287,6 +288,71 @@ alert "roomy" {{ when = "disk_below", floor_gib = 0.000001, for_s = 0, webhook =
     assert proc.poll() is None, "weir run ended when a part that is not essential was given up"
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
+
+
+def test_a_lagging_lapped_consumer_and_a_slow_writer(work):
+    """consumer_lagging, blocks_lost and rate_below end to end: the fft shard (a lossy reader of a
+    64-block ring at 100 blocks/s) SIGSTOPped lags past half the ring (firing), and once resumed it
+    has been lapped (blocks_lost firing, resolved when its window holds no loss); the sim driver
+    SIGSTOPped falls below half its declared rate (firing), resumed it is back (resolved). One
+    firing and one resolved body per incident, each naming its subject (the resumed driver's
+    catch-up may lap the shard once more: a second blocks_lost incident, after the resume)."""
+    tmp_path, listener, procs = work
+    url = f"http://127.0.0.1:{listener.port}"
+    text = HEAD + f"""
+shard "fft" {{ input = "a", output = "a.psd", size = 1024, window = "hann", spectrum = "psd", thread = false }}
+alert "lag" {{ when = "consumer_lagging", channels = {{"a"}}, fraction = 0.5, for_s = 0, clear_s = 0, webhook = "{url}/hook" }}
+alert "lost" {{ when = "blocks_lost", channels = {{"a"}}, window_s = 3, for_s = 0, clear_s = 0, webhook = "{url}/hook" }}
+alert "rate" {{ when = "rate_below", channels = {{"a"}}, fraction = 0.5, for_s = 1, clear_s = 0, webhook = "{url}/hook" }}
+"""
+    proc, arena, log = start(tmp_path, procs, "lagging", text)
+
+    def part(word):
+        def found():
+            kids = [pid for pid, cmd in children(proc.pid) if cmd.startswith(f"weir {word} ")]
+            return len(kids) == 1, kids
+        return wait_until(found, f"the {word} part's process")[0]
+    shard, sim = part("shard"), part("sim")
+    passes_after(arena, passes_after(arena, 0) + 3)
+    with listener.lock:
+        assert listener.posts == [], f"a healthy start posted: {listener.posts}"
+
+    os.kill(shard, signal.SIGSTOP)
+    try:
+        lag = listener.wait_for("lag", 1, "consumer_lagging firing for the stopped shard")
+    finally:
+        os.kill(shard, signal.SIGCONT)
+    body = lag[0][1]
+    subject = body["subject"]
+    assert (body["state"], body["condition"]) == ("firing", "consumer_lagging") and subject.startswith("a/"), body
+    assert body["value"] > body["threshold"] == 32, body
+    lag = listener.wait_for("lag", 2, "consumer_lagging resolved once the shard reads again")
+    assert [(b["state"], b["subject"]) for _, b in lag] == [("firing", subject), ("resolved", subject)], lag
+    lost = listener.wait_for("lost", 2, "blocks_lost firing for the lapped shard, then resolved")
+    assert [(b["state"], b["subject"]) for _, b in lost] == [("firing", subject), ("resolved", subject)], lost
+    assert lost[0][1]["value"] > 0, lost[0][1]
+
+    os.kill(sim, signal.SIGSTOP)
+    try:
+        rate = listener.wait_for("rate", 1, "rate_below firing for the stopped sim driver")
+    finally:
+        os.kill(sim, signal.SIGCONT)
+        resumed = time.monotonic()
+    body = rate[0][1]
+    assert (body["state"], body["condition"], body["subject"]) == ("firing", "rate_below", "a"), body
+    assert body["value"] < body["threshold"] == 10000, body
+    rate = listener.wait_for("rate", 2, "rate_below resolved once the driver writes again")
+    assert [(b["state"], b["subject"]) for _, b in rate] == [("firing", "a"), ("resolved", "a")], rate
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    for name in ("lag", "rate"):
+        assert len(listener.bodies(name)) == 2, f"{name}: one firing and one resolved body, got {listener.bodies(name)}"
+    # The resumed driver publishes what it owes at once (a paced writer catching up), which may lap the
+    # shard again: a second incident of blocks_lost, after the resume and never without its own firing.
+    lost = listener.bodies("lost")
+    states = [b["state"] for _, b in lost]
+    assert states in (["firing", "resolved"], ["firing", "resolved", "firing"], ["firing", "resolved"] * 2), lost
+    assert all(t > resumed for t, _ in lost[2:]), f"a second blocks_lost incident before the driver resumed: {lost}"
 
 
 def test_a_healthy_run_posts_nothing(work):
