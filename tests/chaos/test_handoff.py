@@ -6,7 +6,9 @@ changed, is missing or has no manifest; inotifywait sees every recording written
 renamed to its final name after its last write (nothing ever created or written under a final name),
 and every manifest and marker renamed in whole after its file's last write."""
 import hashlib
+import os
 import re
+import signal
 import shutil
 import subprocess
 import time
@@ -129,6 +131,58 @@ def test_a_recorder_killed_mid_handoff_ends_with_one_success_per_file(pipeline, 
     check_run(p.out, p.arena, RUN, writer_counts(run.output()))
     rc, text = verify(p.out)
     assert rc == 0, f"weir audit --verify exits {rc}:\n{text}"
+
+
+def test_a_new_run_takes_up_what_a_killed_run_still_owes(pipeline, workdir):
+    """weir run killed -9 with its recorder while every hand-off of run 1 fails and a file is open: the
+    next weir run (run 2) names run 1's NAME.partial, hashes it into a manifest that names run 1, and
+    hands over every file of run 1 exactly once, besides its own."""
+    dest = workdir / "dest"
+    dest.mkdir()
+    p = pipeline(shard=False, rotate_s=0.5, record_extra=on_close(dest))
+    for segment in range(100):
+        (dest / f"fail-{name(p.arena, segment)}").touch()
+    first = p.run()
+    first.wait_parts(p.kinds)
+
+    def owed():
+        files = run_files(p.out, p.arena, RUN)
+        failed = {line.split()[1] for line in log_lines(dest) if line.startswith("fail ")}
+        return len(files) >= 4 and {f.name for f in files[:3]} <= failed and files
+    wait_for(owed, 30, "run 1 with three closed files whose hand-off failed")
+    recorder = first.parts()["recorder"][0]
+    os.kill(recorder, signal.SIGKILL)  # the recorder first (a kill -9 mid-file), then its supervisor
+    os.kill(first.proc.pid, signal.SIGKILL)
+    first.proc.wait(10)
+    first.close()
+    left = run_files(p.out, p.arena, RUN)
+    partial = [f for f in left if f.name.endswith(".partial")]
+    assert len(partial) == 1 and partial[0] == left[-1], f"run 1 after the kill: {[f.name for f in left]}"
+    assert not any(Path(str(f) + ".handed").exists() for f in left), "a hand-off succeeded while every one fails"
+    final = Path(str(partial[0])[: -len(".partial")])
+    for f in dest.glob("fail-*"):
+        f.unlink()
+
+    second = p.run("--replace")  # the arena the killed run left, as a logger's unit starts it again
+    second.wait_parts(p.kinds)
+
+    def taken_up():
+        files = run_files(p.out, p.arena, RUN)
+        return all(f.name.endswith(".h5") and Path(str(f) + ".handed").exists() for f in files) and files
+    files = wait_for(taken_up, 60, f"every file of run 1 handed over by run 2's recorder:\n{second.output()[-3000:]}")
+    wait_for(lambda: len(run_files(p.out, p.arena, RUN + 1)) >= 2, 30, "run 2 recording")
+    rc = second.stop()
+    assert rc == 0, f"weir run exits {rc}:\n{second.output()[-3000:]}"
+    assert [f.name for f in files] == [f.name for f in left[:-1]] + [final.name], files
+    check_every_file_handed_once(p.out, p.arena, dest)
+    manifest = Path(str(final) + ".sha256").read_text()
+    assert "# weir-manifest run=1 " in manifest, f"{final.name}.sha256 does not name run 1:\n{manifest}"
+    assert f"named {final}" in second.output(), second.output()[-3000:]
+    assert f"taking up {len(files)} closed file(s) of earlier runs" in second.output(), second.output()[-3000:]
+    for run in (RUN, RUN + 1):
+        r = weir("audit", str(p.out), "--run", str(run), "--verify", timeout=120)
+        assert r.returncode == 0, f"weir audit --verify of run {run} exits {r.returncode}:\n{r.stdout}{r.stderr}"
+    print(f"run 1: {len(files)} files taken up by run 2's recorder, {final.name} named from its .partial")
 
 
 def test_audit_verify_names_a_changed_a_missing_and_an_extra_file(pipeline):

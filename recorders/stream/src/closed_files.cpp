@@ -48,11 +48,11 @@ ClosedFiles::ClosedFiles(std::uint64_t run, bool checksums, const HandoffOptions
 
 ClosedFiles::~ClosedFiles() { finish(monotonic_ns()); }
 
-void ClosedFiles::add(std::string file, bool hash) {
+void ClosedFiles::add(std::string file, bool hash, std::uint64_t run) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
-    items_.push_back(Item{std::move(file), hash, false, 0, 0});
+    items_.push_back(Item{std::move(file), run, hash, false, 0, 0});
     if (!handoff_.command.empty()) counters_.handoff_pending.fetch_add(1, std::memory_order_relaxed);
   }
   wake_.notify_one();
@@ -75,7 +75,7 @@ void ClosedFiles::hash(Item& item) {
   const std::int64_t began = monotonic_ns();
   auto digest = ledger::digest_file(item.file);
   if (digest) {
-    digest->run = run_;
+    digest->run = item.run != 0 ? item.run : run_;
     if (auto ok = ledger::write_manifest(item.file, *digest); !ok) digest = tl::make_unexpected(ok.error());
   }
   counters_.hash_ns.fetch_add(static_cast<std::uint64_t>(monotonic_ns() - began), std::memory_order_relaxed);

@@ -42,9 +42,10 @@ class ClosedFiles {
   ~ClosedFiles();
 
   /// A closed file under its final name: hashed unless it has a manifest already (`hash` false: a file
-  /// of an earlier recorder of the run, found at start), then handed over unless it was. Cold path.
+  /// of an earlier recorder, found at start), then handed over unless it was. `run`: the run its
+  /// manifest names (0: this recorder's). Cold path.
   /// Thread: the recording thread, or the sync thread (once the file is on the disk).
-  void add(std::string file, bool hash = true);
+  void add(std::string file, bool hash = true, std::uint64_t run = 0);
   /// Stops taking files; waits for every hash, for a hand-off in progress and for one attempt at each
   /// file whose hand-off is due, at most until `deadline_ns` (monotonic) for the hand-offs. Files
   /// still not handed over stay without FILE.handed: the run's next recorder retries them.
@@ -55,6 +56,7 @@ class ClosedFiles {
  private:
   struct Item {
     std::string file;
+    std::uint64_t run = 0;  // 0: run_
     bool hash = true;
     bool hashed = false;
     std::uint64_t attempts = 0;

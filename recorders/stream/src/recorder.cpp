@@ -223,8 +223,10 @@ core::Result<void> Recorder::start() {
   if (options_.checksums || !options_.on_close.command.empty()) {
     closed_files_ = std::make_unique<ClosedFiles>(run_, options_.checksums, options_.on_close,
                                                   [this](std::string_view line) { notice(std::string(line)); });
-    // An earlier recorder's files of the run: a manifest and a hand-off each may still be owed.
+    // An earlier recorder's files of the run: a manifest and a hand-off each may still be owed; and
+    // so may closed files of the recorder's other runs.
     for (const std::string& file : earlier_files_) closed_files_->add(file, false);
+    for (const OwedFile& owed : owed_files()) closed_files_->add(owed.file, false, owed.run);
   }
   if (options_.keep.enabled()) {
     const KeepAfter after = options_.keep.after.value_or(options_.on_close.command.empty() ? KeepAfter::closed : KeepAfter::handed_over);
@@ -322,7 +324,8 @@ core::Result<void> Recorder::continue_run() {
     previous_ = std::move(*info);
   }
   for (const SegmentName& s : to_name)
-    if (auto named = take_final_name(s); !named) return named;
+    if (auto named = take_final_name(s, fault_errno_); !named)
+      return core::fail(named.error().code, "run " + std::to_string(run_) + ": " + named.error().what);
   if (previous_ && previous_->arena_created_ns != arena_.header().created_ns) {
     notice("run " + std::to_string(run_) + " continues on a re-created arena: block sequences start afresh");
     previous_->channels.clear();
@@ -591,26 +594,6 @@ core::Result<void> Recorder::name_segment(Segment& segment, const std::filesyste
     fault_errno_ = errno;
     return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(errno));
   }
-  return {};
-}
-
-// A killed recorder's NAME.partial (its marks cleared): renamed to NAME, never over another file,
-// and the directory entry fsynced (unless --fsync never).
-core::Result<void> Recorder::take_final_name(const SegmentName& segment) {
-  const std::filesystem::path final_name = final_path(segment);
-  if (::renameat2(AT_FDCWD, segment.path.c_str(), AT_FDCWD, final_name.c_str(), RENAME_NOREPLACE) != 0) {
-    const int e = errno;
-    fault_errno_ = e;
-    return core::fail(core::Errc::io_error, "run " + std::to_string(run_) + ": cannot give " + segment.path.string() +
-                                                ", which a killed recorder left, its final name " +
-                                                final_name.filename().string() + ": " + std::strerror(e));
-  }
-  if (options_.fsync != FsyncPolicy::never)
-    if (const int dir = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-      (void)::fsync(dir);
-      ::close(dir);
-    }
-  notice("named " + final_name.string() + ": the file a killed recorder left as " + segment.path.filename().string());
   return {};
 }
 

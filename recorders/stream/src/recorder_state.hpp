@@ -56,6 +56,12 @@ struct FileBlocks {
 };
 
 /// One followed key, sampled on change.
+// A closed file of another run of the recorder's, still owed a manifest or a hand-off.
+struct OwedFile {
+  std::string file;
+  std::uint64_t run = 0;
+};
+
 struct KeyFollow {
   std::string name;
   core::KeyHandle handle{};
@@ -105,7 +111,9 @@ class Recorder {
                                                 const std::filesystem::path& path, bool& taken);
   void remove_stale_makings();
   // continuing a run: a killed recorder's NAME.partial renamed NAME
-  [[nodiscard]] core::Result<void> take_final_name(const SegmentName& segment);
+  [[nodiscard]] core::Result<void> take_final_name(const SegmentName& segment, int& error_number);
+  // closed files of the recorder's other runs still owed a manifest or a hand-off (recorder_owed.cpp)
+  [[nodiscard]] std::vector<OwedFile> owed_files();
   void account_segment(bool all_committed);  // adds the open segment's blocks to the totals; unslots
   void notice(const std::string& line) const;
   // the run record and the output directory (recorder_ledger.cpp)
