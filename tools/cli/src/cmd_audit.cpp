@@ -39,7 +39,8 @@ std::string gaps_text(const ledger::ChannelLedger& c) {
 }
 
 // After a file named NAME.partial: what the name says.
-constexpr const char* kNotClosed = " (not closed yet: its recorder runs, or was killed; continuing the run names it)";
+constexpr const char* kNotClosed =
+    " (not closed yet: its recorder runs, or was killed; the recorder's next start in this directory names it)";
 
 void print_text(const ledger::Audit& audit, const std::string& dir) {
   fmt::print("run {}{} in {}\n", audit.run, audit.arena.empty() ? "" : fmt::format(" of arena '{}'", audit.arena), dir);
