@@ -101,6 +101,14 @@ def children(pid):
     return out
 
 
+def part_pid(proc, word):
+    """Waits for the one part process of `weir run` proc whose command is `weir WORD ...`; its pid."""
+    def found():
+        kids = [pid for pid, cmd in children(proc.pid) if cmd.startswith(f"weir {word} ")]
+        return len(kids) == 1, kids
+    return wait_until(found, f"the {word} part's process")[0]
+
+
 def passes_after(arena, n):
     """Waits until the evaluator has made more than `n` passes (weir.alerts.passes); returns the count."""
     def done():
@@ -257,26 +265,20 @@ alert "roomy" {{ when = "disk_below", floor_gib = 0.000001, for_s = 0, webhook =
 """
     proc, arena, log = start(tmp_path, procs, "parts", text)
 
-    def part(word):
-        def found():
-            kids = [pid for pid, cmd in children(proc.pid) if cmd.startswith(f"weir {word} ")]
-            return len(kids) == 1, kids
-        return wait_until(found, f"the {word} part's process")[0]
-
     full = listener.wait_for("full", 1, "disk_below firing for a floor above any disk")
     assert [(b["state"], b["condition"], b["subject"]) for _, b in full] == [("firing", "disk_below", str(out))], full
     assert full[0][1]["value"] < full[0][1]["threshold"], full[0][1]
     passes = passes_after(arena, 0)
     assert listener.bodies("restart") == [] and listener.bodies("down") == [], "a healthy start fired"
 
-    recorder = part("record")
+    recorder = part_pid(proc, "record")
     os.kill(recorder, signal.SIGKILL)
     got = listener.wait_for("restart", 2, "part_restarting firing for the killed recorder, then resolved")
     assert [(b["state"], b["subject"]) for _, b in got] == [("firing", "record"), ("resolved", "record")], got
     assert got[0][1]["value"] >= 1, got[0][1]
-    assert part("record") != recorder, "the recorder was not restarted"
+    assert part_pid(proc, "record") != recorder, "the recorder was not restarted"
 
-    os.kill(part("shard"), signal.SIGKILL)
+    os.kill(part_pid(proc, "shard"), signal.SIGKILL)
     down = listener.wait_for("down", 1, "part_given_up firing for the fft shard")
     assert [(b["state"], b["condition"], b["subject"]) for _, b in down] == [("firing", "part_given_up", "fft:a")], down
     rc, state = weir_text("get", arena, "weir.part.fft:a.state")
@@ -307,12 +309,7 @@ alert "rate" {{ when = "rate_below", channels = {{"a"}}, fraction = 0.5, for_s =
 """
     proc, arena, log = start(tmp_path, procs, "lagging", text)
 
-    def part(word):
-        def found():
-            kids = [pid for pid, cmd in children(proc.pid) if cmd.startswith(f"weir {word} ")]
-            return len(kids) == 1, kids
-        return wait_until(found, f"the {word} part's process")[0]
-    shard, sim = part("shard"), part("sim")
+    shard, sim = part_pid(proc, "shard"), part_pid(proc, "sim")
     passes_after(arena, passes_after(arena, 0) + 3)
     with listener.lock:
         assert listener.posts == [], f"a healthy start posted: {listener.posts}"
