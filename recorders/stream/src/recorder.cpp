@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,30 +60,6 @@ core::Result<void> probe_dir(const std::filesystem::path& dir, int& error_number
     return core::fail(core::Errc::io_error, "--out " + dir.string() + ": cannot write there: " + std::strerror(write_errno));
   }
   return {};
-}
-
-constexpr char kMakingSuffix[] = ".making";
-
-// The hidden name a segment is made under: ".NAME.PID.making" beside it (no reader lists it: it
-// neither ends in .h5 nor parses as a segment name).
-std::filesystem::path making_path(const std::filesystem::path& path, std::uint32_t pid) {
-  return path.parent_path() / ("." + path.filename().string() + "." + std::to_string(pid) + kMakingSuffix);
-}
-
-// The pid in a making name, 0 when the name is not one.
-std::uint32_t making_pid(const std::string& name) {
-  const std::string suffix = kMakingSuffix;
-  if (name.size() <= suffix.size() + 1 || name[0] != '.' || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return 0;
-  const std::string stem = name.substr(0, name.size() - suffix.size());
-  const std::size_t dot = stem.rfind('.');
-  if (dot == std::string::npos) return 0;
-  std::uint64_t pid = 0;
-  for (std::size_t i = dot + 1; i < stem.size(); ++i) {
-    if (stem[i] < '0' || stem[i] > '9' || pid > UINT32_MAX / 10) return 0;
-    pid = pid * 10 + static_cast<std::uint64_t>(stem[i] - '0');
-  }
-  return static_cast<std::uint32_t>(pid);
 }
 
 std::string geometry_text(const core::Geometry& g) {
@@ -574,39 +549,6 @@ core::Result<void> Recorder::open_segment() {
     return {};
   }
   return core::fail(core::Errc::already_exists, "no free segment name in " + target_.dir.string());
-}
-
-// A made segment takes its name: fsynced (unless --fsync never), renamed (never over another file:
-// `taken` says another process has the name), and the directory entry fsynced.
-core::Result<void> Recorder::name_segment(Segment& segment, const std::filesystem::path& making,
-                                          const std::filesystem::path& path, bool& taken) {
-  const bool sync = options_.fsync != FsyncPolicy::never;
-  if (sync)
-    if (auto ok = segment.sync(); !ok) return ok;
-  if (::renameat2(AT_FDCWD, making.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
-    const int e = errno;
-    taken = e == EEXIST;
-    if (!taken) fault_errno_ = e;
-    return core::fail(core::Errc::io_error, "rename " + making.string() + " to " + path.string() + ": " + std::strerror(e));
-  }
-  segment.renamed(path);
-  if (sync && out_fd_ >= 0 && ::fsync(out_fd_) != 0) {
-    fault_errno_ = errno;
-    return core::fail(core::Errc::io_error, "fsync " + target_.dir.string() + ": " + std::strerror(errno));
-  }
-  return {};
-}
-
-// Segments an earlier recorder was making when it was killed (its pid is gone): nothing in them
-// counts, and they are removed. One of a live recorder is left alone.
-void Recorder::remove_stale_makings() {
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(target_.dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::uint32_t pid = making_pid(it->path().filename().string());
-    if (pid == 0 || (pid != host_pid_ && core::pid_alive(pid))) continue;
-    std::error_code gone;
-    if (std::filesystem::remove(it->path(), gone)) notice("removed " + it->path().string() + ", a segment a killed recorder was making");
-  }
 }
 
 void Recorder::account_segment(bool all_committed) {

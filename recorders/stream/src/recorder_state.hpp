@@ -56,6 +56,10 @@ struct FileBlocks {
 };
 
 /// One followed key, sampled on change.
+/// The hidden name a segment is made under: ".NAME.PID.making" beside it (no reader lists it: it
+/// neither ends in .h5 nor parses as a segment name). recorder_names.cpp.
+[[nodiscard]] std::filesystem::path making_path(const std::filesystem::path& path, std::uint32_t pid);
+
 // A closed file of another run of the recorder's, still owed a manifest or a hand-off.
 struct OwedFile {
   std::string file;
@@ -110,9 +114,9 @@ class Recorder {
   [[nodiscard]] core::Result<void> name_segment(Segment& segment, const std::filesystem::path& making,
                                                 const std::filesystem::path& path, bool& taken);
   void remove_stale_makings();
-  // continuing a run: a killed recorder's NAME.partial renamed NAME
+  // a killed recorder's NAME.partial renamed NAME (recorder_names.cpp, as the three before it)
   [[nodiscard]] core::Result<void> take_final_name(const SegmentName& segment, int& error_number);
-  // closed files of the recorder's other runs still owed a manifest or a hand-off (recorder_owed.cpp)
+  // closed files of the recorder's other runs still owed a manifest or a hand-off
   [[nodiscard]] std::vector<OwedFile> owed_files();
   void account_segment(bool all_committed);  // adds the open segment's blocks to the totals; unslots
   void notice(const std::string& line) const;
