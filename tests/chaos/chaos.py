@@ -44,6 +44,28 @@ def wait_for(predicate, timeout, what, every=0.02):
         time.sleep(every)
 
 
+def runctl_start(arena):
+    """`weir runctl start ARENA`: the number of the run it started."""
+    r = weir("runctl", "start", arena)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout)
+
+
+def runctl_status(arena):
+    return json.loads(weir("runctl", "status", arena, "--json").stdout)
+
+
+def recording(arena, number):
+    """Whether a live recorder of `arena` records run `number` and has its first block."""
+    return any(r["alive"] and r["open_run"] == number and r["first_block_ns"] for r in runctl_status(arena)["recorders"])
+
+
+def key_u64(arena, k):
+    """Key `k` of `arena` as an integer; None when it is not there or not one."""
+    r = weir("get", arena, k)
+    return int(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip().isdigit() else None
+
+
 def private_name(stem):
     return f"chaos{stem}{os.getpid()}x{next(_serial)}"
 

@@ -3,28 +3,13 @@ inside runs that `weir runctl` starts and stops, and a disk that fills inside a 
 ledger balances exactly (ledger_check.check_run), no block is in two runs (`weir audit --all-runs`),
 and every run has its row in the run log, however it ended."""
 import json
-import random
 import time
 
-from chaos import rng_for, tmpfs, wait_for, weir
+from chaos import recording, rng_for, runctl_start, runctl_status, tmpfs, wait_for, weir
 from ledger_check import check_run
 
 RUNS = 8  # runs, each with one part killed inside it
 CONTROLLED = ', runs = "controlled"'
-
-
-def start(arena):
-    r = weir("runctl", "start", arena)
-    assert r.returncode == 0, r.stderr
-    return int(r.stdout)
-
-
-def status(arena):
-    return json.loads(weir("runctl", "status", arena, "--json").stdout)
-
-
-def recording(arena, number):
-    return any(r["alive"] and r["open_run"] == number and r["first_block_ns"] for r in status(arena)["recorders"])
 
 
 def rows(out):
@@ -36,10 +21,10 @@ def test_parts_killed_inside_controlled_runs(pipeline):
     p = pipeline(arena_extra=CONTROLLED)
     run = p.run()
     run.wait_parts(p.kinds)
-    wait_for(lambda: status(p.arena)["dir"] and any(r["alive"] for r in status(p.arena)["recorders"]), 30,
+    wait_for(lambda: runctl_status(p.arena)["dir"] and any(r["alive"] for r in runctl_status(p.arena)["recorders"]), 30,
              "the recorder to join the run control")
     for n in range(1, RUNS + 1):
-        assert start(p.arena) == n
+        assert runctl_start(p.arena) == n
         wait_for(lambda: recording(p.arena, n), 30, f"run {n}'s first block:\n{run.output()[-3000:]}")
         time.sleep(rng.uniform(0.05, 0.6))
         kind = rng.choice(p.kinds)
@@ -65,8 +50,8 @@ def test_full_disk_inside_a_controlled_run(workdir, staged, pipeline):
     p = pipeline(out=disk / "out", shard=False, rate=2_048_000, ring=1024, rotate_s=2, arena_extra=CONTROLLED)
     run = p.run()
     run.wait_parts(p.kinds)
-    wait_for(lambda: any(r["alive"] for r in status(p.arena)["recorders"]), 30, "the recorder to join")
-    n = start(p.arena)
+    wait_for(lambda: any(r["alive"] for r in runctl_status(p.arena)["recorders"]), 30, "the recorder to join")
+    n = runctl_start(p.arena)
     wait_for(lambda: "exit 3" in run.output(), 60, f"the recorder to stop on the full disk:\n{run.output()[-3000:]}")
     stopped = weir("runctl", "stop", p.arena, "--wait-s", "3", "--json")
     row = json.loads(stopped.stdout)

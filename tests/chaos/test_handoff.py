@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos import WEIR, wait_for, weir, writer_counts
+from chaos import key_u64, wait_for, weir, writer_counts
 from ledger_check import check_run, run_files
 
 COMMAND = Path(__file__).resolve().parent / "handoff_cmd.py"
@@ -39,11 +39,6 @@ def handed(out, arena, segment):
 def log_lines(dest):
     path = Path(dest) / "log"
     return path.read_text().splitlines() if path.exists() else []
-
-
-def key(arena, k):
-    r = weir("get", arena, k)
-    return int(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip().isdigit() else None
 
 
 def sha256(path):
@@ -80,17 +75,17 @@ def test_a_failing_handoff_is_kept_and_retried_while_later_files_go_on(pipeline,
     def later_ones_on():
         fails = sum(1 for line in log_lines(dest) if line == f"fail {second}")
         return fails >= 2 and handed(p.out, p.arena, 2) and handed(p.out, p.arena, 3) and not handed(p.out, p.arena, 1) \
-            and (key(p.arena, "record.handoff_failures") or 0) >= 2 and (fails, key(p.arena, "record.handoff_failures"))
+            and (key_u64(p.arena, "record.handoff_failures") or 0) >= 2 and (fails, key_u64(p.arena, "record.handoff_failures"))
     try:
         fails, counted = wait_for(later_ones_on, 40, "files 2 and 3 handed over while file 1 fails again and again")
     except AssertionError as e:
         raise AssertionError(f"{e}; log: {log_lines(dest)}; markers: {sorted(x.name for x in p.out.glob('*.handed'))}; "
-                             f"record.handoff_failures = {key(p.arena, 'record.handoff_failures')}\n{run.output()[-3000:]}")
+                             f"record.handoff_failures = {key_u64(p.arena, 'record.handoff_failures')}\n{run.output()[-3000:]}")
     print(f"{second}: {fails} failed tries (record.handoff_failures = {counted}) while later files were handed over")
     assert (p.out / second).exists(), f"{second} was not kept"
     (dest / f"fail-{second}").unlink()
     wait_for(lambda: handed(p.out, p.arena, 1), 20, f"{second} handed over once its command succeeds")
-    assert key(p.arena, "record.handoff_ok") is not None, "no record.handoff_ok key"
+    assert key_u64(p.arena, "record.handoff_ok") is not None, "no record.handoff_ok key"
     rc = run.stop()
     assert rc == 0, f"weir run exits {rc}:\n{run.output()[-3000:]}"
     check_every_file_handed_once(p.out, p.arena, dest)

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from chaos import ext4, tmpfs, wait_for, weir
+from chaos import ext4, key_u64, recording, runctl_start, runctl_status, tmpfs, wait_for, weir
 from ledger_check import check_run, run_files
 
 CONTROLLED = ', runs = "controlled"'
@@ -59,25 +59,6 @@ class FreeWatch:
         return self.lowest
 
 
-def start(arena):
-    r = weir("runctl", "start", arena)
-    assert r.returncode == 0, r.stderr
-    return int(r.stdout)
-
-
-def status(arena):
-    return json.loads(weir("runctl", "status", arena, "--json").stdout)
-
-
-def recording(arena, number):
-    return any(r["alive"] and r["open_run"] == number and r["first_block_ns"] for r in status(arena)["recorders"])
-
-
-def key(arena, k):
-    r = weir("get", arena, k)
-    return int(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip().isdigit() else None
-
-
 def record_of(out, arena, run):
     return json.loads((Path(out) / f"{arena}_run{run:06d}.ledger.json").read_text())
 
@@ -90,9 +71,9 @@ def audit_json(out, run, *extra):
 
 def controlled_runs(p, run, runs, files_per_run):
     """Starts and stops `runs` controlled runs, each stopped once it has closed `files_per_run` files."""
-    wait_for(lambda: any(r["alive"] for r in status(p.arena)["recorders"]), 30, "the recorder to join the run control")
+    wait_for(lambda: any(r["alive"] for r in runctl_status(p.arena)["recorders"]), 30, "the recorder to join the run control")
     for n in range(1, runs + 1):
-        assert start(p.arena) == n
+        assert runctl_start(p.arena) == n
         wait_for(lambda: recording(p.arena, n), 30, f"run {n}'s first block:\n{run.output()[-3000:]}")
         wait_for(lambda: len(run_files(p.out, p.arena, n)) > files_per_run, 60,
                  f"run {n} to close {files_per_run} files (has {len(run_files(p.out, p.arena, n))}):\n{run.output()[-3000:]}")
@@ -119,8 +100,8 @@ def test_retention_keeps_the_disk_off_its_floor_across_controlled_runs(workdir, 
         controlled_runs(p, run, RUNS, 10)
     finally:
         lowest = watch.stop()
-    counted = key(p.arena, "record.retention_deleted_files")  # while the arena is there: every run has closed
-    counted_bytes = key(p.arena, "record.retention_deleted_bytes")
+    counted = key_u64(p.arena, "record.retention_deleted_files")  # while the arena is there: every run has closed
+    counted_bytes = key_u64(p.arena, "record.retention_deleted_bytes")
     rc = run.stop()
     assert rc == 0, f"weir run exits {rc}:\n{run.output()[-4000:]}"
     out = run.output()
@@ -198,7 +179,7 @@ def test_nothing_deletable_stops_at_the_floor_after_the_alarm(workdir, staged, p
     run = p.run()
     run.wait_parts(p.kinds)
     wait_for(lambda: "exit 3" in run.output(), 60, f"the recorder to stop on the full disk:\n{run.output()[-3000:]}")
-    blocked = wait_for(lambda: key(p.arena, "record.retention_blocked"), 10, "the key hdf5.retention_blocked set")
+    blocked = wait_for(lambda: key_u64(p.arena, "record.retention_blocked"), 10, "the key hdf5.retention_blocked set")
     rc = run.stop()
     out = run.output()
     alarm = out.find("retention blocked")
